@@ -1,0 +1,326 @@
+"""Engine adapters for the mask-time benchmark: xg2jax, xgrammar (eager and dynamic compilation), llguidance.
+
+Every adapter has the same shape, so the runner treats xg2jax as just another engine:
+
+* ``setup(vocab) -> ms``: build the engine's tokenizer object from the shared vocabulary (timed, reported apart).
+* ``compile(kind, text) -> ms``: compile one grammar (``kind`` is ``"builtin_json"`` or ``"ebnf"``), cold: a fresh
+  compiler per grammar, caches off where the engine has a switch, one thread.
+* ``new_matcher()``: a matcher at the start of the grammar (untimed).
+* ``fill()``: write the packed next-token bitmask into ``self.mask`` (int32 words, bit ``t % 32`` of word ``t // 32``;
+  the runner times this call and nothing else).
+* ``accept(token) -> bool``: advance by one token.
+
+All engines get the same token ids and the same decoded bytes; special tokens are never text:
+
+* xg2jax: ``special_token_ids`` and ``stop_token_ids`` are passed as given.
+* xgrammar: ``TokenizerInfo`` has no special-token argument and auto-detects none of Gemma's or Qwen's control tokens
+  from their spellings; it treats tokens whose spelling is empty as special, so special ids are passed as ``""``.
+* llguidance: the tokenizer gets each token's decoded bytes; special tokens are ``b"\\xff" + name`` (llguidance's
+  own convention, as in its llama.cpp binding), EOS = the vocabulary's stop tokens.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Optional
+
+# One thread everywhere; must be set before the engines' native libraries start their pools.
+for _var in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np
+
+
+def _ms(t0: int) -> float:
+    return (time.perf_counter_ns() - t0) / 1e6
+
+
+class Engine:
+    name = "engine"
+    version = "?"
+
+    def __init__(self):
+        self.mask: Optional[np.ndarray] = None  # int32 [ceil(V/32)] view of the engine's bitmask
+
+    def setup(self, vocab) -> float:
+        raise NotImplementedError
+
+    def compile(self, kind: str, text: Optional[str]) -> float:
+        raise NotImplementedError
+
+    def new_matcher(self) -> None:
+        raise NotImplementedError
+
+    def fill(self) -> None:
+        raise NotImplementedError
+
+    def accept(self, token: int) -> bool:
+        raise NotImplementedError
+
+    def release_grammar(self) -> None:
+        pass
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# xgrammar
+# ----------------------------------------------------------------------------------------------------------------
+
+
+class XGrammarEngine(Engine):
+    def __init__(self, dynamic: bool = False):
+        super().__init__()
+        import torch
+        import xgrammar
+
+        torch.set_num_threads(1)
+        self.xgr = xgrammar
+        self.dynamic = dynamic
+        self.name = "xgrammar-dyn" if dynamic else "xgrammar"
+        try:
+            from importlib.metadata import version
+
+            self.version = version("xgrammar") + (" (enable_dynamic_compilation)" if dynamic else " (eager)")
+        except Exception:
+            pass
+        self.tok = None
+        self.compiled = None
+        self.matcher = None
+
+    def setup(self, vocab) -> float:
+        xgr = self.xgr
+        enc = list(vocab.encoded_vocab)
+        empty = b"" if vocab.encoded_vocab and isinstance(vocab.encoded_vocab[0], bytes) else ""
+        for t in vocab.special_token_ids:
+            if t not in vocab.stop_token_ids:
+                enc[t] = empty
+        t0 = time.perf_counter_ns()
+        self.tok = xgr.TokenizerInfo(
+            enc,
+            xgr.VocabType(vocab.vocab_type),
+            vocab_size=vocab.vocab_size,
+            stop_token_ids=list(vocab.stop_token_ids),
+            add_prefix_space=vocab.add_prefix_space,
+        )
+        ms = _ms(t0)
+        self.bitmask = xgr.allocate_token_bitmask(1, vocab.vocab_size)
+        self.mask = self.bitmask.numpy()[0]
+        return ms
+
+    def compile(self, kind, text) -> float:
+        xgr = self.xgr
+        compiler = xgr.GrammarCompiler(
+            self.tok, max_threads=1, cache_enabled=False, enable_dynamic_compilation=self.dynamic
+        )
+        t0 = time.perf_counter_ns()
+        if kind == "builtin_json":
+            self.compiled = compiler.compile_builtin_json_grammar()
+        else:
+            self.compiled = compiler.compile_grammar(text, root_rule_name="root")
+        return _ms(t0)
+
+    def new_matcher(self):
+        self.matcher = self.xgr.GrammarMatcher(self.compiled)
+
+    def fill(self):
+        self.matcher.fill_next_token_bitmask(self.bitmask, 0)
+
+    def accept(self, token) -> bool:
+        return bool(self.matcher.accept_token(token))
+
+    def release_grammar(self):
+        self.compiled = self.matcher = None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# llguidance
+# ----------------------------------------------------------------------------------------------------------------
+
+
+class _BytesTokenizer:
+    """The minimal tokenizer object ``llguidance.TokenizerWrapper`` expects, over decoded token bytes."""
+
+    def __init__(self, vocab, greedy):
+        specials = set(vocab.special_token_ids)
+        toks = []
+        for i, b in enumerate(vocab.decoded):
+            if i in specials:
+                enc = vocab.encoded_vocab[i]
+                name = enc.encode("utf-8") if isinstance(enc, str) else bytes(enc)
+                toks.append(b"\xff" + (name or f"<special_{i}>".encode()))
+            else:
+                toks.append(b)
+        self.tokens = toks
+        self.eos_token_id = vocab.stop_token_ids[0] if vocab.stop_token_ids else None
+        self.bos_token_id = None
+        self.special_token_ids = sorted(specials)
+        self._greedy = greedy
+
+    def __call__(self, text):
+        if isinstance(text, str):
+            text = text.encode("utf-8")
+        return self._greedy.encode(text)
+
+
+class LLGuidanceEngine(Engine):
+    name = "llguidance"
+
+    def __init__(self):
+        super().__init__()
+        import llguidance
+
+        self.llg = llguidance
+        self.version = getattr(llguidance, "__version__", "?")
+        self.tok = None
+        self.template = None
+        self.matcher = None
+
+    def setup(self, vocab) -> float:
+        from workloads import GreedyTokenizer
+
+        llg = self.llg
+        wrapper_src = _BytesTokenizer(vocab, GreedyTokenizer(vocab))
+        t0 = time.perf_counter_ns()
+        self.tok = llg.LLTokenizer(
+            llg.TokenizerWrapper(wrapper_src), n_vocab=vocab.vocab_size, eos_token=list(vocab.stop_token_ids)
+        )
+        ms = _ms(t0)
+        self.nbytes = ((vocab.vocab_size + 31) // 32) * 4
+        self.mask = np.zeros((vocab.vocab_size + 31) // 32, dtype=np.int32)
+        self.ptr = self.mask.ctypes.data
+        return ms
+
+    def grammar_text(self, kind, text) -> str:
+        llg = self.llg
+        if kind == "builtin_json":
+            # The builtin JSON grammar of xgrammar/xg2jax: an object or array at the top, any JSON inside, free
+            # whitespace.
+            return llg.LLMatcher.grammar_from_json_schema(
+                {"type": ["object", "array"]}, overrides={"whitespace_flexible": True}
+            )
+        return llg.grammar_from("gbnf", text)
+
+    def compile(self, kind, text) -> float:
+        t0 = time.perf_counter_ns()
+        g = self.grammar_text(kind, text)
+        m = self.llg.LLMatcher(self.tok, g, log_level=0)
+        ms = _ms(t0)
+        if m.is_error():
+            raise RuntimeError(f"llguidance: {m.get_error()}")
+        self.template = m
+        return ms
+
+    def new_matcher(self):
+        self.matcher = self.template.deep_copy()
+
+    def fill(self):
+        self.matcher.unsafe_compute_mask_ptr(self.ptr, self.nbytes)
+
+    def accept(self, token) -> bool:
+        return bool(self.matcher.consume_token(token))
+
+    def release_grammar(self):
+        self.template = self.matcher = None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# xg2jax
+# ----------------------------------------------------------------------------------------------------------------
+
+
+class XG2JaxEngine(Engine):
+    name = "xg2jax"
+
+    def __init__(self):
+        super().__init__()
+        import xg2jax
+
+        self.x = xg2jax
+        self.version = getattr(xg2jax, "__version__", "?")
+        self.tok = None
+        self.compiled = None
+        self.matcher = None
+
+    def setup(self, vocab) -> float:
+        x = self.x
+        kwargs = dict(
+            vocab_type=x.VocabType(vocab.vocab_type),
+            vocab_size=vocab.vocab_size,
+            stop_token_ids=list(vocab.stop_token_ids),
+            special_token_ids=list(vocab.special_token_ids),
+        )
+        if _accepts_kw(x.TokenizerInfo, "add_prefix_space"):
+            kwargs["add_prefix_space"] = vocab.add_prefix_space
+        t0 = time.perf_counter_ns()
+        self.tok = x.TokenizerInfo(list(vocab.encoded_vocab), **kwargs)
+        ms = _ms(t0)
+        bm = np.asarray(x.allocate_token_bitmask(1, vocab.vocab_size))
+        self.bitmask = bm
+        self.mask = bm[0]
+        return ms
+
+    def compile(self, kind, text) -> float:
+        compiler = self.x.GrammarCompiler(self.tok, max_threads=1)
+        t0 = time.perf_counter_ns()
+        if kind == "builtin_json":
+            self.compiled = compiler.compile_builtin_json_grammar()
+        else:
+            self.compiled = compiler.compile_grammar(text, root_rule_name="root")
+        return _ms(t0)
+
+    def new_matcher(self):
+        self.matcher = self.x.GrammarMatcher(self.compiled)
+
+    def fill(self):
+        self.matcher.fill_next_token_bitmask(self.bitmask, 0)
+
+    def accept(self, token) -> bool:
+        return bool(self.matcher.accept_token(token))
+
+    def release_grammar(self):
+        self.compiled = self.matcher = None
+
+
+def _accepts_kw(fn, kw: str) -> bool:
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return True
+    return kw in sig.parameters or any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+
+
+# ----------------------------------------------------------------------------------------------------------------
+
+ENGINE_ALIASES = {
+    "xgrammar": ["xgrammar", "xgrammar-dyn"],  # both compilation modes
+    "xgrammar-eager": ["xgrammar"],
+    "xgrammar-dyn": ["xgrammar-dyn"],
+    "llguidance": ["llguidance"],
+    "xg2jax": ["xg2jax"],
+}
+PEERS = ("xgrammar", "xgrammar-dyn", "llguidance")
+
+
+def expand_engines(spec: str) -> list[str]:
+    out: list[str] = []
+    for part in [p.strip() for p in spec.split(",") if p.strip()]:
+        if part not in ENGINE_ALIASES:
+            raise SystemExit(f"unknown engine {part!r}; choose from {', '.join(ENGINE_ALIASES)}")
+        for e in ENGINE_ALIASES[part]:
+            if e not in out:
+                out.append(e)
+    return out
+
+
+def make_engine(name: str) -> Engine:
+    if name == "xgrammar":
+        return XGrammarEngine(dynamic=False)
+    if name == "xgrammar-dyn":
+        return XGrammarEngine(dynamic=True)
+    if name == "llguidance":
+        return LLGuidanceEngine()
+    if name == "xg2jax":
+        return XG2JaxEngine()
+    raise ValueError(name)

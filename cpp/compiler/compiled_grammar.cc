@@ -1,0 +1,62 @@
+#include "compiler/compiled_grammar.h"
+
+#include <thread>
+
+#include "grammar/passes.h"
+#include "support/check.h"
+
+namespace xg {
+
+CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenizerInfo> tok)
+    : grammar_(std::move(grammar)), tok_(std::move(tok)) {
+  NormalizeGrammar(&grammar_);
+  fsm_ = GrammarFsm::Build(grammar_);
+  entries_.reset(new std::atomic<const TokenMaskEntry*>[fsm_.NumStates()]);
+  for (int32_t s = 0; s < fsm_.NumStates(); ++s) entries_[s].store(nullptr, std::memory_order_relaxed);
+}
+
+CompiledGrammar::~CompiledGrammar() {
+  for (int32_t s = 0; s < fsm_.NumStates(); ++s) delete entries_[s].load(std::memory_order_relaxed);
+}
+
+const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
+  const TokenMaskEntry* e = entries_[state].load(std::memory_order_acquire);
+  if (e) return *e;
+  XG_ICHECK(fsm_.HasBytes(state)) << "mask entry asked for non-scannable state " << state;
+  std::lock_guard<std::mutex> lock(stripes_[state % kStripes]);
+  e = entries_[state].load(std::memory_order_acquire);
+  if (e) return *e;
+  auto* built = new TokenMaskEntry(BuildTokenMaskEntry(fsm_, *tok_, state));
+  entry_bytes_.fetch_add(built->MemoryBytes(), std::memory_order_relaxed);
+  built_.fetch_add(1, std::memory_order_relaxed);
+  entries_[state].store(built, std::memory_order_release);
+  return *built;
+}
+
+int32_t CompiledGrammar::NumScannableStates() const {
+  int32_t n = 0;
+  for (int32_t s = 0; s < fsm_.NumStates(); ++s) n += fsm_.HasBytes(s);
+  return n;
+}
+
+void CompiledGrammar::BuildAllMasks(int num_threads) const {
+  std::vector<int32_t> todo;
+  for (int32_t s = 0; s < fsm_.NumStates(); ++s)
+    if (fsm_.HasBytes(s)) todo.push_back(s);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < todo.size();) Entry(todo[i]);
+  };
+  int n = std::max(1, std::min<int>(num_threads, static_cast<int>(todo.size())));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& th : threads) th.join();
+}
+
+size_t CompiledGrammar::MemoryBytes() const {
+  return sizeof(*this) + fsm_.MemoryBytes() + grammar_.exprs.size() * sizeof(Expr) +
+         fsm_.NumStates() * sizeof(void*) + entry_bytes_.load(std::memory_order_relaxed);
+}
+
+}  // namespace xg

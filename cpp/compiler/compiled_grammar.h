@@ -1,0 +1,53 @@
+// CompiledGrammar: a normalised grammar, its automata, and the lazily built token-mask cache for
+// one vocabulary. Shared read-only between matchers and threads.
+//
+// Mask entries are built the first time any matcher reaches a state (JIT), under a striped lock, and
+// published through an atomic pointer so readers never lock. BuildAllMasks builds every scannable
+// state up front (eager mode), in parallel.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "compiler/token_mask_cache.h"
+#include "fsm/grammar_fsm.h"
+#include "grammar/grammar.h"
+#include "tokenizer/tokenizer_info.h"
+
+namespace xg {
+
+class CompiledGrammar {
+ public:
+  CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenizerInfo> tok);
+  ~CompiledGrammar();
+  CompiledGrammar(const CompiledGrammar&) = delete;
+  CompiledGrammar& operator=(const CompiledGrammar&) = delete;
+
+  const Grammar& grammar() const { return grammar_; }
+  const GrammarFsm& fsm() const { return fsm_; }
+  const TokenizerInfo& tokenizer() const { return *tok_; }
+  const std::shared_ptr<const TokenizerInfo>& tokenizer_ptr() const { return tok_; }
+
+  // The entry of scannable state `state`, built now if needed.
+  const TokenMaskEntry& Entry(int32_t state) const;
+  // Builds every scannable state's entry with up to num_threads threads.
+  void BuildAllMasks(int num_threads) const;
+  int32_t NumScannableStates() const;
+  int32_t NumBuiltEntries() const { return built_.load(std::memory_order_relaxed); }
+  size_t MemoryBytes() const;
+
+ private:
+  static constexpr int kStripes = 64;
+  Grammar grammar_;
+  GrammarFsm fsm_;
+  std::shared_ptr<const TokenizerInfo> tok_;
+  std::unique_ptr<std::atomic<const TokenMaskEntry*>[]> entries_;
+  mutable std::mutex stripes_[kStripes];
+  mutable std::atomic<int32_t> built_{0};
+  mutable std::atomic<size_t> entry_bytes_{0};
+};
+
+}  // namespace xg

@@ -1,0 +1,47 @@
+// The adaptive token-mask cache (XGrammar's idea, on Earley states).
+//
+// For every scannable DFA state s (a state with byte edges), the vocabulary splits three ways when a
+// token is parsed starting from the isolated item (s, origin unknown):
+//   accepted  - the token's bytes stay inside s's rule (or end exactly where the rule completes):
+//               valid in every context in which an item at s is live;
+//   rejected  - the bytes fail inside the rule, and also in every context that can follow the rule
+//               anywhere in the grammar (the "follow" expansion of earley_parser.h);
+//   uncertain - validity depends on the context below the rule: re-checked at run time against the
+//               live parser.
+// A mask for a whole Earley set is the union of the accepted parts of its scannable states plus
+// the uncertain tokens that pass the run-time check. This is exact: every token path begins with a
+// scan from some scannable item, and a classification never claims more than the isolated parse
+// proves.
+//
+// Each entry is stored in whichever form is smallest: a list of accepted ids, a list of rejected
+// ids, or a bitset. Entries are built by walking the vocabulary in byte order (see TokenizerInfo),
+// popping the parser back to the common prefix, and skipping every token under a dead prefix.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fsm/grammar_fsm.h"
+#include "tokenizer/tokenizer_info.h"
+
+namespace xg {
+
+struct TokenMaskEntry {
+  enum class Storage : uint8_t { kAcceptedList, kRejectedList, kBitset };
+  Storage storage = Storage::kAcceptedList;
+  std::vector<int32_t> ids;        // accepted or rejected token ids, ascending
+  std::vector<uint32_t> bits;      // accepted tokens (kBitset)
+  std::vector<int32_t> uncertain;  // positions in the sorted vocabulary, ascending
+  int32_t num_accepted = 0;
+
+  // ORs the accepted tokens into `words` (packed, LSB first). `scratch` has MaskWords() words.
+  void OrAccepted(const TokenizerInfo& tok, uint32_t* words, std::vector<uint32_t>* scratch) const;
+  size_t MemoryBytes() const {
+    return sizeof(*this) + (ids.capacity() + bits.capacity() + uncertain.capacity()) * 4;
+  }
+};
+
+// Builds the entry of scannable state `state`. Thread-safe (no shared mutable state).
+TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state);
+
+}  // namespace xg

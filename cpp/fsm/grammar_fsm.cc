@@ -1,0 +1,369 @@
+#include "fsm/grammar_fsm.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "support/check.h"
+#include "support/utf8.h"
+
+namespace xg {
+namespace {
+
+// ---- NFA (Thompson construction) ----------------------------------------------------------------
+
+struct NfaEdge {
+  int16_t lo, hi;  // byte range, or lo == -1 for rule/epsilon
+  int32_t rule;    // >= 0: rule reference; -1 with lo == -1: epsilon
+  int32_t target;
+};
+
+class Nfa {
+ public:
+  explicit Nfa(int64_t max_states) : max_states_(max_states) {}
+  std::vector<std::vector<NfaEdge>> edges;
+
+  int32_t NewState() {
+    XG_USER_CHECK(static_cast<int64_t>(edges.size()) < max_states_)
+        << "grammar too large: a rule's automaton would exceed " << max_states_
+        << " states (a very large bounded repetition?)";
+    edges.emplace_back();
+    return static_cast<int32_t>(edges.size() - 1);
+  }
+  void Eps(int32_t a, int32_t b) { edges[a].push_back({-1, -1, -1, b}); }
+  void Byte(int32_t a, int lo, int hi, int32_t b) {
+    edges[a].push_back({static_cast<int16_t>(lo), static_cast<int16_t>(hi), -1, b});
+  }
+  void Ref(int32_t a, int32_t rule, int32_t b) { edges[a].push_back({-1, -1, rule, b}); }
+
+  // Adds transitions from `from` to `to` that read exactly the language of expr `id`.
+  void Build(const Grammar& g, int32_t id, int32_t from, int32_t to) {
+    const Expr& e = g.exprs[id];
+    switch (e.kind) {
+      case ExprKind::kEmpty: Eps(from, to); return;
+      case ExprKind::kBytes: {
+        int32_t cur = from;
+        for (size_t i = 0; i < e.bytes.size(); ++i) {
+          int32_t nxt = i + 1 == e.bytes.size() ? to : NewState();
+          uint8_t b = static_cast<uint8_t>(e.bytes[i]);
+          Byte(cur, b, b, nxt);
+          cur = nxt;
+        }
+        return;
+      }
+      case ExprKind::kCharClass: {
+        auto ranges = NormalizeRanges(e.ranges, e.negated);
+        XG_USER_CHECK(!ranges.empty()) << "grammar: a character class matches no character";
+        for (auto [lo, hi] : ranges) {
+          for (const Utf8Sequence& seq : Utf8Sequences(lo, hi)) {
+            int32_t cur = from;
+            for (size_t i = 0; i < seq.size(); ++i) {
+              int32_t nxt = i + 1 == seq.size() ? to : NewState();
+              Byte(cur, seq[i].lo, seq[i].hi, nxt);
+              cur = nxt;
+            }
+          }
+        }
+        return;
+      }
+      case ExprKind::kRuleRef: Ref(from, e.rule, to); return;
+      case ExprKind::kSequence: {
+        int32_t cur = from;
+        for (size_t i = 0; i < e.children.size(); ++i) {
+          int32_t nxt = i + 1 == e.children.size() ? to : NewState();
+          Build(g, e.children[i], cur, nxt);
+          cur = nxt;
+        }
+        return;
+      }
+      case ExprKind::kChoice:
+        for (int32_t c : e.children) Build(g, c, from, to);
+        return;
+      case ExprKind::kRepeat: {
+        int32_t child = e.children[0];
+        int32_t cur = from;
+        for (int32_t i = 0; i < e.min; ++i) {
+          int32_t nxt = NewState();
+          Build(g, child, cur, nxt);
+          cur = nxt;
+        }
+        if (e.max == Expr::kUnbounded) {
+          int32_t loop = NewState(), back = NewState();
+          Eps(cur, loop);
+          Build(g, child, loop, back);
+          Eps(back, loop);
+          Eps(loop, to);
+        } else {
+          for (int32_t i = e.min; i < e.max; ++i) {
+            int32_t nxt = NewState();
+            Eps(cur, to);
+            Build(g, child, cur, nxt);
+            cur = nxt;
+          }
+          Eps(cur, to);
+        }
+        return;
+      }
+    }
+  }
+
+ private:
+  int64_t max_states_;
+};
+
+// ---- Subset construction -------------------------------------------------------------------------
+
+struct LocalDfa {
+  std::vector<std::array<int32_t, 256>> next;
+  std::vector<std::vector<RuleEdge>> rule_edges;  // sorted by rule
+  std::vector<uint8_t> final;
+  int32_t Size() const { return static_cast<int32_t>(final.size()); }
+};
+
+std::vector<int32_t> Closure(const Nfa& nfa, std::vector<int32_t> set) {
+  std::vector<uint8_t> seen(nfa.edges.size(), 0);
+  std::vector<int32_t> stack;
+  for (int32_t s : set) {
+    if (!seen[s]) seen[s] = 1, stack.push_back(s);
+  }
+  set.clear();
+  while (!stack.empty()) {
+    int32_t s = stack.back();
+    stack.pop_back();
+    set.push_back(s);
+    for (const NfaEdge& e : nfa.edges[s])
+      if (e.lo < 0 && e.rule < 0 && !seen[e.target]) seen[e.target] = 1, stack.push_back(e.target);
+  }
+  std::sort(set.begin(), set.end());
+  return set;
+}
+
+LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget) {
+  LocalDfa dfa;
+  std::map<std::vector<int32_t>, int32_t> ids;
+  std::vector<std::vector<int32_t>> sets;
+  auto intern = [&](std::vector<int32_t> set) -> int32_t {
+    auto it = ids.find(set);
+    if (it != ids.end()) return it->second;
+    XG_USER_CHECK(--*budget > 0) << "grammar too large: the automata exceed the state limit "
+                                 << "(a very large bounded repetition?)";
+    int32_t id = dfa.Size();
+    ids.emplace(set, id);
+    dfa.final.push_back(std::binary_search(set.begin(), set.end(), end));
+    std::array<int32_t, 256> row;
+    row.fill(-1);
+    dfa.next.push_back(row);
+    dfa.rule_edges.emplace_back();
+    sets.push_back(std::move(set));
+    return id;
+  };
+  intern(Closure(nfa, {start}));
+  for (int32_t d = 0; d < static_cast<int32_t>(sets.size()); ++d) {
+    std::vector<const NfaEdge*> byte_edges;
+    std::map<int32_t, std::vector<int32_t>> by_rule;
+    for (int32_t s : sets[d]) {
+      for (const NfaEdge& e : nfa.edges[s]) {
+        if (e.lo >= 0) {
+          byte_edges.push_back(&e);
+        } else if (e.rule >= 0) {
+          by_rule[e.rule].push_back(e.target);
+        }
+      }
+    }
+    // Elementary byte intervals.
+    std::vector<int> cuts = {0, 256};
+    for (auto* e : byte_edges) cuts.push_back(e->lo), cuts.push_back(e->hi + 1);
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    std::map<std::vector<int32_t>, int32_t> local;
+    for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+      int a = cuts[i], b = cuts[i + 1];
+      std::vector<int32_t> targets;
+      for (auto* e : byte_edges)
+        if (e->lo <= a && e->hi >= a) targets.push_back(e->target);
+      if (targets.empty()) continue;
+      std::sort(targets.begin(), targets.end());
+      targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+      int32_t t;
+      auto it = local.find(targets);
+      if (it != local.end()) {
+        t = it->second;
+      } else {
+        t = intern(Closure(nfa, targets));
+        local.emplace(std::move(targets), t);
+      }
+      for (int c = a; c < b; ++c) dfa.next[d][c] = t;
+    }
+    for (auto& [rule, targets] : by_rule) {
+      int32_t t = intern(Closure(nfa, targets));
+      dfa.rule_edges[d].push_back({rule, t});
+    }
+  }
+  return dfa;
+}
+
+}  // namespace
+
+GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
+  const int32_t n_rules = static_cast<int32_t>(g.rules.size());
+  std::vector<LocalDfa> dfas(n_rules);
+  int64_t budget = max_states;
+  for (int32_t r = 0; r < n_rules; ++r) {
+    Nfa nfa(max_states);
+    int32_t s = nfa.NewState(), e = nfa.NewState();
+    nfa.Build(g, g.rules[r].body, s, e);
+    dfas[r] = Determinize(nfa, s, e, &budget);
+  }
+
+  // Productive rules: least fixpoint of "start reaches a final through bytes and productive rules".
+  std::vector<uint8_t> productive(n_rules, 0);
+  auto reaches_final = [&](int32_t r, const std::vector<uint8_t>& rule_ok, bool bytes_ok) {
+    const LocalDfa& d = dfas[r];
+    std::vector<uint8_t> seen(d.Size(), 0);
+    std::vector<int32_t> stack = {0};
+    seen[0] = 1;
+    while (!stack.empty()) {
+      int32_t s = stack.back();
+      stack.pop_back();
+      if (d.final[s]) return true;
+      auto push = [&](int32_t t) {
+        if (t >= 0 && !seen[t]) seen[t] = 1, stack.push_back(t);
+      };
+      if (bytes_ok)
+        for (int b = 0; b < 256; ++b) push(d.next[s][b]);
+      for (const RuleEdge& e : d.rule_edges[s])
+        if (rule_ok[e.rule]) push(e.target);
+    }
+    return false;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int32_t r = 0; r < n_rules; ++r)
+      if (!productive[r] && reaches_final(r, productive, true)) productive[r] = 1, changed = true;
+  }
+  XG_USER_CHECK(productive[g.root]) << "grammar: the root rule '" << g.rules[g.root].name
+                                    << "' cannot match any finite string (every alternative recurses forever)";
+
+  // Drop edges into unproductive rules, then trim each automaton to useful states.
+  for (auto& d : dfas)
+    for (auto& edges : d.rule_edges)
+      edges.erase(std::remove_if(edges.begin(), edges.end(), [&](const RuleEdge& e) { return !productive[e.rule]; }),
+                  edges.end());
+
+  GrammarFsm out;
+  out.root_ = g.root;
+  out.rule_start_.assign(n_rules, -1);
+  out.rule_nullable_.assign(n_rules, 0);
+  out.rule_follow_.assign(n_rules, {});
+  for (auto& r : g.rules) out.rule_names_.push_back(r.name);
+  std::vector<std::vector<int32_t>> local_to_global(n_rules);
+  int32_t total = 0;
+  for (int32_t r = 0; r < n_rules; ++r) {
+    if (!productive[r]) continue;
+    LocalDfa& d = dfas[r];
+    int32_t n = d.Size();
+    std::vector<uint8_t> fwd(n, 0), bwd(n, 0);
+    std::vector<std::vector<int32_t>> rev(n);
+    std::vector<int32_t> stack = {0};
+    fwd[0] = 1;
+    while (!stack.empty()) {
+      int32_t s = stack.back();
+      stack.pop_back();
+      auto edge = [&](int32_t t) {
+        if (t < 0) return;
+        rev[t].push_back(s);
+        if (!fwd[t]) fwd[t] = 1, stack.push_back(t);
+      };
+      int32_t last = -2;
+      for (int b = 0; b < 256; ++b) {
+        int32_t t = d.next[s][b];
+        if (t != last) edge(t), last = t;
+      }
+      for (auto& e : d.rule_edges[s]) edge(e.target);
+    }
+    for (int32_t s = 0; s < n; ++s)
+      if (fwd[s] && d.final[s]) bwd[s] = 1, stack.push_back(s);
+    while (!stack.empty()) {
+      int32_t s = stack.back();
+      stack.pop_back();
+      for (int32_t p : rev[s])
+        if (!bwd[p]) bwd[p] = 1, stack.push_back(p);
+    }
+    local_to_global[r].assign(n, -1);
+    for (int32_t s = 0; s < n; ++s)
+      if (fwd[s] && bwd[s]) local_to_global[r][s] = total++;
+    XG_ICHECK(local_to_global[r][0] >= 0) << "productive rule without a useful start state";
+    out.rule_start_[r] = local_to_global[r][0];
+  }
+
+  out.state_rule_.assign(total, -1);
+  out.is_final_.assign(total, 0);
+  out.has_bytes_.assign(total, 0);
+  out.byte_next_.assign(static_cast<size_t>(total) * 256, -1);
+  out.rule_edge_offset_.assign(total + 1, 0);
+  std::vector<std::vector<RuleEdge>> edges_of(total);
+  for (int32_t r = 0; r < n_rules; ++r) {
+    if (!productive[r]) continue;
+    const LocalDfa& d = dfas[r];
+    for (int32_t s = 0; s < d.Size(); ++s) {
+      int32_t gs = local_to_global[r][s];
+      if (gs < 0) continue;
+      out.state_rule_[gs] = r;
+      out.is_final_[gs] = d.final[s];
+      for (int b = 0; b < 256; ++b) {
+        int32_t t = d.next[s][b];
+        int32_t gt = t >= 0 ? local_to_global[r][t] : -1;
+        out.byte_next_[static_cast<size_t>(gs) * 256 + b] = gt;
+        if (gt >= 0) out.has_bytes_[gs] = 1;
+      }
+      for (const RuleEdge& e : d.rule_edges[s]) {
+        int32_t gt = local_to_global[r][e.target];
+        if (gt >= 0) edges_of[gs].push_back({e.rule, gt});
+      }
+    }
+  }
+  for (int32_t s = 0; s < total; ++s) {
+    out.rule_edge_offset_[s + 1] = out.rule_edge_offset_[s] + static_cast<int32_t>(edges_of[s].size());
+    for (auto& e : edges_of[s]) {
+      out.rule_edges_.push_back(e);
+      out.rule_follow_[e.rule].push_back(e.target);
+    }
+  }
+  for (auto& f : out.rule_follow_) {
+    std::sort(f.begin(), f.end());
+    f.erase(std::unique(f.begin(), f.end()), f.end());
+  }
+
+  // Nullable rules: least fixpoint of "start reaches a final through nullable rule edges only".
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int32_t r = 0; r < n_rules; ++r) {
+      if (out.rule_start_[r] < 0 || out.rule_nullable_[r]) continue;
+      std::vector<int32_t> stack = {out.rule_start_[r]};
+      std::vector<int32_t> seen = stack;
+      bool nullable = false;
+      while (!stack.empty() && !nullable) {
+        int32_t s = stack.back();
+        stack.pop_back();
+        if (out.is_final_[s]) nullable = true;
+        for (const RuleEdge* e = out.RuleEdgesBegin(s); e != out.RuleEdgesEnd(s); ++e) {
+          if (out.rule_nullable_[e->rule] && std::find(seen.begin(), seen.end(), e->target) == seen.end()) {
+            seen.push_back(e->target);
+            stack.push_back(e->target);
+          }
+        }
+      }
+      if (nullable) out.rule_nullable_[r] = 1, changed = true;
+    }
+  }
+  return out;
+}
+
+size_t GrammarFsm::MemoryBytes() const {
+  size_t n = byte_next_.size() * sizeof(int32_t) + rule_edges_.size() * sizeof(RuleEdge) +
+             state_rule_.size() * (sizeof(int32_t) * 2 + 2);
+  for (auto& f : rule_follow_) n += f.size() * sizeof(int32_t);
+  return n;
+}
+
+}  // namespace xg

@@ -1,0 +1,72 @@
+// Per-rule FSMs, the form the Earley parser runs on.
+//
+// Each rule body is lowered (Thompson construction) to an NFA whose edges read one byte from a byte
+// range, reference a rule, or are empty; character classes become UTF-8 byte-range chains. Subset
+// construction then makes each rule's automaton deterministic on both bytes and rule references.
+// All rules' DFA states live in one numbering so an Earley item is just (state, origin).
+//
+// After construction the automata are cleaned so that every state lies on a path from its rule's
+// start to one of its finals ("trim"), counting only rules that can derive some string
+// ("productive"). This is what makes "the Earley set is non-empty" equivalent to "the input so far
+// is a prefix of some sentence", which the matcher and the mask cache rely on.
+//
+// Nullable rules are handled by the parser with the Aycock-Horspool rule (a prediction of a nullable
+// rule also advances the predicting item), so `nullable` is computed here exactly.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace xg {
+
+struct RuleEdge {
+  int32_t rule;
+  int32_t target;
+};
+
+class GrammarFsm {
+ public:
+  // Builds the automata of every rule of `g` (which should be normalised). Throws InputError when
+  // the root derives no string, or when the automata exceed `max_states` (huge repetitions).
+  static GrammarFsm Build(const Grammar& g, int64_t max_states = 4'000'000);
+
+  int32_t NumStates() const { return static_cast<int32_t>(state_rule_.size()); }
+  int32_t NumRules() const { return static_cast<int32_t>(rule_start_.size()); }
+  int32_t Root() const { return root_; }
+
+  int32_t RuleOf(int32_t s) const { return state_rule_[s]; }
+  bool IsFinal(int32_t s) const { return is_final_[s]; }
+  // True if the state has at least one byte transition (a "scannable" state in Earley terms).
+  bool HasBytes(int32_t s) const { return has_bytes_[s]; }
+  // Next state on byte b, or -1.
+  int32_t Next(int32_t s, uint8_t b) const { return byte_next_[static_cast<size_t>(s) * 256 + b]; }
+  const int32_t* NextRow(int32_t s) const { return &byte_next_[static_cast<size_t>(s) * 256]; }
+  // Rule edges of state s: [RuleEdgesBegin(s), RuleEdgesEnd(s)).
+  const RuleEdge* RuleEdgesBegin(int32_t s) const { return rule_edges_.data() + rule_edge_offset_[s]; }
+  const RuleEdge* RuleEdgesEnd(int32_t s) const { return rule_edges_.data() + rule_edge_offset_[s + 1]; }
+
+  int32_t RuleStart(int32_t r) const { return rule_start_[r]; }
+  bool RuleNullable(int32_t r) const { return rule_nullable_[r]; }
+  const std::string& RuleName(int32_t r) const { return rule_names_[r]; }
+  // States t such that some state has an edge (r -> t): where parsing resumes after rule r completes.
+  const std::vector<int32_t>& RuleFollow(int32_t r) const { return rule_follow_[r]; }
+
+  size_t MemoryBytes() const;
+
+ private:
+  int32_t root_ = -1;
+  std::vector<int32_t> state_rule_;
+  std::vector<uint8_t> is_final_, has_bytes_;
+  std::vector<int32_t> byte_next_;
+  std::vector<int32_t> rule_edge_offset_;
+  std::vector<RuleEdge> rule_edges_;
+  std::vector<int32_t> rule_start_;
+  std::vector<uint8_t> rule_nullable_;
+  std::vector<std::string> rule_names_;
+  std::vector<std::vector<int32_t>> rule_follow_;
+};
+
+}  // namespace xg

@@ -1,0 +1,457 @@
+// Recursive-descent parser for the EBNF dialect described in ebnf_parser.h. Rule references are
+// collected by name during parsing and resolved once all rules are known, so rules may be used
+// before they are defined. Each error names the line and column and shows the line.
+#include "grammar/ebnf_parser.h"
+
+#include <cctype>
+#include <unordered_map>
+
+#include "support/check.h"
+#include "support/utf8.h"
+
+namespace xg {
+namespace {
+
+constexpr int32_t kMaxRepeatBound = 1 << 20;
+
+class EbnfParser {
+ public:
+  explicit EbnfParser(const std::string& text) : s_(text) {}
+
+  Grammar Parse(const std::string& root_name) {
+    size_t check = 0;
+    uint32_t cp;
+    while (check < s_.size()) {
+      size_t before = check;
+      if (!DecodeUtf8(s_, &check, &cp)) {
+        pos_ = before;
+        Fail("invalid UTF-8 in grammar text");
+      }
+    }
+    SkipSpace();
+    XG_USER_CHECK(pos_ < s_.size()) << "EBNF: the grammar is empty (no rules)";
+    while (pos_ < s_.size()) {
+      ParseRule();
+      SkipSpace();
+    }
+    // Resolve references.
+    for (auto& [expr, ref] : pending_refs_) {
+      auto it = rule_index_.find(ref.name);
+      if (it == rule_index_.end()) {
+        pos_ = ref.pos;
+        Fail("undefined rule '" + ref.name + "'");
+      }
+      g_.exprs[expr].rule = it->second;
+    }
+    auto it = rule_index_.find(root_name);
+    XG_USER_CHECK(it != rule_index_.end())
+        << "EBNF: the root rule '" << root_name << "' is not defined (rules: " << RuleNames() << ")";
+    g_.root = it->second;
+    return std::move(g_);
+  }
+
+ private:
+  struct PendingRef {
+    std::string name;
+    size_t pos;
+  };
+
+  [[noreturn]] void Fail(const std::string& msg) const {
+    size_t line = 1, line_start = 0;
+    for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
+      if (s_[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    }
+    size_t line_end = s_.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = s_.size();
+    std::string excerpt = s_.substr(line_start, line_end - line_start);
+    // Column in code points, 1-based.
+    size_t col = 1;
+    for (size_t i = line_start; i < pos_ && i < s_.size(); ++i)
+      if ((static_cast<uint8_t>(s_[i]) & 0xC0) != 0x80) ++col;
+    std::string caret(col - 1, ' ');
+    XG_USER_ERROR() << "EBNF syntax error at " << line << ":" << col << ": " << msg << "\n  " << excerpt << "\n  "
+                    << caret << "^";
+  }
+
+  std::string RuleNames() const {
+    std::string out;
+    for (auto& r : g_.rules) out += (out.empty() ? "" : ", ") + r.name;
+    return out;
+  }
+
+  bool AtEnd() const { return pos_ >= s_.size(); }
+  char Peek(size_t k = 0) const { return pos_ + k < s_.size() ? s_[pos_ + k] : '\0'; }
+
+  void SkipSpace() {
+    while (!AtEnd()) {
+      char c = Peek();
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        ++pos_;
+      } else if (c == '#') {
+        while (!AtEnd() && Peek() != '\n') ++pos_;
+      } else {
+        break;
+      }
+    }
+  }
+
+  static bool IsNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+  static bool IsNameChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  }
+
+  std::string ParseName() {
+    size_t start = pos_;
+    if (!IsNameStart(Peek())) Fail("expected a rule name");
+    while (!AtEnd() && IsNameChar(Peek())) ++pos_;
+    // A trailing '.' belongs to the name only if followed by a name char (GBNF allows a.b).
+    while (pos_ > start && s_[pos_ - 1] == '.') --pos_;
+    return s_.substr(start, pos_ - start);
+  }
+
+  // True if the text at pos_ is `NAME ::=` (the start of the next rule).
+  bool AtRuleStart() {
+    size_t save = pos_;
+    bool ok = false;
+    if (IsNameStart(Peek())) {
+      ParseName();
+      SkipSpace();
+      if (Peek() == '[') {  // rule attributes, rejected in ParseRule with a clear message
+        ok = true;
+      } else {
+        ok = s_.compare(pos_, 3, "::=") == 0;
+      }
+    }
+    pos_ = save;
+    return ok;
+  }
+
+  void ParseRule() {
+    size_t name_pos = pos_;
+    std::string name = ParseName();
+    SkipSpace();
+    if (Peek() == '[') Fail("rule attributes such as '" + name + "[...]' are not supported");
+    if (s_.compare(pos_, 3, "::=") != 0) Fail("expected '::=' after rule name '" + name + "'");
+    pos_ += 3;
+    if (rule_index_.count(name)) {
+      pos_ = name_pos;
+      Fail("rule '" + name + "' is defined twice");
+    }
+    int32_t rule_id = static_cast<int32_t>(g_.rules.size());
+    rule_index_[name] = rule_id;
+    g_.rules.push_back(Rule{name, -1, -1});
+    SkipSpace();
+    if (AtEnd() || AtRuleStart()) Fail("rule '" + name + "' has an empty body (write \"\" for the empty string)");
+    int32_t body = ParseChoice();
+    int32_t lookahead = -1;
+    // A trailing "(= ...)" group was parsed as part of the last sequence; ParseChoice leaves it to us
+    // via last_lookahead_.
+    if (last_lookahead_ >= 0) {
+      lookahead = last_lookahead_;
+      last_lookahead_ = -1;
+    }
+    g_.rules[rule_id].body = body;
+    g_.rules[rule_id].lookahead = lookahead;
+    SkipSpace();
+    if (!AtEnd() && !AtRuleStart()) {
+      if (Peek() == ')') Fail("unbalanced ')'");
+      Fail("unexpected character; expected '|', a rule body element, or the next rule 'name ::='");
+    }
+  }
+
+  int32_t ParseChoice() {
+    std::vector<int32_t> alts;
+    alts.push_back(ParseSequence());
+    SkipSpace();
+    while (Peek() == '|') {
+      ++pos_;
+      SkipSpace();
+      alts.push_back(ParseSequence());
+      SkipSpace();
+    }
+    if (alts.size() == 1) return alts[0];
+    return g_.AddNode(ExprKind::kChoice, std::move(alts));
+  }
+
+  int32_t ParseSequence() {
+    std::vector<int32_t> items;
+    while (true) {
+      SkipSpace();
+      char c = Peek();
+      if (AtEnd() || c == '|' || c == ')' || AtRuleStart()) break;
+      if (c == '(' && Peek(1) == '=') {
+        // Lookahead assertion: must be the last element of the rule.
+        size_t la_pos = pos_;
+        pos_ += 2;
+        SkipSpace();
+        int32_t la = ParseChoice();
+        SkipSpace();
+        if (Peek() != ')') Fail("expected ')' to close the lookahead assertion '(='");
+        ++pos_;
+        SkipSpace();
+        if (nesting_ != 0 || !(AtEnd() || AtRuleStart())) {
+          pos_ = la_pos;
+          Fail("a lookahead assertion '(= ...)' must come last in a rule, outside any group");
+        }
+        last_lookahead_ = la;
+        break;
+      }
+      items.push_back(ParsePostfix());
+    }
+    if (items.empty()) return g_.Add(Expr{});
+    if (items.size() == 1) return items[0];
+    return g_.AddNode(ExprKind::kSequence, std::move(items));
+  }
+
+  int32_t ParsePostfix() {
+    int32_t e = ParsePrimary();
+    while (true) {
+      char c = Peek();
+      int32_t mn, mx;
+      if (c == '*') {
+        mn = 0, mx = Expr::kUnbounded, ++pos_;
+      } else if (c == '+') {
+        mn = 1, mx = Expr::kUnbounded, ++pos_;
+      } else if (c == '?') {
+        mn = 0, mx = 1, ++pos_;
+      } else if (c == '{') {
+        ParseBraces(&mn, &mx);
+      } else {
+        break;
+      }
+      Expr r;
+      r.kind = ExprKind::kRepeat;
+      r.children = {e};
+      r.min = mn;
+      r.max = mx;
+      e = g_.Add(std::move(r));
+    }
+    return e;
+  }
+
+  int32_t ParseInt() {
+    size_t start = pos_;
+    int64_t v = 0;
+    while (std::isdigit(static_cast<unsigned char>(Peek()))) {
+      v = v * 10 + (Peek() - '0');
+      if (v > kMaxRepeatBound) Fail("repetition bound too large (the limit is " + std::to_string(kMaxRepeatBound) + ")");
+      ++pos_;
+    }
+    if (pos_ == start) Fail("expected a number in the repetition '{m,n}'");
+    return static_cast<int32_t>(v);
+  }
+
+  void ParseBraces(int32_t* mn, int32_t* mx) {
+    size_t open = pos_;
+    ++pos_;
+    SkipSpace();
+    *mn = ParseInt();
+    SkipSpace();
+    if (Peek() == '}') {
+      *mx = *mn;
+    } else if (Peek() == ',') {
+      ++pos_;
+      SkipSpace();
+      if (Peek() == '}') {
+        *mx = Expr::kUnbounded;
+      } else {
+        *mx = ParseInt();
+        SkipSpace();
+      }
+    } else {
+      Fail("expected ',' or '}' in the repetition '{m,n}'");
+    }
+    if (Peek() != '}') Fail("expected '}' to close the repetition '{m,n}'");
+    ++pos_;
+    if (*mx != Expr::kUnbounded && *mx < *mn) {
+      pos_ = open;
+      Fail("repetition {" + std::to_string(*mn) + "," + std::to_string(*mx) + "} has max < min");
+    }
+  }
+
+  int32_t ParsePrimary() {
+    char c = Peek();
+    if (c == '"' || c == '\'') return ParseString();
+    if (c == '[') return ParseClass();
+    if (c == '.') {
+      ++pos_;
+      Expr e;
+      e.kind = ExprKind::kCharClass;
+      e.ranges = {{0, kMaxCodepoint}};
+      return g_.Add(std::move(e));
+    }
+    if (c == '(') {
+      size_t open = pos_;
+      ++pos_;
+      ++nesting_;
+      SkipSpace();
+      int32_t inner = ParseChoice();
+      SkipSpace();
+      --nesting_;
+      if (Peek() != ')') {
+        pos_ = open;
+        Fail("unbalanced '(': no matching ')'");
+      }
+      ++pos_;
+      return inner;
+    }
+    if (IsNameStart(c)) {
+      size_t name_pos = pos_;
+      std::string name = ParseName();
+      if (Peek() == '(') {
+        pos_ = name_pos;
+        Fail("builtin '" + name + "(...)' is not supported by this version of xg2jax");
+      }
+      Expr e;
+      e.kind = ExprKind::kRuleRef;
+      int32_t id = g_.Add(std::move(e));
+      pending_refs_.push_back({id, PendingRef{name, name_pos}});
+      return id;
+    }
+    if (c == ']') Fail("unbalanced ']'");
+    if (c == '}') Fail("unbalanced '}'");
+    if (c == '*' || c == '+' || c == '?' || c == '{') Fail(std::string("quantifier '") + c + "' has nothing to repeat");
+    if (c == ':') Fail("unexpected '::=' (a rule name is missing before it)");
+    Fail(std::string("unexpected character '") + EscapeBytes(std::string(1, c)) + "'");
+  }
+
+  uint32_t ParseHex(int n) {
+    uint32_t v = 0;
+    for (int i = 0; i < n; ++i) {
+      char c = Peek();
+      int d;
+      if (c >= '0' && c <= '9') {
+        d = c - '0';
+      } else if (c >= 'a' && c <= 'f') {
+        d = c - 'a' + 10;
+      } else if (c >= 'A' && c <= 'F') {
+        d = c - 'A' + 10;
+      } else {
+        Fail("expected " + std::to_string(n) + " hex digits in the escape");
+      }
+      v = v * 16 + d;
+      ++pos_;
+    }
+    return v;
+  }
+
+  // Parses one (possibly escaped) code point at pos_. `in_class` enables \] \[ \- \^.
+  uint32_t ParseCodepoint(bool in_class, bool* was_escape) {
+    *was_escape = false;
+    if (Peek() != '\\') {
+      uint32_t cp;
+      size_t p = pos_;
+      if (!DecodeUtf8(s_, &p, &cp)) Fail("invalid UTF-8");
+      pos_ = p;
+      return cp;
+    }
+    size_t esc = pos_;
+    ++pos_;
+    *was_escape = true;
+    char c = Peek();
+    ++pos_;
+    uint32_t cp;
+    switch (c) {
+      case 'n': return '\n';
+      case 't': return '\t';
+      case 'r': return '\r';
+      case '0': return 0;
+      case 'f': return '\f';
+      case 'v': return '\v';
+      case 'b': return '\b';
+      case 'e': return 0x1B;
+      case 'a': return 0x07;
+      case '"': case '\'': case '\\': case '/': return static_cast<uint8_t>(c);
+      case 'x': cp = ParseHex(2); break;
+      case 'u': cp = ParseHex(4); break;
+      case 'U': cp = ParseHex(8); break;
+      default:
+        if (in_class && (c == ']' || c == '[' || c == '-' || c == '^')) return static_cast<uint8_t>(c);
+        pos_ = esc;
+        Fail(std::string("unknown escape '\\") + (c ? EscapeBytes(std::string(1, c)) : std::string("<end>")) + "'");
+    }
+    if (cp > kMaxCodepoint || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      pos_ = esc;
+      Fail("escape is not a valid Unicode scalar value");
+    }
+    return cp;
+  }
+
+  int32_t ParseString() {
+    char quote = Peek();
+    size_t open = pos_;
+    ++pos_;
+    std::string bytes;
+    while (true) {
+      if (AtEnd() || Peek() == '\n') {
+        pos_ = open;
+        Fail("unterminated string literal");
+      }
+      if (Peek() == quote) {
+        ++pos_;
+        break;
+      }
+      bool esc;
+      AppendUtf8(ParseCodepoint(false, &esc), &bytes);
+    }
+    if (bytes.empty()) return g_.Add(Expr{});
+    return g_.AddBytes(std::move(bytes));
+  }
+
+  int32_t ParseClass() {
+    size_t open = pos_;
+    ++pos_;
+    Expr e;
+    e.kind = ExprKind::kCharClass;
+    if (Peek() == '^') {
+      e.negated = true;
+      ++pos_;
+    }
+    while (true) {
+      if (AtEnd() || Peek() == '\n') {
+        pos_ = open;
+        Fail("unterminated character class '['");
+      }
+      if (Peek() == ']') {
+        ++pos_;
+        break;
+      }
+      size_t item = pos_;
+      bool esc;
+      uint32_t lo = ParseCodepoint(true, &esc), hi = lo;
+      if (Peek() == '-' && Peek(1) != ']' && Peek(1) != '\0') {
+        ++pos_;
+        hi = ParseCodepoint(true, &esc);
+        if (hi < lo) {
+          pos_ = item;
+          Fail("character class range is reversed (start > end)");
+        }
+      }
+      e.ranges.push_back({lo, hi});
+    }
+    if (e.ranges.empty()) {
+      pos_ = open;
+      Fail("empty character class '[]' matches nothing");
+    }
+    return g_.Add(std::move(e));
+  }
+
+  const std::string& s_;
+  size_t pos_ = 0;
+  int nesting_ = 0;
+  int32_t last_lookahead_ = -1;
+  Grammar g_;
+  std::unordered_map<std::string, int32_t> rule_index_;
+  std::vector<std::pair<int32_t, PendingRef>> pending_refs_;
+};
+
+}  // namespace
+
+Grammar ParseEbnf(const std::string& text, const std::string& root_rule_name) {
+  return EbnfParser(text).Parse(root_rule_name);
+}
+
+}  // namespace xg

@@ -1,0 +1,26 @@
+// EBNF front end: the dialect of xgrammar and llama.cpp's GBNF.
+//
+//   rule      ::= NAME "::=" choice ( "(=" choice ")" )?        a trailing "(= ...)" is a lookahead
+//   choice    ::= sequence ( "|" sequence )*
+//   sequence  ::= postfix*
+//   postfix   ::= primary ( "*" | "+" | "?" | "{" m "}" | "{" m "," "}" | "{" m "," n "}" )*
+//   primary   ::= STRING | CLASS | NAME | "(" choice ")" | "."
+//
+// Whitespace and newlines are insignificant; a rule ends where the next `NAME ::=` begins. `#`
+// starts a comment to the end of the line. Strings take \n \t \r \" \' \\ \xHH \uHHHH \UHHHHHHHH
+// (\x is a code point, as in GBNF); classes take the same plus \] \[ \- \^ and ranges over code
+// points, negation with a leading ^. Errors are InputError with "line:column" and the offending line
+// with a caret.
+#pragma once
+
+#include <string>
+
+#include "grammar/grammar.h"
+
+namespace xg {
+
+// Parses EBNF text; the rule named root_rule_name becomes Grammar::root. Every rule reference is
+// resolved; unknown names, duplicate rules, and an unknown root are errors.
+Grammar ParseEbnf(const std::string& text, const std::string& root_rule_name = "root");
+
+}  // namespace xg

@@ -1,0 +1,80 @@
+// The grammar IR: rules over a small expression tree, as written by the user or produced by a
+// front end (EBNF today; JSON Schema, regex and structural tags later).
+//
+// A Grammar is an arena of Expr nodes plus a list of Rules. Expressions speak in Unicode code
+// points (character classes) and raw bytes (string literals, already UTF-8 encoded); the FSM
+// builder (fsm/) lowers both to byte transitions. Each rule may carry a lookahead assertion
+// `rule ::= body (= lookahead)`.
+//
+// Room for intrinsics: ExprKind values after kRepeat are reserved for constructs that are
+// evaluated by their own automata rather than lowered to plain FSM edges (TagDispatch with an
+// Aho-Corasick automaton, counted repetition with the count in the parser state). They arrive with
+// their issues; until then the front ends never produce them and the FSM builder rejects them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xg {
+
+enum class ExprKind : uint8_t {
+  kEmpty,      // matches ""
+  kBytes,      // a literal byte string (UTF-8 of the written text)
+  kCharClass,  // one code point from ranges (or outside them when negated)
+  kRuleRef,    // a reference to rule `rule`
+  kSequence,   // children in order
+  kChoice,     // one of the children
+  kRepeat,     // child repeated min..max times (max == kUnbounded for no upper bound)
+  // Reserved for intrinsics (see file comment): kTagDispatch, kCountedRepeat.
+};
+
+struct Expr {
+  static constexpr int32_t kUnbounded = -1;
+  ExprKind kind = ExprKind::kEmpty;
+  std::string bytes;                                  // kBytes
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;  // kCharClass, inclusive, as written
+  bool negated = false;                               // kCharClass
+  int32_t rule = -1;                                  // kRuleRef
+  std::vector<int32_t> children;                      // kSequence, kChoice, kRepeat (one child)
+  int32_t min = 0, max = kUnbounded;                  // kRepeat
+};
+
+struct Rule {
+  std::string name;
+  int32_t body = -1;       // index into Grammar::exprs
+  int32_t lookahead = -1;  // index into Grammar::exprs, or -1
+};
+
+class Grammar {
+ public:
+  std::vector<Expr> exprs;
+  std::vector<Rule> rules;
+  int32_t root = -1;
+
+  int32_t Add(Expr e) {
+    exprs.push_back(std::move(e));
+    return static_cast<int32_t>(exprs.size() - 1);
+  }
+  int32_t AddBytes(std::string b) {
+    Expr e;
+    e.kind = ExprKind::kBytes;
+    e.bytes = std::move(b);
+    return Add(std::move(e));
+  }
+  int32_t AddNode(ExprKind kind, std::vector<int32_t> children) {
+    Expr e;
+    e.kind = kind;
+    e.children = std::move(children);
+    return Add(std::move(e));
+  }
+  int32_t FindRule(const std::string& name) const {
+    for (size_t i = 0; i < rules.size(); ++i)
+      if (rules[i].name == name) return static_cast<int32_t>(i);
+    return -1;
+  }
+  const std::string& RootName() const { return rules[root].name; }
+};
+
+}  // namespace xg

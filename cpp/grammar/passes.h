@@ -1,0 +1,21 @@
+// Normalising passes over the grammar IR, run by the compiler before FSMs are built:
+//   1. DropUnreachableRules: rules the root cannot reach are removed (indices compacted).
+//   2. InlineSmallRules: a non-recursive rule with a small body and no lookahead is copied into each
+//      reference. Fewer rules means fewer Earley predictions and completions at run time; the size cap
+//      keeps the per-rule FSMs small.
+//   3. FuseBytes: nested sequences/choices are flattened, adjacent literals in a sequence are joined,
+//      and single-code-point classes become literals.
+// Nullable and productive analysis run on the FSMs (fsm/grammar_fsm.h), where they are exact.
+#pragma once
+
+#include "grammar/grammar.h"
+
+namespace xg {
+
+void DropUnreachableRules(Grammar* g);
+void InlineSmallRules(Grammar* g, int max_inline_nodes = 48);
+void FuseBytes(Grammar* g);
+// All of the above, in order; the result prints and parses back to itself.
+void NormalizeGrammar(Grammar* g);
+
+}  // namespace xg

@@ -1,0 +1,103 @@
+#include "grammar/printer.h"
+
+#include <cstdio>
+
+#include "support/utf8.h"
+
+namespace xg {
+namespace {
+
+std::string ClassCodepoint(uint32_t cp) {
+  char buf[16];
+  if (cp == ']' || cp == '[' || cp == '\\' || cp == '^' || cp == '-') return std::string("\\") + static_cast<char>(cp);
+  if (cp == '\n') return "\\n";
+  if (cp == '\t') return "\\t";
+  if (cp == '\r') return "\\r";
+  if (cp < 0x20 || cp == 0x7F) {
+    std::snprintf(buf, sizeof(buf), "\\x%02X", cp);
+    return buf;
+  }
+  if (cp >= 0x80 && cp <= 0x9F) {
+    std::snprintf(buf, sizeof(buf), "\\u%04X", cp);
+    return buf;
+  }
+  std::string out;
+  AppendUtf8(cp, &out);
+  return out;
+}
+
+// Precedence: 0 = choice, 1 = sequence, 2 = postfix operand.
+void Print(const Grammar& g, int32_t id, int prec, std::string* out) {
+  const Expr& e = g.exprs[id];
+  switch (e.kind) {
+    case ExprKind::kEmpty: *out += "\"\""; return;
+    case ExprKind::kBytes: *out += "\"" + EscapeBytes(e.bytes) + "\""; return;
+    case ExprKind::kCharClass: {
+      *out += e.negated ? "[^" : "[";
+      for (auto [lo, hi] : e.ranges) {
+        *out += ClassCodepoint(lo);
+        if (hi != lo) *out += "-" + ClassCodepoint(hi);
+      }
+      *out += "]";
+      return;
+    }
+    case ExprKind::kRuleRef: *out += g.rules[e.rule].name; return;
+    case ExprKind::kSequence:
+    case ExprKind::kChoice: {
+      int my = e.kind == ExprKind::kChoice ? 0 : 1;
+      bool paren = prec > my;
+      if (paren) *out += "(";
+      for (size_t i = 0; i < e.children.size(); ++i) {
+        if (i) *out += e.kind == ExprKind::kChoice ? " | " : " ";
+        Print(g, e.children[i], my + 1, out);
+      }
+      if (paren) *out += ")";
+      return;
+    }
+    case ExprKind::kRepeat: {
+      bool paren = prec > 2;
+      if (paren) *out += "(";
+      // The operand of a postfix must itself be atomic: a nested repeat needs parentheses too.
+      const Expr& child = g.exprs[e.children[0]];
+      bool child_paren = child.kind == ExprKind::kRepeat;
+      if (child_paren) *out += "(";
+      Print(g, e.children[0], 2, out);
+      if (child_paren) *out += ")";
+      if (e.min == 0 && e.max == Expr::kUnbounded) {
+        *out += "*";
+      } else if (e.min == 1 && e.max == Expr::kUnbounded) {
+        *out += "+";
+      } else if (e.min == 0 && e.max == 1) {
+        *out += "?";
+      } else if (e.max == Expr::kUnbounded) {
+        *out += "{" + std::to_string(e.min) + ",}";
+      } else if (e.min == e.max) {
+        *out += "{" + std::to_string(e.min) + "}";
+      } else {
+        *out += "{" + std::to_string(e.min) + "," + std::to_string(e.max) + "}";
+      }
+      if (paren) *out += ")";
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string PrintExpr(const Grammar& g, int32_t expr) {
+  std::string out;
+  Print(g, expr, 0, &out);
+  return out;
+}
+
+std::string PrintGrammar(const Grammar& g) {
+  std::string out;
+  for (const Rule& r : g.rules) {
+    out += r.name + " ::= " + PrintExpr(g, r.body);
+    if (r.lookahead >= 0) out += " (= " + PrintExpr(g, r.lookahead) + ")";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace xg

@@ -1,0 +1,221 @@
+#include "matcher/grammar_matcher.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "support/check.h"
+#include "support/utf8.h"
+
+namespace xg {
+
+GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar,
+                               std::optional<std::vector<int32_t>> override_stop_tokens, int32_t max_rollback_tokens)
+    : grammar_(std::move(grammar)), parser_(&grammar_->fsm()), max_rollback_tokens_(max_rollback_tokens) {
+  const TokenizerInfo& tok = grammar_->tokenizer();
+  if (override_stop_tokens) {
+    for (int32_t id : *override_stop_tokens)
+      XG_USER_CHECK(id >= 0 && id < tok.NumTokens())
+          << "GrammarMatcher: stop token id " << id << " is out of range [0, " << tok.NumTokens() << ")";
+    stop_ids_ = *override_stop_tokens;
+  } else {
+    stop_ids_ = tok.StopIds();
+  }
+  std::sort(stop_ids_.begin(), stop_ids_.end());
+  stop_ids_.erase(std::unique(stop_ids_.begin(), stop_ids_.end()), stop_ids_.end());
+  parser_.Reset();
+}
+
+bool GrammarMatcher::IsStop(int32_t id) const { return std::binary_search(stop_ids_.begin(), stop_ids_.end(), id); }
+
+bool GrammarMatcher::TryAdvance(const std::string& bytes) {
+  int32_t pushed = 0;
+  for (char c : bytes) {
+    if (!parser_.Advance(static_cast<uint8_t>(c))) {
+      parser_.PopSets(pushed);
+      return false;
+    }
+    ++pushed;
+  }
+  return true;
+}
+
+bool GrammarMatcher::AcceptToken(int32_t id) {
+  const TokenizerInfo& tok = grammar_->tokenizer();
+  XG_USER_CHECK(id >= 0 && id < tok.VocabSize())
+      << "GrammarMatcher.accept_token: token id " << id << " is out of range [0, " << tok.VocabSize() << ")";
+  if (terminated_) return false;
+  Step step{parser_.NumSets(), false};
+  if (IsStop(id)) {
+    if (!parser_.CanAcceptEnd()) return false;
+    terminated_ = true;
+    step.terminated = true;
+    history_.push_back(step);
+    return true;
+  }
+  if (id >= tok.NumTokens() || tok.IsSpecial(id)) return false;
+  if (!TryAdvance(tok.Token(id))) return false;
+  history_.push_back(step);
+  return true;
+}
+
+bool GrammarMatcher::AcceptString(const std::string& bytes) {
+  if (terminated_) return false;
+  Step step{parser_.NumSets(), false};
+  if (!TryAdvance(bytes)) return false;
+  history_.push_back(step);
+  return true;
+}
+
+void GrammarMatcher::Rollback(int32_t n) {
+  XG_USER_CHECK(n >= 0) << "GrammarMatcher.rollback: num_tokens must be >= 0, got " << n;
+  XG_USER_CHECK(n <= static_cast<int32_t>(history_.size()))
+      << "GrammarMatcher.rollback: cannot roll back " << n << " tokens, only " << history_.size() << " accepted";
+  XG_USER_CHECK(max_rollback_tokens_ < 0 || n <= max_rollback_tokens_)
+      << "GrammarMatcher.rollback: cannot roll back " << n << " tokens, max_rollback_tokens is " << max_rollback_tokens_;
+  for (int32_t i = 0; i < n; ++i) {
+    Step s = history_.back();
+    history_.pop_back();
+    if (s.terminated) {
+      terminated_ = false;
+    } else {
+      parser_.PopSets(parser_.NumSets() - s.sets_before);
+    }
+  }
+}
+
+void GrammarMatcher::Reset() {
+  parser_.Reset();
+  history_.clear();
+  terminated_ = false;
+}
+
+void GrammarMatcher::CheckUncertain(const std::vector<int32_t>& positions, uint32_t* words) {
+  const TokenizerInfo& tok = grammar_->tokenizer();
+  const int32_t base = parser_.NumSets();
+  const std::string* prev = nullptr;
+  int32_t dead_at = -1;  // the previous token died reading byte dead_at (relative), or -1
+  for (int32_t pos : positions) {
+    int32_t id = tok.SortedId(pos);
+    if (words[id >> 5] & (1u << (id & 31))) continue;  // already accepted by another state
+    const std::string& t = tok.Token(id);
+    int32_t lcp = 0;
+    if (prev) {
+      size_t m = std::min(prev->size(), t.size());
+      while (static_cast<size_t>(lcp) < m && (*prev)[lcp] == t[lcp]) ++lcp;
+    }
+    prev = &t;
+    if (dead_at >= 0 && lcp > dead_at) continue;  // shares the prefix that already failed
+    int32_t depth = parser_.NumSets() - base;
+    int32_t keep = std::min(lcp, depth);
+    parser_.PopSets(depth - keep);
+    dead_at = -1;
+    int32_t d = keep;
+    for (; d < static_cast<int32_t>(t.size()); ++d) {
+      if (!parser_.Advance(static_cast<uint8_t>(t[d]))) {
+        dead_at = d;
+        break;
+      }
+    }
+    if (dead_at < 0) words[id >> 5] |= 1u << (id & 31);
+  }
+  parser_.PopSets(parser_.NumSets() - base);
+}
+
+void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
+  const TokenizerInfo& tok = grammar_->tokenizer();
+  XG_USER_CHECK(num_words >= tok.MaskWords()) << "fill_next_token_bitmask: the bitmask row has " << num_words
+                                              << " int32 words, but vocab_size " << tok.VocabSize() << " needs "
+                                              << tok.MaskWords();
+  std::memset(words, 0, sizeof(uint32_t) * num_words);
+  auto set_stops = [&] {
+    for (int32_t id : stop_ids_) words[id >> 5] |= 1u << (id & 31);
+  };
+  if (terminated_) {
+    set_stops();
+    return;
+  }
+  states_.clear();
+  parser_.ScannableStates(&states_);
+  if (scratch_.size() != static_cast<size_t>(tok.MaskWords())) scratch_.assign(tok.MaskWords(), 0);
+  uncertain_.clear();
+  for (int32_t s : states_) {
+    const TokenMaskEntry& e = grammar_->Entry(s);
+    e.OrAccepted(tok, words, &scratch_);
+    uncertain_.insert(uncertain_.end(), e.uncertain.begin(), e.uncertain.end());
+  }
+  if (!uncertain_.empty()) {
+    if (states_.size() > 1) {
+      std::sort(uncertain_.begin(), uncertain_.end());
+      uncertain_.erase(std::unique(uncertain_.begin(), uncertain_.end()), uncertain_.end());
+    }
+    CheckUncertain(uncertain_, words);
+  }
+  if (parser_.CanAcceptEnd()) set_stops();
+}
+
+std::string GrammarMatcher::FindJumpForwardString() {
+  if (terminated_) return "";
+  const GrammarFsm& fsm = grammar_->fsm();
+  std::string out;
+  int32_t pushed = 0;
+  while (!parser_.CanAcceptEnd()) {
+    int32_t k = parser_.NumSets() - 1;
+    int only = -1;
+    bool many = false;
+    for (const EarleyItem* it = parser_.SetBegin(k); it != parser_.SetEnd(k) && !many; ++it) {
+      if (!fsm.HasBytes(it->state)) continue;
+      const int32_t* row = fsm.NextRow(it->state);
+      for (int b = 0; b < 256; ++b) {
+        if (row[b] < 0) continue;
+        if (only < 0) {
+          only = b;
+        } else if (only != b) {
+          many = true;
+          break;
+        }
+      }
+    }
+    if (many || only < 0) break;
+    parser_.Advance(static_cast<uint8_t>(only));
+    ++pushed;
+    out.push_back(static_cast<char>(only));
+  }
+  parser_.PopSets(pushed);
+  // Cut an incomplete UTF-8 character at the end.
+  size_t pos = 0, good = 0;
+  uint32_t cp;
+  while (pos < out.size() && DecodeUtf8(out, &pos, &cp)) good = pos;
+  out.resize(good);
+  return out;
+}
+
+void BatchFillNextTokenBitmask(const std::vector<GrammarMatcher*>& matchers, uint32_t* words, int32_t words_per_row,
+                               const std::vector<int32_t>& indices, int num_threads) {
+  XG_USER_CHECK(matchers.size() == indices.size())
+      << "batch_fill_next_token_bitmask: " << matchers.size() << " matchers but " << indices.size() << " indices";
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < matchers.size();) {
+      try {
+        matchers[i]->FillNextTokenBitmask(words + static_cast<size_t>(indices[i]) * words_per_row, words_per_row);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  int n = std::max(1, std::min<int>(num_threads, static_cast<int>(matchers.size())));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& th : threads) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace xg

@@ -1,0 +1,81 @@
+// GrammarMatcher: the state of one generation under a CompiledGrammar, with xgrammar's semantics.
+//
+// Call order: construct; then per decoding step FillNextTokenBitmask (optional) and AcceptToken;
+// Rollback(n) undoes the last n accepted tokens; Reset() starts over; Fork() copies the state.
+// Contracts:
+//   - A rejected token or string leaves the matcher unchanged.
+//   - Stop tokens are allowed exactly when the input so far is a complete sentence; accepting one
+//     terminates the matcher. A terminated matcher accepts nothing and its mask allows only the stop
+//     tokens (so a batched loop that keeps sampling a finished row emits stop tokens).
+//   - Special tokens and padding ids (>= the tokenizer's size) are never allowed.
+//   - Token ids outside [0, vocab_size) are user errors (InputError), not rejections.
+// A matcher is not thread-safe; distinct matchers may run on distinct threads concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/compiled_grammar.h"
+#include "parser/earley_parser.h"
+
+namespace xg {
+
+class GrammarMatcher {
+ public:
+  // override_stop_tokens replaces the tokenizer's stop tokens when given. max_rollback_tokens < 0
+  // means unlimited.
+  GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar,
+                 std::optional<std::vector<int32_t>> override_stop_tokens = std::nullopt,
+                 int32_t max_rollback_tokens = -1);
+
+  bool AcceptToken(int32_t token_id);
+  bool AcceptString(const std::string& bytes);
+  // Writes the packed allowed-token mask into words[0, num_words); words past the vocabulary are 0.
+  void FillNextTokenBitmask(uint32_t* words, int32_t num_words);
+  // The longest byte string every continuation must start with (cut to whole UTF-8 characters).
+  std::string FindJumpForwardString();
+  void Rollback(int32_t num_tokens);
+  void Reset();
+  GrammarMatcher Fork() const { return *this; }
+
+  bool IsTerminated() const { return terminated_; }
+  // True when the input so far is a complete sentence (a stop token would be accepted now).
+  bool IsCompleted() const { return terminated_ || parser_.CanAcceptEnd(); }
+  int32_t NumAcceptedTokens() const { return static_cast<int32_t>(history_.size()); }
+  const std::vector<int32_t>& StopTokenIds() const { return stop_ids_; }
+  int32_t MaxRollbackTokens() const { return max_rollback_tokens_; }
+  const CompiledGrammar& grammar() const { return *grammar_; }
+  const std::shared_ptr<const CompiledGrammar>& grammar_ptr() const { return grammar_; }
+
+ private:
+  struct Step {
+    int32_t sets_before;  // parser set count before the step
+    bool terminated;      // the step was a stop token
+  };
+  // Parses `bytes` on top of the current state; on failure pops what it pushed. Returns success.
+  bool TryAdvance(const std::string& bytes);
+  bool IsStop(int32_t id) const;
+  // Re-checks uncertain tokens (positions in the sorted vocabulary, ascending) against the live
+  // parser and sets the bits of those that parse.
+  void CheckUncertain(const std::vector<int32_t>& sorted_positions, uint32_t* words);
+
+  std::shared_ptr<const CompiledGrammar> grammar_;
+  EarleyParser parser_;
+  std::vector<int32_t> stop_ids_;
+  int32_t max_rollback_tokens_;
+  bool terminated_ = false;
+  std::vector<Step> history_;
+  // Scratch buffers reused across calls.
+  std::vector<int32_t> states_, uncertain_;
+  std::vector<uint32_t> scratch_;
+};
+
+// Fills rows of one bitmask for many matchers on up to num_threads threads. words points at a
+// [rows, words_per_row] int32 array; matchers[i] writes row indices[i].
+void BatchFillNextTokenBitmask(const std::vector<GrammarMatcher*>& matchers, uint32_t* words, int32_t words_per_row,
+                               const std::vector<int32_t>& indices, int num_threads);
+
+}  // namespace xg

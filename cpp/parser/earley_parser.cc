@@ -1,0 +1,168 @@
+#include "parser/earley_parser.h"
+
+#include <algorithm>
+
+#include "support/check.h"
+
+namespace xg {
+
+EarleyParser::EarleyParser(const GrammarFsm* fsm) : fsm_(fsm) {
+  hash_keys_.assign(1024, 0);
+  hash_stamp_.assign(1024, 0);
+}
+
+void EarleyParser::BeginSet() {
+  if (++stamp_ == 0) {  // wrapped: clear stamps
+    std::fill(hash_stamp_.begin(), hash_stamp_.end(), 0);
+    stamp_ = 1;
+  }
+  set_flags_.push_back(0);
+}
+
+void EarleyParser::Reset() {
+  top_mode_ = false;
+  items_.clear();
+  set_begin_.assign(1, 0);
+  set_flags_.clear();
+  BeginSet();
+  set_begin_.push_back(0);
+  Add(fsm_->RuleStart(fsm_->Root()), 0, 0);
+  Close(0);
+}
+
+void EarleyParser::ResetToItem(int32_t state) {
+  top_mode_ = true;
+  items_.clear();
+  set_begin_.assign(1, 0);
+  set_flags_.clear();
+  BeginSet();
+  set_begin_.push_back(0);
+  Add(state, kTopOrigin, 0);
+  Close(0);
+}
+
+void EarleyParser::Add(int32_t state, int32_t origin, int32_t lineage) {
+  uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(state)) << 32) |
+                 (static_cast<uint32_t>(origin + 2) << 1) | static_cast<uint32_t>(lineage);
+  size_t n = items_.size() - set_begin_[set_begin_.size() - 2];
+  if ((n + 1) * 2 > hash_keys_.size()) {
+    // Grow and rehash the items of the current set.
+    size_t cap = hash_keys_.size() * 2;
+    hash_keys_.assign(cap, 0);
+    hash_stamp_.assign(cap, 0);
+    stamp_ = 1;
+    for (size_t i = set_begin_[set_begin_.size() - 2]; i < items_.size(); ++i) {
+      const EarleyItem& it = items_[i];
+      uint64_t k = (static_cast<uint64_t>(static_cast<uint32_t>(it.state)) << 32) |
+                   (static_cast<uint32_t>(it.origin + 2) << 1) | static_cast<uint32_t>(it.lineage);
+      size_t h = (k * 0x9E3779B97F4A7C15ull) >> 40;
+      for (size_t m = cap - 1;; h++) {
+        h &= m;
+        if (hash_stamp_[h] != stamp_) {
+          hash_stamp_[h] = stamp_;
+          hash_keys_[h] = k;
+          break;
+        }
+      }
+    }
+  }
+  size_t mask = hash_keys_.size() - 1;
+  for (size_t h = (key * 0x9E3779B97F4A7C15ull) >> 40;; ++h) {
+    h &= mask;
+    if (hash_stamp_[h] != stamp_) {
+      hash_stamp_[h] = stamp_;
+      hash_keys_[h] = key;
+      break;
+    }
+    if (hash_keys_[h] == key) return;
+  }
+  items_.push_back({state, origin, lineage});
+  set_begin_.back() = static_cast<int32_t>(items_.size());
+}
+
+void EarleyParser::Close(size_t from) {
+  const int32_t k = NumSets() - 1;  // index of the set being built
+  const GrammarFsm& g = *fsm_;
+  for (size_t i = set_begin_[k] + from; i < items_.size(); ++i) {
+    const EarleyItem it = items_[i];
+    // Predict.
+    for (const RuleEdge* e = g.RuleEdgesBegin(it.state); e != g.RuleEdgesEnd(it.state); ++e) {
+      Add(g.RuleStart(e->rule), k, it.lineage);
+      if (g.RuleNullable(e->rule)) Add(e->target, it.origin, it.lineage);
+    }
+    // Complete.
+    if (!g.IsFinal(it.state)) continue;
+    int32_t rule = g.RuleOf(it.state);
+    if (it.origin >= 0) {
+      if (it.origin == k) continue;  // empty completion: handled by the nullable rule at prediction
+      // Items of the origin set waiting on `rule`. The origin set is frozen; copy bounds first
+      // because Add may reallocate items_.
+      int32_t b = set_begin_[it.origin], e = set_begin_[it.origin + 1];
+      for (int32_t j = b; j < e; ++j) {
+        const EarleyItem w = items_[j];
+        if (w.lineage != it.lineage) continue;
+        for (const RuleEdge* re = g.RuleEdgesBegin(w.state); re != g.RuleEdgesEnd(w.state); ++re)
+          if (re->rule == rule) Add(re->target, w.origin, w.lineage);
+      }
+    } else if (it.origin == kTopOrigin) {
+      if (k == 0) continue;
+      set_flags_[k] |= kTopCompleted;
+      for (int32_t t : g.RuleFollow(rule)) Add(t, kFollowOrigin, 1);
+    } else {
+      set_flags_[k] |= kFollowCompleted;
+    }
+  }
+}
+
+bool EarleyParser::Advance(uint8_t byte) {
+  const int32_t k = NumSets() - 1;
+  const int32_t b = set_begin_[k], e = set_begin_[k + 1];
+  BeginSet();
+  set_begin_.push_back(static_cast<int32_t>(items_.size()));
+  for (int32_t j = b; j < e; ++j) {
+    const EarleyItem it = items_[j];
+    int32_t t = fsm_->Next(it.state, byte);
+    if (t >= 0) Add(t, it.origin, it.lineage);
+  }
+  if (static_cast<int32_t>(items_.size()) == e) {
+    set_begin_.pop_back();
+    set_flags_.pop_back();
+    return false;
+  }
+  Close(0);
+  return true;
+}
+
+void EarleyParser::PopSets(int32_t n) {
+  XG_ICHECK(n >= 0 && n < static_cast<int32_t>(set_begin_.size()) - 1) << "PopSets(" << n << ")";
+  if (n == 0) return;
+  set_begin_.resize(set_begin_.size() - n);
+  set_flags_.resize(set_flags_.size() - n);
+  items_.resize(set_begin_.back());
+}
+
+bool EarleyParser::LastSetHasLineage0() const {
+  int32_t k = NumSets() - 1;
+  for (const EarleyItem* it = SetBegin(k); it != SetEnd(k); ++it)
+    if (it->lineage == 0) return true;
+  return false;
+}
+
+bool EarleyParser::CanAcceptEnd() const {
+  int32_t k = NumSets() - 1;
+  int32_t root = fsm_->Root();
+  for (const EarleyItem* it = SetBegin(k); it != SetEnd(k); ++it)
+    if (it->origin == 0 && fsm_->IsFinal(it->state) && fsm_->RuleOf(it->state) == root) return true;
+  return false;
+}
+
+void EarleyParser::ScannableStates(std::vector<int32_t>* out) const {
+  int32_t k = NumSets() - 1;
+  size_t start = out->size();
+  for (const EarleyItem* it = SetBegin(k); it != SetEnd(k); ++it)
+    if (it->lineage == 0 && fsm_->HasBytes(it->state)) out->push_back(it->state);
+  std::sort(out->begin() + start, out->end());
+  out->erase(std::unique(out->begin() + start, out->end()), out->end());
+}
+
+}  // namespace xg

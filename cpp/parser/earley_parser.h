@@ -1,0 +1,96 @@
+// An Earley parser over UTF-8 bytes, running on per-rule DFAs (fsm/grammar_fsm.h).
+//
+// Terms follow the literature (Earley 1970; Aycock & Horspool 2002):
+//   - An Item is a dotted rule: `state` is the DFA state inside its rule (the "dot"), `origin` is the
+//     index of the Earley set where that rule's derivation started.
+//   - An Earley set (a "Row" in llguidance's words) holds the items valid after reading a prefix of
+//     the input; set k is built from set k-1 by scanning one byte, then closed under prediction
+//     (an item before a rule reference adds that rule's start item) and completion (an item in a
+//     final state advances the items of its origin set that wait on its rule).
+//   - Nullable rules: a prediction of a nullable rule also advances the predicting item at once
+//     (Aycock-Horspool), so completions never need to revisit the set being built.
+// Left recursion, nullable rules and ambiguity need no special handling: items are deduplicated per
+// set, so every set is finite.
+//
+// Sets are stored back to back in one vector; Advance pushes a set only when it is non-empty (an
+// empty set means the byte is rejected, and the parser is left exactly as it was), PopSets rolls
+// back. Because the automata are trimmed, a non-empty set means "the input so far is a prefix of a
+// sentence".
+//
+// The same machinery serves the token-mask cache (compiler/token_mask_cache.h), which parses a
+// token's bytes starting from one isolated item whose context is unknown: its origin is the
+// virtual set kTopOrigin. When that item's rule completes, the parser records it and continues with
+// every state that can follow the rule anywhere in the grammar (virtual origin kFollowOrigin, lineage
+// 1), so tokens that cannot continue in any context are rejected outright rather than left
+// uncertain. Lineage keeps the two apart: an item of lineage 1 is alive only through an assumed
+// context.
+//
+// Call order: construct, then Reset() or ResetToItem(); then any sequence of Advance / PopSets.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fsm/grammar_fsm.h"
+
+namespace xg {
+
+struct EarleyItem {
+  int32_t state;
+  int32_t origin;   // Earley set index, or kTopOrigin / kFollowOrigin
+  int32_t lineage;  // 0: real or top context; 1: assumed follow context (mask cache only)
+};
+
+class EarleyParser {
+ public:
+  static constexpr int32_t kTopOrigin = -1;
+  static constexpr int32_t kFollowOrigin = -2;
+  // Per-set flags.
+  static constexpr uint8_t kTopCompleted = 1;     // the isolated item's rule completed here
+  static constexpr uint8_t kFollowCompleted = 2;  // a follow-context rule completed here
+
+  explicit EarleyParser(const GrammarFsm* fsm);
+
+  // Set 0 = closure of the root rule's start item.
+  void Reset();
+  // Set 0 = closure of the isolated item (state, kTopOrigin). Completions of the isolated rule in
+  // set 0 itself are not followed (other items of the real set handle that case).
+  void ResetToItem(int32_t state);
+
+  // Scans `byte` from the last set. Returns false (and changes nothing) if no item can read it.
+  bool Advance(uint8_t byte);
+  void PopSets(int32_t n);
+  int32_t NumSets() const { return static_cast<int32_t>(set_begin_.size()) - 1; }
+
+  const EarleyItem* SetBegin(int32_t k) const { return items_.data() + set_begin_[k]; }
+  const EarleyItem* SetEnd(int32_t k) const { return items_.data() + set_begin_[k + 1]; }
+  uint8_t SetFlags(int32_t k) const { return set_flags_[k]; }
+  // True if the last set contains an item of lineage 0.
+  bool LastSetHasLineage0() const;
+  // True if the root rule has completed over the whole input (the input is a sentence).
+  bool CanAcceptEnd() const;
+  // Appends the distinct scannable states of the last set (lineage 0) to out.
+  void ScannableStates(std::vector<int32_t>* out) const;
+
+  const GrammarFsm& fsm() const { return *fsm_; }
+  size_t MemoryBytes() const { return items_.capacity() * sizeof(EarleyItem) + set_begin_.capacity() * 4; }
+
+ private:
+  // Adds `item` to the set being built (the last one) unless already present.
+  void Add(int32_t state, int32_t origin, int32_t lineage);
+  // Closes the set being built, from item index `from` on.
+  void Close(size_t from);
+  void BeginSet();
+
+  const GrammarFsm* fsm_;
+  std::vector<EarleyItem> items_;
+  std::vector<int32_t> set_begin_;  // set k = items_[set_begin_[k], set_begin_[k+1]); last entry = end
+  std::vector<uint8_t> set_flags_;
+  bool top_mode_ = false;
+  // Open-addressing dedup table for the set being built, invalidated by bumping `stamp_`.
+  std::vector<uint64_t> hash_keys_;
+  std::vector<uint32_t> hash_stamp_;
+  uint32_t stamp_ = 0;
+};
+
+}  // namespace xg

@@ -1,0 +1,183 @@
+// pybind11 bindings: thin handles over the C++ objects, no logic. InputError becomes ValueError,
+// InternalError becomes RuntimeError. Heavy calls release the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "compiler/compiled_grammar.h"
+#include "compiler/grammar_compiler.h"
+#include "grammar/builtin_grammars.h"
+#include "grammar/ebnf_parser.h"
+#include "grammar/passes.h"
+#include "grammar/printer.h"
+#include "matcher/grammar_matcher.h"
+#include "support/check.h"
+#include "tokenizer/tokenizer_info.h"
+
+namespace py = pybind11;
+using namespace xg;
+
+namespace {
+
+// Validates a writable C-contiguous int32 numpy row buffer and returns its pointer and length.
+std::pair<uint32_t*, int32_t> Int32Row(py::array arr, const char* what) {
+  XG_USER_CHECK(arr.dtype().is(py::dtype::of<int32_t>()))
+      << what << ": the bitmask must have dtype int32, got " << std::string(py::str(arr.dtype()));
+  XG_USER_CHECK(arr.ndim() == 1) << what << ": expected a 1-D row, got " << arr.ndim() << " dimensions";
+  XG_USER_CHECK(arr.writeable()) << what << ": the bitmask is read-only";
+  XG_USER_CHECK(arr.flags() & py::array::c_style) << what << ": the bitmask must be C-contiguous";
+  return {static_cast<uint32_t*>(arr.mutable_data()), static_cast<int32_t>(arr.shape(0))};
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "xg2jax C++ engine (internal; use the xg2jax package)";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const InternalError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  py::class_<TokenizerInfo, std::shared_ptr<TokenizerInfo>>(m, "TokenizerInfo")
+      .def(py::init([](const std::vector<py::bytes>& tokens, int32_t vocab_size, std::vector<int32_t> special,
+                       std::vector<int32_t> stop) {
+             std::vector<std::string> t;
+             t.reserve(tokens.size());
+             for (auto& b : tokens) t.emplace_back(b);
+             py::gil_scoped_release release;
+             return std::make_shared<TokenizerInfo>(std::move(t), vocab_size, special, stop);
+           }),
+           py::arg("tokens"), py::arg("vocab_size"), py::arg("special_ids"), py::arg("stop_ids"))
+      .def_property_readonly("vocab_size", &TokenizerInfo::VocabSize)
+      .def_property_readonly("num_tokens", &TokenizerInfo::NumTokens)
+      .def_property_readonly("stop_token_ids", &TokenizerInfo::StopIds)
+      .def_property_readonly("special_token_ids", &TokenizerInfo::SpecialIds)
+      .def("token_bytes", [](const TokenizerInfo& t, int32_t id) {
+        XG_USER_CHECK(id >= 0 && id < t.NumTokens()) << "token id " << id << " out of range";
+        return py::bytes(t.Token(id));
+      })
+      .def("memory_bytes", &TokenizerInfo::MemoryBytes);
+
+  py::class_<Grammar>(m, "Grammar")
+      .def_static(
+          "from_ebnf",
+          [](const std::string& text, const std::string& root) {
+            py::gil_scoped_release release;
+            return ParseEbnf(text, root);
+          },
+          py::arg("text"), py::arg("root_rule_name") = "root")
+      .def_static("builtin_json_ebnf", [] { return BuiltinJsonGrammarEbnf(); })
+      .def("to_string", [](const Grammar& g) { return PrintGrammar(g); })
+      .def("normalized", [](const Grammar& g) {
+        Grammar copy = g;
+        NormalizeGrammar(&copy);
+        return copy;
+      })
+      .def_property_readonly("root_rule_name", [](const Grammar& g) { return g.RootName(); })
+      .def_property_readonly("num_rules", [](const Grammar& g) { return g.rules.size(); });
+
+  py::class_<CompiledGrammar, std::shared_ptr<CompiledGrammar>>(m, "CompiledGrammar")
+      .def_property_readonly("grammar", [](const CompiledGrammar& c) { return c.grammar(); })
+      .def_property_readonly("tokenizer_info", [](const CompiledGrammar& c) {
+        return std::const_pointer_cast<TokenizerInfo>(c.tokenizer_ptr());
+      })
+      .def_property_readonly("num_states", [](const CompiledGrammar& c) { return c.fsm().NumStates(); })
+      .def_property_readonly("num_scannable_states", &CompiledGrammar::NumScannableStates)
+      .def_property_readonly("num_built_masks", &CompiledGrammar::NumBuiltEntries)
+      .def("build_all_masks", &CompiledGrammar::BuildAllMasks, py::arg("num_threads"),
+           py::call_guard<py::gil_scoped_release>())
+      .def("memory_size_bytes", &CompiledGrammar::MemoryBytes);
+
+  py::class_<GrammarCompiler>(m, "GrammarCompiler")
+      .def(py::init([](std::shared_ptr<TokenizerInfo> tok, int max_threads, bool cache_enabled, int64_t limit) {
+             return new GrammarCompiler(tok, max_threads, cache_enabled, limit);
+           }),
+           py::arg("tokenizer_info"), py::arg("max_threads"), py::arg("cache_enabled"), py::arg("cache_limit_bytes"))
+      .def(
+          "compile_ebnf",
+          [](GrammarCompiler& c, const std::string& ebnf, const std::string& root, bool eager) {
+            return std::const_pointer_cast<CompiledGrammar>(c.CompileEbnf(ebnf, root, eager));
+          },
+          py::arg("ebnf"), py::arg("root_rule_name"), py::arg("precompute_masks"),
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "compile_grammar",
+          [](GrammarCompiler& c, const Grammar& g, bool eager) {
+            return std::const_pointer_cast<CompiledGrammar>(c.CompileGrammar(g, eager));
+          },
+          py::arg("grammar"), py::arg("precompute_masks"), py::call_guard<py::gil_scoped_release>())
+      .def(
+          "compile_builtin_json_grammar",
+          [](GrammarCompiler& c, bool eager) {
+            return std::const_pointer_cast<CompiledGrammar>(c.CompileBuiltinJsonGrammar(eager));
+          },
+          py::arg("precompute_masks"), py::call_guard<py::gil_scoped_release>())
+      .def("clear_cache", &GrammarCompiler::ClearCache, py::call_guard<py::gil_scoped_release>())
+      .def("get_cache_size_bytes", &GrammarCompiler::GetCacheSizeBytes);
+
+  py::class_<GrammarMatcher>(m, "GrammarMatcher")
+      .def(py::init([](std::shared_ptr<CompiledGrammar> g, std::optional<std::vector<int32_t>> stops,
+                       int32_t max_rollback) { return new GrammarMatcher(g, stops, max_rollback); }),
+           py::arg("compiled_grammar"), py::arg("override_stop_tokens"), py::arg("max_rollback_tokens"))
+      .def("accept_token", &GrammarMatcher::AcceptToken, py::arg("token_id"), py::call_guard<py::gil_scoped_release>())
+      .def(
+          "accept_string",
+          [](GrammarMatcher& m, const py::bytes& b) {
+            std::string s = b;
+            py::gil_scoped_release release;
+            return m.AcceptString(s);
+          },
+          py::arg("data"))
+      .def(
+          "fill_row",
+          [](GrammarMatcher& m, py::array row) {
+            auto [ptr, n] = Int32Row(row, "fill_next_token_bitmask");
+            py::gil_scoped_release release;
+            m.FillNextTokenBitmask(ptr, n);
+          },
+          py::arg("row"))
+      .def("find_jump_forward_bytes",
+           [](GrammarMatcher& m) {
+             std::string s;
+             {
+               py::gil_scoped_release release;
+               s = m.FindJumpForwardString();
+             }
+             return py::bytes(s);
+           })
+      .def("rollback", &GrammarMatcher::Rollback, py::arg("num_tokens"))
+      .def("reset", &GrammarMatcher::Reset)
+      .def("fork", &GrammarMatcher::Fork)
+      .def("is_terminated", &GrammarMatcher::IsTerminated)
+      .def("is_completed", &GrammarMatcher::IsCompleted)
+      .def_property_readonly("num_accepted_tokens", &GrammarMatcher::NumAcceptedTokens)
+      .def_property_readonly("stop_token_ids", &GrammarMatcher::StopTokenIds)
+      .def_property_readonly("max_rollback_tokens", &GrammarMatcher::MaxRollbackTokens)
+      .def_property_readonly("compiled_grammar", [](const GrammarMatcher& m) {
+        return std::const_pointer_cast<CompiledGrammar>(m.grammar_ptr());
+      });
+
+  m.def(
+      "batch_fill",
+      [](std::vector<GrammarMatcher*> matchers, py::array bitmask, std::vector<int32_t> indices, int num_threads) {
+        XG_USER_CHECK(bitmask.dtype().is(py::dtype::of<int32_t>()))
+            << "batch_fill_next_token_bitmask: the bitmask must have dtype int32";
+        XG_USER_CHECK(bitmask.ndim() == 2) << "batch_fill_next_token_bitmask: the bitmask must be 2-D";
+        XG_USER_CHECK(bitmask.writeable() && (bitmask.flags() & py::array::c_style))
+            << "batch_fill_next_token_bitmask: the bitmask must be writable and C-contiguous";
+        int32_t rows = static_cast<int32_t>(bitmask.shape(0));
+        for (int32_t i : indices)
+          XG_USER_CHECK(i >= 0 && i < rows)
+              << "batch_fill_next_token_bitmask: index " << i << " out of range [0, " << rows << ")";
+        auto* ptr = static_cast<uint32_t*>(bitmask.mutable_data());
+        int32_t wpr = static_cast<int32_t>(bitmask.shape(1));
+        py::gil_scoped_release release;
+        BatchFillNextTokenBitmask(matchers, ptr, wpr, indices, num_threads);
+      },
+      py::arg("matchers"), py::arg("bitmask"), py::arg("indices"), py::arg("num_threads"));
+}

@@ -1,0 +1,61 @@
+#include "tokenizer/tokenizer_info.h"
+
+#include <algorithm>
+
+#include "support/check.h"
+
+namespace xg {
+
+TokenizerInfo::TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size,
+                             const std::vector<int32_t>& special_ids, const std::vector<int32_t>& stop_ids)
+    : tokens_(std::move(tokens)), vocab_size_(vocab_size) {
+  const int32_t n = NumTokens();
+  XG_USER_CHECK(n > 0) << "TokenizerInfo: the vocabulary is empty";
+  XG_USER_CHECK(vocab_size_ >= n) << "TokenizerInfo: vocab_size (" << vocab_size_
+                                  << ") is smaller than the number of tokens (" << n << ")";
+  is_special_.assign(n, 0);
+  for (int32_t id : special_ids) {
+    XG_USER_CHECK(id >= 0 && id < n) << "TokenizerInfo: special token id " << id << " is out of range [0, " << n << ")";
+    is_special_[id] = 1;
+  }
+  for (int32_t id : stop_ids) {
+    XG_USER_CHECK(id >= 0 && id < n) << "TokenizerInfo: stop token id " << id << " is out of range [0, " << n << ")";
+    is_special_[id] = 1;
+  }
+  for (int32_t i = 0; i < n; ++i)
+    if (tokens_[i].empty()) is_special_[i] = 1;
+  stop_ids_ = stop_ids;
+  std::sort(stop_ids_.begin(), stop_ids_.end());
+  stop_ids_.erase(std::unique(stop_ids_.begin(), stop_ids_.end()), stop_ids_.end());
+  for (int32_t i = 0; i < n; ++i)
+    if (is_special_[i]) special_ids_.push_back(i);
+
+  for (int32_t i = 0; i < n; ++i)
+    if (!is_special_[i]) sorted_ids_.push_back(i);
+  std::sort(sorted_ids_.begin(), sorted_ids_.end(), [&](int32_t a, int32_t b) {
+    int c = tokens_[a].compare(tokens_[b]);
+    return c != 0 ? c < 0 : a < b;
+  });
+  lcp_.assign(sorted_ids_.size(), 0);
+  sorted_index_.assign(n, -1);
+  normal_mask_.assign(MaskWords(), 0);
+  for (size_t i = 0; i < sorted_ids_.size(); ++i) {
+    int32_t id = sorted_ids_[i];
+    sorted_index_[id] = static_cast<int32_t>(i);
+    normal_mask_[id >> 5] |= 1u << (id & 31);
+    if (i > 0) {
+      const std::string &a = tokens_[sorted_ids_[i - 1]], &b = tokens_[id];
+      size_t m = std::min(a.size(), b.size()), k = 0;
+      while (k < m && a[k] == b[k]) ++k;
+      lcp_[i] = static_cast<int32_t>(k);
+    }
+  }
+}
+
+size_t TokenizerInfo::MemoryBytes() const {
+  size_t n = 0;
+  for (auto& t : tokens_) n += t.capacity() + sizeof(std::string);
+  return n + sorted_ids_.size() * 12 + normal_mask_.size() * 4 + is_special_.size();
+}
+
+}  // namespace xg

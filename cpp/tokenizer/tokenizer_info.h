@@ -1,0 +1,54 @@
+// TokenizerInfo: the decoded vocabulary the engine works on.
+//
+// Every token id maps to the raw bytes it emits (decoding of RAW / BYTE_FALLBACK / BYTE_LEVEL
+// vocabularies happens in Python, xg2jax/vocab_decoding.py). Special tokens (control tokens, empty
+// tokens) never match grammar text; stop tokens are allowed exactly when the grammar can end; ids in
+// [num_tokens, vocab_size) are padding of the logits and are never allowed.
+//
+// For the mask cache the normal tokens are also kept in lexicographic byte order with the length
+// of the common prefix with the previous token (lcp): walking tokens in that order, a parser only
+// needs to pop back to the common prefix and scan the rest, and a prefix that dies rejects the whole
+// run of tokens sharing it (the "token trie" walk).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xg {
+
+class TokenizerInfo {
+ public:
+  // tokens[i] = bytes of token i. vocab_size >= tokens.size() (padding ids above). special_ids and
+  // stop_ids must be < tokens.size(). Stop tokens are special too (they never match text).
+  TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size, const std::vector<int32_t>& special_ids,
+                const std::vector<int32_t>& stop_ids);
+
+  int32_t VocabSize() const { return vocab_size_; }
+  int32_t NumTokens() const { return static_cast<int32_t>(tokens_.size()); }
+  const std::string& Token(int32_t id) const { return tokens_[id]; }
+  bool IsSpecial(int32_t id) const { return is_special_[id]; }
+  const std::vector<int32_t>& StopIds() const { return stop_ids_; }
+  const std::vector<int32_t>& SpecialIds() const { return special_ids_; }
+
+  // Normal tokens in byte order; Lcp(i) = common prefix length of sorted(i-1) and sorted(i), Lcp(0) = 0.
+  int32_t NumSorted() const { return static_cast<int32_t>(sorted_ids_.size()); }
+  int32_t SortedId(int32_t i) const { return sorted_ids_[i]; }
+  int32_t Lcp(int32_t i) const { return lcp_[i]; }
+  // Position of a normal token in the sorted order, -1 for special tokens.
+  int32_t SortedIndex(int32_t id) const { return sorted_index_[id]; }
+  // Packed bitmask words (bit t%32 of word t/32) of all normal tokens.
+  const std::vector<uint32_t>& NormalMask() const { return normal_mask_; }
+  int32_t MaskWords() const { return (vocab_size_ + 31) / 32; }
+  size_t MemoryBytes() const;
+
+ private:
+  std::vector<std::string> tokens_;
+  int32_t vocab_size_;
+  std::vector<uint8_t> is_special_;
+  std::vector<int32_t> stop_ids_, special_ids_;
+  std::vector<int32_t> sorted_ids_, lcp_, sorted_index_;
+  std::vector<uint32_t> normal_mask_;
+};
+
+}  // namespace xg

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Sets up .venv and runs every test: GoogleTest (C++), then pytest (default set, then slow set).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" "test"
+
+if [ ! -f /usr/include/gtest/gtest.h ]; then
+  echo "GoogleTest missing: installing Debian's libgtest-dev"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libgtest-dev >/dev/null
+fi
+cmake -S . -B build/cpp-tests -G Ninja -DCMAKE_BUILD_TYPE=Release -DXG2JAX_BUILD_PYTHON=OFF -DXG2JAX_BUILD_TESTS=ON >/dev/null
+cmake --build build/cpp-tests
+ctest --test-dir build/cpp-tests --output-on-failure -j2 | tail -n 5
+
+python -m pytest -q
+python -m pytest -q -m slow -o addopts="-ra" || { rc=$?; [ $rc -eq 5 ] && echo "no slow tests selected"; [ $rc -eq 5 ]; }

@@ -1,0 +1,40 @@
+"""xg2jax: structured decoding for JAX, on a C++ Earley engine.
+
+Map of the key types, in the order a user meets them:
+
+- :class:`TokenizerInfo` (``VocabType``): the vocabulary, from a tokenizer file or a token list.
+- :class:`Grammar`: parsed EBNF (xgrammar / GBNF dialect); ``str()`` prints it back.
+- :class:`GrammarCompiler` -> :class:`CompiledGrammar`: a grammar compiled for one vocabulary;
+  token masks are built lazily per parser state and shared by all matchers.
+- :class:`GrammarMatcher`: one generation; ``fill_next_token_bitmask`` then ``accept_token``.
+- :func:`allocate_token_bitmask`, :func:`apply_token_bitmask_inplace`: packed int32 bitmasks
+  (bit ``t % 32`` of word ``t // 32``, 1 = allowed), the same layout as xgrammar.
+
+Moving from xgrammar is an import change: ``import xg2jax as xgr``.
+"""
+
+from xg2jax.compiler import CompiledGrammar, Grammar, GrammarCompiler
+from xg2jax.matcher import (
+    GrammarMatcher,
+    allocate_token_bitmask,
+    apply_token_bitmask_inplace,
+    batch_fill_next_token_bitmask,
+    get_bitmask_shape,
+)
+from xg2jax.tokenizer_info import TokenizerInfo
+from xg2jax.vocab_decoding import VocabType
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "TokenizerInfo",
+    "VocabType",
+    "Grammar",
+    "GrammarCompiler",
+    "CompiledGrammar",
+    "GrammarMatcher",
+    "allocate_token_bitmask",
+    "apply_token_bitmask_inplace",
+    "batch_fill_next_token_bitmask",
+    "get_bitmask_shape",
+]

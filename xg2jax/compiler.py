@@ -1,0 +1,153 @@
+"""Grammar, GrammarCompiler and CompiledGrammar: from grammar text to a compiled grammar.
+
+Usage order: ``TokenizerInfo`` -> ``GrammarCompiler(tokenizer_info)`` ->
+``compiler.compile_grammar(ebnf)`` -> ``GrammarMatcher(compiled)``.
+"""
+
+from __future__ import annotations
+
+from xg2jax import _core
+from xg2jax.tokenizer_info import TokenizerInfo
+
+__all__ = ["Grammar", "GrammarCompiler", "CompiledGrammar"]
+
+
+class Grammar:
+    """A parsed grammar (the engine's IR). ``str(grammar)`` prints EBNF that parses back to it."""
+
+    def __init__(self, handle: "_core.Grammar") -> None:
+        self._handle = handle
+
+    @staticmethod
+    def from_ebnf(ebnf_string: str, *, root_rule_name: str = "root") -> "Grammar":
+        """Parse EBNF text (xgrammar / GBNF dialect).
+
+        Raises
+        ------
+        ValueError
+            On a syntax error (with line:column and the offending line), an undefined rule, or an
+            unknown root rule.
+        """
+        if not isinstance(ebnf_string, str):
+            raise TypeError(f"Grammar.from_ebnf: expected str, got {type(ebnf_string).__name__}")
+        return Grammar(_core.Grammar.from_ebnf(ebnf_string, root_rule_name))
+
+    @staticmethod
+    def builtin_json_grammar() -> "Grammar":
+        """The standard any-JSON grammar (an object or array, RFC 8259)."""
+        return Grammar.from_ebnf(_core.Grammar.builtin_json_ebnf())
+
+    @property
+    def root_rule_name(self) -> str:
+        return self._handle.root_rule_name
+
+    def normalized(self) -> "Grammar":
+        """The grammar after the compiler's normalising passes (inlining, fusing, pruning)."""
+        return Grammar(self._handle.normalized())
+
+    def __str__(self) -> str:
+        return self._handle.to_string()
+
+    def __repr__(self) -> str:
+        return f"Grammar(root={self.root_rule_name!r}, rules={self._handle.num_rules})"
+
+
+class CompiledGrammar:
+    """A grammar compiled for one vocabulary; shared read-only by any number of matchers."""
+
+    def __init__(self, handle: "_core.CompiledGrammar", tokenizer_info: TokenizerInfo) -> None:
+        self._handle = handle
+        self._tokenizer_info = tokenizer_info
+
+    @property
+    def grammar(self) -> Grammar:
+        """The normalised grammar that was compiled."""
+        return Grammar(self._handle.grammar)
+
+    @property
+    def tokenizer_info(self) -> TokenizerInfo:
+        return self._tokenizer_info
+
+    @property
+    def memory_size_bytes(self) -> int:
+        """Bytes held, including the token-mask entries built so far."""
+        return self._handle.memory_size_bytes()
+
+    @property
+    def num_scannable_states(self) -> int:
+        """Automaton states with a token-mask entry (built lazily)."""
+        return self._handle.num_scannable_states
+
+    @property
+    def num_built_masks(self) -> int:
+        return self._handle.num_built_masks
+
+    def build_all_masks(self, *, num_threads: int = 1) -> None:
+        """Build every mask entry now instead of on first use."""
+        self._handle.build_all_masks(int(num_threads))
+
+
+class GrammarCompiler:
+    """Compiles grammars for one vocabulary, caching the results.
+
+    Parameters
+    ----------
+    tokenizer_info : TokenizerInfo
+        The vocabulary.
+    max_threads : int, optional
+        Threads used to build masks eagerly (``precompute_masks=True``). Default 8.
+    cache_enabled : bool, optional
+        Keep compiled grammars, keyed by source and options. Default True.
+    cache_limit_bytes : int, optional
+        -1 for unlimited (default); a grammar larger than the limit is not cached.
+    """
+
+    def __init__(
+        self,
+        tokenizer_info: TokenizerInfo,
+        *,
+        max_threads: int = 8,
+        cache_enabled: bool = True,
+        cache_limit_bytes: int = -1,
+    ) -> None:
+        if not isinstance(tokenizer_info, TokenizerInfo):
+            raise TypeError(f"GrammarCompiler: expected a TokenizerInfo, got {type(tokenizer_info).__name__}")
+        self._tokenizer_info = tokenizer_info
+        self._handle = _core.GrammarCompiler(tokenizer_info._handle, int(max_threads), bool(cache_enabled),
+                                             int(cache_limit_bytes))
+
+    @property
+    def tokenizer_info(self) -> TokenizerInfo:
+        return self._tokenizer_info
+
+    def compile_grammar(
+        self, grammar: str | Grammar, *, root_rule_name: str = "root", precompute_masks: bool = False
+    ) -> CompiledGrammar:
+        """Compile EBNF text or a :class:`Grammar`.
+
+        Parameters
+        ----------
+        grammar : str or Grammar
+            EBNF text, or an already parsed grammar (its own root is used).
+        root_rule_name : str, optional
+            The start rule for EBNF text. Default ``"root"``.
+        precompute_masks : bool, optional
+            Build every token-mask entry now (eager) rather than when first reached (JIT, default).
+        """
+        if isinstance(grammar, Grammar):
+            h = self._handle.compile_grammar(grammar._handle, bool(precompute_masks))
+        elif isinstance(grammar, str):
+            h = self._handle.compile_ebnf(grammar, root_rule_name, bool(precompute_masks))
+        else:
+            raise TypeError(f"compile_grammar: expected str or Grammar, got {type(grammar).__name__}")
+        return CompiledGrammar(h, self._tokenizer_info)
+
+    def compile_builtin_json_grammar(self, *, precompute_masks: bool = False) -> CompiledGrammar:
+        """Compile the standard any-JSON grammar."""
+        return CompiledGrammar(self._handle.compile_builtin_json_grammar(bool(precompute_masks)), self._tokenizer_info)
+
+    def clear_cache(self) -> None:
+        self._handle.clear_cache()
+
+    def get_cache_size_bytes(self) -> int:
+        return self._handle.get_cache_size_bytes()

@@ -1,0 +1,221 @@
+"""GrammarMatcher and token bitmasks, with xgrammar's names, semantics and layout.
+
+A bitmask row is packed int32: token ``t`` is bit ``t % 32`` of word ``t // 32`` (LSB first),
+1 = allowed. ``allocate_token_bitmask(batch, vocab_size)`` makes one; any CPU array that speaks
+DLPack (numpy, torch, ...) with dtype int32 works too.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from xg2jax import _core
+from xg2jax.compiler import CompiledGrammar
+
+__all__ = [
+    "GrammarMatcher",
+    "allocate_token_bitmask",
+    "get_bitmask_shape",
+    "apply_token_bitmask_inplace",
+    "batch_fill_next_token_bitmask",
+]
+
+
+def get_bitmask_shape(batch_size: int, vocab_size: int) -> tuple[int, int]:
+    """Shape of a packed bitmask: ``(batch_size, ceil(vocab_size / 32))``."""
+    return (int(batch_size), (int(vocab_size) + 31) // 32)
+
+
+def allocate_token_bitmask(batch_size: int, vocab_size: int) -> np.ndarray:
+    """A packed int32 bitmask with every token allowed (all bits 1)."""
+    return np.full(get_bitmask_shape(batch_size, vocab_size), -1, dtype=np.int32)
+
+
+def _as_numpy(bitmask, what: str) -> np.ndarray:
+    if isinstance(bitmask, np.ndarray):
+        return bitmask
+    if hasattr(bitmask, "__dlpack__"):
+        try:
+            return np.from_dlpack(bitmask)
+        except (RuntimeError, BufferError, TypeError) as e:
+            raise ValueError(f"{what}: the bitmask must be a CPU array (DLPack export failed: {e})") from e
+    raise TypeError(f"{what}: expected a numpy array or a DLPack CPU array, got {type(bitmask).__name__}")
+
+
+def _row(bitmask, index: int, what: str) -> np.ndarray:
+    arr = _as_numpy(bitmask, what)
+    if arr.dtype != np.int32:
+        raise ValueError(f"{what}: the bitmask must have dtype int32, got {arr.dtype}")
+    if arr.ndim == 1:
+        if index != 0:
+            raise ValueError(f"{what}: index {index} given for a 1-D bitmask (only 0 is valid)")
+        return arr
+    if arr.ndim != 2:
+        raise ValueError(f"{what}: the bitmask must be 1-D or 2-D, got shape {arr.shape}")
+    if not 0 <= index < arr.shape[0]:
+        raise ValueError(f"{what}: index {index} is out of range for a bitmask of {arr.shape[0]} rows")
+    return arr[index]
+
+
+class GrammarMatcher:
+    """Matches one generation against a compiled grammar, token by token.
+
+    Parameters
+    ----------
+    compiled_grammar : CompiledGrammar
+        The grammar (shared read-only; any number of matchers may use it).
+    override_stop_tokens : int or sequence of int, optional
+        Replaces the tokenizer's stop tokens.
+    terminate_without_stop_token : bool, optional
+        Not supported yet; must be False (raises otherwise).
+    max_rollback_tokens : int, optional
+        The most tokens :meth:`rollback` may undo at once; -1 (default) for unlimited.
+
+    Notes
+    -----
+    A rejected token leaves the matcher unchanged. Stop tokens are accepted exactly when the output
+    so far is a complete sentence and terminate the matcher; a terminated matcher rejects every
+    token and its mask allows only the stop tokens. Not thread-safe; use one matcher per thread.
+    """
+
+    def __init__(
+        self,
+        compiled_grammar: CompiledGrammar,
+        *,
+        override_stop_tokens: int | Sequence[int] | None = None,
+        terminate_without_stop_token: bool = False,
+        max_rollback_tokens: int = -1,
+    ) -> None:
+        if not isinstance(compiled_grammar, CompiledGrammar):
+            raise TypeError(f"GrammarMatcher: expected a CompiledGrammar, got {type(compiled_grammar).__name__}")
+        if terminate_without_stop_token:
+            raise ValueError("GrammarMatcher: terminate_without_stop_token=True is not supported yet")
+        if isinstance(override_stop_tokens, int):
+            override_stop_tokens = [override_stop_tokens]
+        stops = None if override_stop_tokens is None else [int(t) for t in override_stop_tokens]
+        self._compiled = compiled_grammar
+        self._handle = _core.GrammarMatcher(compiled_grammar._handle, stops, int(max_rollback_tokens))
+
+    @classmethod
+    def _wrap(cls, compiled: CompiledGrammar, handle) -> "GrammarMatcher":
+        m = cls.__new__(cls)
+        m._compiled = compiled
+        m._handle = handle
+        return m
+
+    @property
+    def compiled_grammar(self) -> CompiledGrammar:
+        return self._compiled
+
+    @property
+    def vocab_size(self) -> int:
+        return self._compiled.tokenizer_info.vocab_size
+
+    @property
+    def stop_token_ids(self) -> list[int]:
+        return list(self._handle.stop_token_ids)
+
+    @property
+    def max_rollback_tokens(self) -> int:
+        return self._handle.max_rollback_tokens
+
+    def accept_token(self, token_id: int) -> bool:
+        """Advance by one token. Returns False (state unchanged) if the grammar forbids it.
+
+        Raises
+        ------
+        ValueError
+            If ``token_id`` is outside ``[0, vocab_size)``.
+        """
+        if isinstance(token_id, (bool, np.bool_)) or not isinstance(token_id, (int, np.integer)):
+            raise TypeError(f"accept_token: token_id must be an int, got {type(token_id).__name__}")
+        return self._handle.accept_token(int(token_id))
+
+    def accept_string(self, input_str: str | bytes) -> bool:
+        """Advance by a string (counts as one step for :meth:`rollback`). False = unchanged."""
+        data = input_str.encode("utf-8") if isinstance(input_str, str) else bytes(input_str)
+        return self._handle.accept_string(data)
+
+    def fill_next_token_bitmask(self, bitmask, index: int = 0) -> None:
+        """Write the allowed-token mask into row ``index`` of ``bitmask`` (packed int32).
+
+        Raises
+        ------
+        ValueError
+            On a wrong dtype, shape, index, a row too short for the vocabulary, or a non-CPU array.
+        """
+        row = _row(bitmask, int(index), "fill_next_token_bitmask")
+        self._handle.fill_row(row)
+
+    def find_jump_forward_string(self) -> str:
+        """The longest string every valid continuation starts with ('' if none)."""
+        return self._handle.find_jump_forward_bytes().decode("utf-8")
+
+    def rollback(self, num_tokens: int = 1) -> None:
+        """Undo the last ``num_tokens`` accepted tokens (stop tokens included)."""
+        self._handle.rollback(int(num_tokens))
+
+    def reset(self) -> None:
+        """Back to the start of the grammar."""
+        self._handle.reset()
+
+    def fork(self) -> "GrammarMatcher":
+        """An independent copy of this matcher's state."""
+        return GrammarMatcher._wrap(self._compiled, self._handle.fork())
+
+    def is_terminated(self) -> bool:
+        """True after a stop token was accepted."""
+        return self._handle.is_terminated()
+
+    def is_completed(self) -> bool:
+        """True when the output so far is a complete sentence (a stop token would be accepted)."""
+        return self._handle.is_completed()
+
+
+def batch_fill_next_token_bitmask(
+    matchers: Sequence[GrammarMatcher], bitmask, indices: Sequence[int] | None = None, *, num_threads: int = 8
+) -> None:
+    """Fill ``bitmask[indices[i]]`` from ``matchers[i]`` for all i, on up to ``num_threads`` threads.
+
+    The matchers must be distinct objects (each is advanced by one thread only).
+    """
+    arr = _as_numpy(bitmask, "batch_fill_next_token_bitmask")
+    if arr.dtype != np.int32:
+        raise ValueError(f"batch_fill_next_token_bitmask: the bitmask must have dtype int32, got {arr.dtype}")
+    idx = list(range(len(matchers))) if indices is None else [int(i) for i in indices]
+    handles = [m._handle for m in matchers]
+    if len({id(h) for h in handles}) != len(handles):
+        raise ValueError("batch_fill_next_token_bitmask: the same matcher appears twice")
+    _core.batch_fill(handles, arr, idx, int(num_threads))
+
+
+def apply_token_bitmask_inplace(logits: np.ndarray, bitmask: np.ndarray, *, indices: Sequence[int] | None = None) -> None:
+    """Set ``logits[i, t] = -inf`` where bit t of ``bitmask[i]`` is 0 (numpy, in place).
+
+    ``logits`` may be wider than the bitmask's vocabulary (tokens past it are masked) or narrower
+    (extra bits are ignored). 1-D logits pair with a 1-D or single-row bitmask.
+    """
+    if not isinstance(logits, np.ndarray) or not isinstance(bitmask, np.ndarray):
+        raise TypeError("apply_token_bitmask_inplace: logits and bitmask must be numpy arrays")
+    if bitmask.dtype != np.int32:
+        raise ValueError(f"apply_token_bitmask_inplace: the bitmask must have dtype int32, got {bitmask.dtype}")
+    if not np.issubdtype(logits.dtype, np.floating):
+        raise ValueError(f"apply_token_bitmask_inplace: logits must be floating point, got {logits.dtype}")
+    lg = logits[None, :] if logits.ndim == 1 else logits
+    bm = bitmask[None, :] if bitmask.ndim == 1 else bitmask
+    if lg.ndim != 2 or bm.ndim != 2:
+        raise ValueError(f"apply_token_bitmask_inplace: bad shapes logits {logits.shape}, bitmask {bitmask.shape}")
+    rows = list(range(lg.shape[0])) if indices is None else [int(i) for i in indices]
+    if indices is None and bm.shape[0] != lg.shape[0]:
+        raise ValueError(f"apply_token_bitmask_inplace: {lg.shape[0]} logits rows but {bm.shape[0]} bitmask rows")
+    vocab = lg.shape[1]
+    bits = np.unpackbits(bm.view(np.uint8), axis=1, bitorder="little").astype(bool)
+    width = min(vocab, bits.shape[1])
+    for r in rows:
+        if not 0 <= r < lg.shape[0]:
+            raise ValueError(f"apply_token_bitmask_inplace: index {r} out of range")
+        allowed = np.zeros(vocab, dtype=bool)
+        allowed[:width] = bits[r if indices is None or bm.shape[0] == lg.shape[0] else rows.index(r)][:width]
+        lg[r, ~allowed] = -np.inf

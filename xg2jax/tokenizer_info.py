@@ -1,0 +1,157 @@
+"""TokenizerInfo: the vocabulary a grammar is compiled against.
+
+Mirrors ``xgrammar.TokenizerInfo``: build it from the encoded vocabulary (the token spellings a
+tokenizer stores) and its :class:`VocabType`, or load it from a tokenizer file with
+:meth:`TokenizerInfo.from_tokenizer_json`, :meth:`TokenizerInfo.from_gguf` or
+:meth:`TokenizerInfo.from_tiktoken`. The engine sees each token as the raw bytes it emits.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Mapping, Sequence
+
+from xg2jax import _core
+from xg2jax.vocab_decoding import LoadedVocab, VocabType, decode_vocab
+
+__all__ = ["TokenizerInfo", "VocabType"]
+
+
+class TokenizerInfo:
+    """A decoded vocabulary with its special and stop tokens.
+
+    Parameters
+    ----------
+    encoded_vocab : sequence of str or bytes
+        Token spellings, indexed by token id.
+    vocab_type : VocabType, optional
+        How spellings map to bytes: ``RAW`` (as is), ``BYTE_FALLBACK`` (SentencePiece ``▁`` and
+        ``<0xNN>``) or ``BYTE_LEVEL`` (GPT-2 byte-to-unicode). Default ``RAW``.
+    vocab_size : int, optional
+        Width of the model's logits, which may exceed ``len(encoded_vocab)`` (padding). Padding ids
+        are never allowed. Default ``len(encoded_vocab)``.
+    stop_token_ids : sequence of int, optional
+        Tokens that end generation; allowed exactly when the grammar can end. Default: none.
+    add_prefix_space : bool, optional
+        Whether the tokenizer prepends a space to text (recorded, as in xgrammar).
+    special_token_ids : sequence of int, optional
+        Control tokens that must never match grammar text. Empty tokens are always special.
+
+    Raises
+    ------
+    ValueError
+        If an id is out of range, ``vocab_size`` is too small, or a spelling cannot be decoded.
+    """
+
+    def __init__(
+        self,
+        encoded_vocab: Sequence[str | bytes],
+        vocab_type: VocabType = VocabType.RAW,
+        *,
+        vocab_size: int | None = None,
+        stop_token_ids: Iterable[int] | int | None = None,
+        add_prefix_space: bool = False,
+        special_token_ids: Iterable[int] | None = None,
+    ) -> None:
+        encoded_vocab = list(encoded_vocab)
+        self._vocab_type = VocabType(int(vocab_type))
+        self._add_prefix_space = bool(add_prefix_space)
+        if isinstance(stop_token_ids, int):
+            stop_token_ids = [stop_token_ids]
+        stops = [int(i) for i in (stop_token_ids or [])]
+        specials = [int(i) for i in (special_token_ids or [])]
+        n = len(encoded_vocab)
+        size = n if vocab_size is None else int(vocab_size)
+        for name, ids in (("stop_token_ids", stops), ("special_token_ids", specials)):
+            for i in ids:
+                if not 0 <= i < n:
+                    raise ValueError(f"TokenizerInfo: {name} contains {i}, outside [0, {n})")
+        decoded = decode_vocab(encoded_vocab, self._vocab_type, added_token_ids=specials)
+        self._decoded = decoded
+        self._handle = _core.TokenizerInfo(decoded, size, specials, stops)
+
+    # -- constructors from files ------------------------------------------------------------------
+    @classmethod
+    def from_loaded_vocab(
+        cls,
+        loaded: LoadedVocab,
+        *,
+        vocab_size: int | None = None,
+        stop_token_ids: Iterable[int] | None = None,
+    ) -> "TokenizerInfo":
+        """Build from a :class:`xg2jax.vocab_decoding.LoadedVocab` (what the loaders return)."""
+        return cls(
+            loaded.encoded_vocab,
+            loaded.vocab_type,
+            vocab_size=vocab_size,
+            stop_token_ids=loaded.stop_token_ids if stop_token_ids is None else stop_token_ids,
+            add_prefix_space=loaded.add_prefix_space,
+            special_token_ids=loaded.special_token_ids,
+        )
+
+    @classmethod
+    def from_tokenizer_json(
+        cls, path: str | os.PathLike, *, vocab_size: int | None = None, stop_token_ids: Iterable[int] | None = None
+    ) -> "TokenizerInfo":
+        """Load a Hugging Face ``tokenizer.json`` (needs the ``tokenizers`` package)."""
+        from xg2jax.tokenizer_loaders import load_tokenizer_json
+
+        return cls.from_loaded_vocab(load_tokenizer_json(path), vocab_size=vocab_size, stop_token_ids=stop_token_ids)
+
+    @classmethod
+    def from_gguf(
+        cls, path: str | os.PathLike, *, vocab_size: int | None = None, stop_token_ids: Iterable[int] | None = None
+    ) -> "TokenizerInfo":
+        """Load the tokenizer metadata of a GGUF model file (weights are not read)."""
+        from xg2jax.tokenizer_loaders import load_gguf
+
+        return cls.from_loaded_vocab(load_gguf(path), vocab_size=vocab_size, stop_token_ids=stop_token_ids)
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path: str | os.PathLike,
+        special_tokens: Mapping[str, int] | None = None,
+        *,
+        vocab_size: int | None = None,
+        stop_token_ids: Iterable[int] | None = None,
+    ) -> "TokenizerInfo":
+        """Load a ``.tiktoken`` BPE file (plain or ``.gz``) plus its special tokens."""
+        from xg2jax.tokenizer_loaders import load_tiktoken
+
+        loaded = load_tiktoken(path, special_tokens)
+        return cls.from_loaded_vocab(loaded, vocab_size=vocab_size, stop_token_ids=stop_token_ids)
+
+    # -- properties -------------------------------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        """Width of the logits (and of the bitmask, in bits)."""
+        return self._handle.vocab_size
+
+    @property
+    def vocab_type(self) -> VocabType:
+        return self._vocab_type
+
+    @property
+    def add_prefix_space(self) -> bool:
+        return self._add_prefix_space
+
+    @property
+    def stop_token_ids(self) -> list[int]:
+        return list(self._handle.stop_token_ids)
+
+    @property
+    def special_token_ids(self) -> list[int]:
+        """Tokens that never match grammar text (stop tokens and empty tokens included)."""
+        return list(self._handle.special_token_ids)
+
+    @property
+    def decoded_vocab(self) -> list[bytes]:
+        """The bytes each token emits, indexed by token id."""
+        return list(self._decoded)
+
+    def __repr__(self) -> str:
+        return (
+            f"TokenizerInfo(vocab_size={self.vocab_size}, vocab_type={self._vocab_type.name}, "
+            f"num_tokens={self._handle.num_tokens}, stop_token_ids={self.stop_token_ids})"
+        )
