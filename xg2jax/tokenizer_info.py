@@ -67,6 +67,9 @@ class TokenizerInfo:
                 if not 0 <= i < n:
                     raise ValueError(f"TokenizerInfo: {name} contains {i}, outside [0, {n})")
         decoded = decode_vocab(encoded_vocab, self._vocab_type, added_token_ids=specials)
+        self._init_decoded(decoded, size, specials, stops)
+
+    def _init_decoded(self, decoded: list[bytes], size: int, specials: list[int], stops: list[int]) -> None:
         self._decoded = decoded
         self._handle = _core.TokenizerInfo(decoded, size, specials, stops)
 
@@ -79,15 +82,19 @@ class TokenizerInfo:
         vocab_size: int | None = None,
         stop_token_ids: Iterable[int] | None = None,
     ) -> "TokenizerInfo":
-        """Build from a :class:`xg2jax.vocab_decoding.LoadedVocab` (what the loaders return)."""
-        return cls(
-            loaded.encoded_vocab,
-            loaded.vocab_type,
-            vocab_size=vocab_size,
-            stop_token_ids=loaded.stop_token_ids if stop_token_ids is None else stop_token_ids,
-            add_prefix_space=loaded.add_prefix_space,
-            special_token_ids=loaded.special_token_ids,
-        )
+        """Build from a :class:`xg2jax.vocab_decoding.LoadedVocab` (what the loaders return).
+
+        Added tokens written as plain text (``loaded.added_token_ids``) decode as the tokenizer
+        decodes them.
+        """
+        self = cls.__new__(cls)
+        self._vocab_type = VocabType(int(loaded.vocab_type))
+        self._add_prefix_space = bool(loaded.add_prefix_space)
+        decoded = loaded.decoded_vocab()
+        stops = list(loaded.stop_token_ids if stop_token_ids is None else stop_token_ids)
+        size = len(decoded) if vocab_size is None else int(vocab_size)
+        self._init_decoded(decoded, size, [int(i) for i in loaded.special_token_ids], [int(i) for i in stops])
+        return self
 
     @classmethod
     def from_tokenizer_json(

@@ -33,6 +33,8 @@ class CompiledGrammar {
 
   // The entry of scannable state `state`, built now if needed.
   const TokenMaskEntry& Entry(int32_t state) const;
+  // The entry of `state` if already built, else nullptr (introspection; never builds).
+  const TokenMaskEntry* BuiltEntry(int32_t state) const { return entries_[state].load(std::memory_order_acquire); }
   // Builds every scannable state's entry with up to num_threads threads.
   void BuildAllMasks(int num_threads) const;
   int32_t NumScannableStates() const;

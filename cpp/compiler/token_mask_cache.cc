@@ -38,7 +38,7 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
   std::vector<uint8_t> follow_done(1, 0);  // follow_done[d]: a follow rule completed in sets 1..d
 
   for (int32_t i = 0; i < n;) {
-    const std::string& t = tok.Token(tok.SortedId(i));
+    std::string_view t = tok.SortedToken(i);
     const int32_t len = static_cast<int32_t>(t.size());
     int32_t depth = parser.NumSets() - 1;
     int32_t keep = std::min(i == 0 ? 0 : tok.Lcp(i), depth);

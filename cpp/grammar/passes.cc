@@ -1,5 +1,6 @@
 #include "grammar/passes.h"
 
+#include <algorithm>
 #include <functional>
 #include <unordered_map>
 
@@ -27,31 +28,66 @@ int32_t DeepCopy(Grammar* g, int32_t id) {
   return g->Add(std::move(copy));
 }
 
-// rule -> does it reach itself through references?
-std::vector<bool> RecursiveRules(const Grammar& g) {
-  size_t n = g.rules.size();
+// Loop breakers: a set of rules whose removal leaves the reference graph acyclic. Every other rule
+// may be inlined without the inliner looping. Chosen greedily per strongly connected component: the
+// rule referenced from most places (self-recursive rules always break their own loop).
+std::vector<bool> LoopBreakers(const Grammar& g) {
+  const int32_t n = static_cast<int32_t>(g.rules.size());
   std::vector<std::vector<int32_t>> adj(n);
-  for (size_t r = 0; r < n; ++r) {
-    ForEachRef(g, g.rules[r].body, [&](int32_t t) { adj[r].push_back(t); });
-    if (g.rules[r].lookahead >= 0) ForEachRef(g, g.rules[r].lookahead, [&](int32_t t) { adj[r].push_back(t); });
+  std::vector<int32_t> in_degree(n, 0);
+  for (int32_t r = 0; r < n; ++r) {
+    auto add = [&](int32_t t) {
+      adj[r].push_back(t);
+      ++in_degree[t];
+    };
+    ForEachRef(g, g.rules[r].body, add);
+    if (g.rules[r].lookahead >= 0) ForEachRef(g, g.rules[r].lookahead, add);
   }
-  std::vector<bool> rec(n, false);
-  for (size_t r = 0; r < n; ++r) {
-    std::vector<bool> seen(n, false);
-    std::vector<int32_t> stack(adj[r].begin(), adj[r].end());
-    while (!stack.empty()) {
-      int32_t t = stack.back();
-      stack.pop_back();
-      if (t == static_cast<int32_t>(r)) {
-        rec[r] = true;
-        break;
+  std::vector<bool> breaker(n, false);
+  for (int32_t r = 0; r < n; ++r)
+    for (int32_t t : adj[r])
+      if (t == r) breaker[r] = true;
+  while (true) {
+    // Tarjan's SCC over rules that are not breakers yet.
+    std::vector<int32_t> index(n, -1), low(n, 0), stack;
+    std::vector<bool> on_stack(n, false);
+    int32_t counter = 0;
+    bool changed = false;
+    std::function<void(int32_t)> visit = [&](int32_t v) {
+      index[v] = low[v] = counter++;
+      stack.push_back(v);
+      on_stack[v] = true;
+      for (int32_t w : adj[v]) {
+        if (breaker[w]) continue;
+        if (index[w] < 0) {
+          visit(w);
+          low[v] = std::min(low[v], low[w]);
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
       }
-      if (seen[t]) continue;
-      seen[t] = true;
-      for (int32_t u : adj[t]) stack.push_back(u);
-    }
+      if (low[v] != index[v]) return;
+      std::vector<int32_t> scc;
+      int32_t w;
+      do {
+        w = stack.back();
+        stack.pop_back();
+        on_stack[w] = false;
+        scc.push_back(w);
+      } while (w != v);
+      if (scc.size() > 1) {
+        int32_t best = scc[0];
+        for (int32_t x : scc)
+          if (in_degree[x] > in_degree[best] || (in_degree[x] == in_degree[best] && x < best)) best = x;
+        breaker[best] = true;
+        changed = true;
+      }
+    };
+    for (int32_t r = 0; r < n; ++r)
+      if (!breaker[r] && index[r] < 0) visit(r);
+    if (!changed) break;
   }
-  return rec;
+  return breaker;
 }
 
 }  // namespace
@@ -88,14 +124,14 @@ void DropUnreachableRules(Grammar* g) {
 }
 
 void InlineSmallRules(Grammar* g, int max_inline_nodes) {
-  std::vector<bool> rec = RecursiveRules(*g);
+  std::vector<bool> breaker = LoopBreakers(*g);
   std::vector<bool> inlinable(g->rules.size(), false);
   for (size_t r = 0; r < g->rules.size(); ++r) {
-    inlinable[r] = !rec[r] && static_cast<int32_t>(r) != g->root && g->rules[r].lookahead < 0 &&
+    inlinable[r] = !breaker[r] && static_cast<int32_t>(r) != g->root && g->rules[r].lookahead < 0 &&
                    CountNodes(*g, g->rules[r].body) <= max_inline_nodes;
   }
-  // Replace references until none to inlinable rules remain. Terminates: inlinable rules are not
-  // recursive, so copies only bring references to rules further down the reference DAG.
+  // Replace references until none to inlinable rules remain. Terminates: without the loop breakers
+  // the reference graph is acyclic, so copies only bring references further down that DAG.
   std::function<void(int32_t, int)> rewrite = [&](int32_t id, int depth) {
     Expr& e = g->exprs[id];
     if (e.kind == ExprKind::kRuleRef && inlinable[e.rule] && depth < 64) {

@@ -1,7 +1,7 @@
 // Normalising passes over the grammar IR, run by the compiler before FSMs are built:
 //   1. DropUnreachableRules: rules the root cannot reach are removed (indices compacted).
-//   2. InlineSmallRules: a non-recursive rule with a small body and no lookahead is copied into each
-//      reference. Fewer rules means fewer Earley predictions and completions at run time; the size cap
+//   2. InlineSmallRules: a rule with a small body and no lookahead is copied into each reference,
+//      except "loop breakers" (a set of rules that cuts every reference cycle), so recursion stays. Fewer rules means fewer Earley predictions and completions at run time; the size cap
 //      keeps the per-rule FSMs small.
 //   3. FuseBytes: nested sequences/choices are flattened, adjacent literals in a sequence are joined,
 //      and single-code-point classes become literals.

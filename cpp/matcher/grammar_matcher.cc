@@ -96,18 +96,20 @@ void GrammarMatcher::Reset() {
 void GrammarMatcher::CheckUncertain(const std::vector<int32_t>& positions, uint32_t* words) {
   const TokenizerInfo& tok = grammar_->tokenizer();
   const int32_t base = parser_.NumSets();
-  const std::string* prev = nullptr;
+  std::string_view prev;
+  bool has_prev = false;
   int32_t dead_at = -1;  // the previous token died reading byte dead_at (relative), or -1
   for (int32_t pos : positions) {
     int32_t id = tok.SortedId(pos);
     if (words[id >> 5] & (1u << (id & 31))) continue;  // already accepted by another state
-    const std::string& t = tok.Token(id);
+    std::string_view t = tok.SortedToken(pos);
     int32_t lcp = 0;
-    if (prev) {
-      size_t m = std::min(prev->size(), t.size());
-      while (static_cast<size_t>(lcp) < m && (*prev)[lcp] == t[lcp]) ++lcp;
+    if (has_prev) {
+      size_t m = std::min(prev.size(), t.size());
+      while (static_cast<size_t>(lcp) < m && prev[lcp] == t[lcp]) ++lcp;
     }
-    prev = &t;
+    prev = t;
+    has_prev = true;
     if (dead_at >= 0 && lcp > dead_at) continue;  // shares the prefix that already failed
     int32_t depth = parser_.NumSets() - base;
     int32_t keep = std::min(lcp, depth);
@@ -155,6 +157,29 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
     CheckUncertain(uncertain_, words);
   }
   if (parser_.CanAcceptEnd()) set_stops();
+}
+
+void GrammarMatcher::FillNextTokenBitmaskBruteForce(uint32_t* words, int32_t num_words) {
+  const TokenizerInfo& tok = grammar_->tokenizer();
+  XG_USER_CHECK(num_words >= tok.MaskWords()) << "brute-force fill: the bitmask row is too short";
+  std::memset(words, 0, sizeof(uint32_t) * num_words);
+  for (int32_t id = 0; id < tok.NumTokens(); ++id) {
+    bool ok;
+    if (terminated_) {
+      ok = false;
+    } else if (IsStop(id)) {
+      ok = parser_.CanAcceptEnd();
+    } else if (tok.IsSpecial(id)) {
+      ok = false;
+    } else {
+      int32_t before = parser_.NumSets();
+      ok = TryAdvance(tok.Token(id));
+      if (ok) parser_.PopSets(parser_.NumSets() - before);
+    }
+    if (ok) words[id >> 5] |= 1u << (id & 31);
+  }
+  if (terminated_)
+    for (int32_t id : stop_ids_) words[id >> 5] |= 1u << (id & 31);
 }
 
 std::string GrammarMatcher::FindJumpForwardString() {

@@ -35,6 +35,9 @@ class GrammarMatcher {
   bool AcceptString(const std::string& bytes);
   // Writes the packed allowed-token mask into words[0, num_words); words past the vocabulary are 0.
   void FillNextTokenBitmask(uint32_t* words, int32_t num_words);
+  // The token-by-token oracle: the same mask computed by trying every token with AcceptToken's
+  // rules, without the mask cache. Slow (one parse per token); for tests.
+  void FillNextTokenBitmaskBruteForce(uint32_t* words, int32_t num_words);
   // The longest byte string every continuation must start with (cut to whole UTF-8 characters).
   std::string FindJumpForwardString();
   void Rollback(int32_t num_tokens);

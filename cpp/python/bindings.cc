@@ -91,7 +91,26 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("num_built_masks", &CompiledGrammar::NumBuiltEntries)
       .def("build_all_masks", &CompiledGrammar::BuildAllMasks, py::arg("num_threads"),
            py::call_guard<py::gil_scoped_release>())
-      .def("memory_size_bytes", &CompiledGrammar::MemoryBytes);
+      .def("memory_size_bytes", &CompiledGrammar::MemoryBytes)
+      .def("mask_entry_stats",
+           [](const CompiledGrammar& c) {
+             // One dict per built entry: where it is and how the vocabulary splits there.
+             py::list out;
+             static const char* kStorage[] = {"accepted_list", "rejected_list", "bitset"};
+             for (int32_t s = 0; s < c.fsm().NumStates(); ++s) {
+               const TokenMaskEntry* e = c.BuiltEntry(s);
+               if (!e) continue;
+               py::dict d;
+               d["state"] = s;
+               d["rule"] = c.fsm().RuleName(c.fsm().RuleOf(s));
+               d["storage"] = kStorage[static_cast<int>(e->storage)];
+               d["accepted"] = e->num_accepted;
+               d["uncertain"] = e->uncertain.size();
+               d["memory_bytes"] = e->MemoryBytes();
+               out.append(d);
+             }
+             return out;
+           });
 
   py::class_<GrammarCompiler>(m, "GrammarCompiler")
       .def(py::init([](std::shared_ptr<TokenizerInfo> tok, int max_threads, bool cache_enabled, int64_t limit) {
@@ -139,6 +158,14 @@ PYBIND11_MODULE(_core, m) {
             auto [ptr, n] = Int32Row(row, "fill_next_token_bitmask");
             py::gil_scoped_release release;
             m.FillNextTokenBitmask(ptr, n);
+          },
+          py::arg("row"))
+      .def(
+          "fill_row_brute_force",
+          [](GrammarMatcher& m, py::array row) {
+            auto [ptr, n] = Int32Row(row, "brute-force fill");
+            py::gil_scoped_release release;
+            m.FillNextTokenBitmaskBruteForce(ptr, n);
           },
           py::arg("row"))
       .def("find_jump_forward_bytes",

@@ -39,8 +39,11 @@ TokenizerInfo::TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size
   lcp_.assign(sorted_ids_.size(), 0);
   sorted_index_.assign(n, -1);
   normal_mask_.assign(MaskWords(), 0);
+  sorted_offset_.assign(1, 0);
   for (size_t i = 0; i < sorted_ids_.size(); ++i) {
     int32_t id = sorted_ids_[i];
+    sorted_bytes_ += tokens_[id];
+    sorted_offset_.push_back(static_cast<int32_t>(sorted_bytes_.size()));
     sorted_index_[id] = static_cast<int32_t>(i);
     normal_mask_[id >> 5] |= 1u << (id & 31);
     if (i > 0) {
@@ -55,7 +58,7 @@ TokenizerInfo::TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size
 size_t TokenizerInfo::MemoryBytes() const {
   size_t n = 0;
   for (auto& t : tokens_) n += t.capacity() + sizeof(std::string);
-  return n + sorted_ids_.size() * 12 + normal_mask_.size() * 4 + is_special_.size();
+  return n + sorted_bytes_.capacity() + sorted_ids_.size() * 16 + normal_mask_.size() * 4 + is_special_.size();
 }
 
 }  // namespace xg

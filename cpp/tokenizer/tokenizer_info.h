@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace xg {
@@ -35,6 +36,10 @@ class TokenizerInfo {
   int32_t NumSorted() const { return static_cast<int32_t>(sorted_ids_.size()); }
   int32_t SortedId(int32_t i) const { return sorted_ids_[i]; }
   int32_t Lcp(int32_t i) const { return lcp_[i]; }
+  // Bytes of sorted(i), stored contiguously in sorted order so trie walks read memory in order.
+  std::string_view SortedToken(int32_t i) const {
+    return std::string_view(sorted_bytes_.data() + sorted_offset_[i], sorted_offset_[i + 1] - sorted_offset_[i]);
+  }
   // Position of a normal token in the sorted order, -1 for special tokens.
   int32_t SortedIndex(int32_t id) const { return sorted_index_[id]; }
   // Packed bitmask words (bit t%32 of word t/32) of all normal tokens.
@@ -48,6 +53,8 @@ class TokenizerInfo {
   std::vector<uint8_t> is_special_;
   std::vector<int32_t> stop_ids_, special_ids_;
   std::vector<int32_t> sorted_ids_, lcp_, sorted_index_;
+  std::string sorted_bytes_;
+  std::vector<int32_t> sorted_offset_;
   std::vector<uint32_t> normal_mask_;
 };
 

@@ -1,0 +1,59 @@
+#include "grammar/ebnf_parser.h"
+
+#include <gtest/gtest.h>
+
+#include "grammar/passes.h"
+#include "grammar/printer.h"
+#include "support/check.h"
+
+namespace xg {
+namespace {
+
+std::string ErrorOf(const std::string& text, const std::string& root = "root") {
+  try {
+    ParseEbnf(text, root);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(EbnfParser, PrintsBackToTheSameGrammar) {
+  const char* grammars[] = {
+      "root ::= \"a\" | \"b\" root",
+      "root ::= (\"a\" | [b-d]+)* x{2,5} \"\\n\\t\\\"\\\\\"\nx ::= [^\\]\\-\\\\a-z] | \"\" | .",
+      "root ::= [\\u4E00-\\u9FA5]{0,3} \"\\U0001F600\" x\nx ::= \"q\"{2,} (= \"z\" | [0-9])",
+      "root ::= ((\"a\")?)* ((\"b\")*)?",
+  };
+  for (const char* text : grammars) {
+    std::string once = PrintGrammar(ParseEbnf(text));
+    std::string twice = PrintGrammar(ParseEbnf(once));
+    EXPECT_EQ(once, twice) << text;
+    Grammar normalized = ParseEbnf(text);
+    NormalizeGrammar(&normalized);
+    std::string n1 = PrintGrammar(normalized);
+    EXPECT_EQ(n1, PrintGrammar(ParseEbnf(n1, normalized.RootName()))) << text;
+  }
+}
+
+TEST(EbnfParser, ErrorsNameLineAndColumn) {
+  EXPECT_NE(ErrorOf("root ::= \"a\"\nx ::= (\"b\"").find("at 2:7: unbalanced '('"), std::string::npos)
+      << ErrorOf("root ::= \"a\"\nx ::= (\"b\"");
+  EXPECT_NE(ErrorOf("root ::= foo").find("undefined rule 'foo'"), std::string::npos);
+  EXPECT_NE(ErrorOf("root ::= \"\\q\"").find("unknown escape '\\q'"), std::string::npos);
+  EXPECT_NE(ErrorOf("start ::= \"a\"").find("root rule 'root' is not defined"), std::string::npos);
+  EXPECT_NE(ErrorOf("").find("empty"), std::string::npos);
+  EXPECT_NE(ErrorOf("root ::= [z-a]").find("reversed"), std::string::npos);
+  EXPECT_NE(ErrorOf("root ::= \"a\"{3,2}").find("max < min"), std::string::npos);
+  EXPECT_NE(ErrorOf("root ::= \"a\"\nroot ::= \"b\"").find("defined twice"), std::string::npos);
+  EXPECT_NE(ErrorOf("root ::= TagDispatch((\"a\", b))").find("not supported"), std::string::npos);
+}
+
+TEST(EbnfParser, InlinesSmallNonRecursiveRules) {
+  Grammar g = ParseEbnf("root ::= a b root | a\na ::= \"x\" ws\nb ::= [0-9]\nws ::= \" \"*");
+  NormalizeGrammar(&g);
+  EXPECT_EQ(g.rules.size(), 1u) << PrintGrammar(g);
+}
+
+}  // namespace
+}  // namespace xg
