@@ -33,6 +33,29 @@ const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
   return *built;
 }
 
+const ContextMaskEntry& CompiledGrammar::ContextEntry(int32_t state, const std::vector<int32_t>& parents) const {
+  thread_local std::vector<int32_t> key;
+  key.clear();
+  key.push_back(state);
+  key.insert(key.end(), parents.begin(), parents.end());
+  {
+    std::shared_lock<std::shared_mutex> lock(context_mu_);
+    auto it = context_.find(key);
+    if (it != context_.end()) return *it->second;
+  }
+  const TokenMaskEntry& base = Entry(state);
+  auto built = std::make_unique<ContextMaskEntry>(BuildContextMaskEntry(fsm_, *tok_, state, parents, base.uncertain));
+  std::unique_lock<std::shared_mutex> lock(context_mu_);
+  auto [it, inserted] = context_.emplace(key, std::move(built));
+  if (inserted) entry_bytes_.fetch_add(it->second->MemoryBytes() + key.size() * 4 + 64, std::memory_order_relaxed);
+  return *it->second;
+}
+
+int32_t CompiledGrammar::NumContextEntries() const {
+  std::shared_lock<std::shared_mutex> lock(context_mu_);
+  return static_cast<int32_t>(context_.size());
+}
+
 int32_t CompiledGrammar::NumScannableStates() const {
   int32_t n = 0;
   for (int32_t s = 0; s < fsm_.NumStates(); ++s) n += fsm_.HasBytes(s);

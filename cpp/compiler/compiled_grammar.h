@@ -9,6 +9,8 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,10 @@ class CompiledGrammar {
 
   // The entry of scannable state `state`, built now if needed.
   const TokenMaskEntry& Entry(int32_t state) const;
+  // The context entry of (state, parent_states) (see ContextMaskEntry), built now if needed.
+  // parent_states must be sorted and unique.
+  const ContextMaskEntry& ContextEntry(int32_t state, const std::vector<int32_t>& parent_states) const;
+  int32_t NumContextEntries() const;
   // The entry of `state` if already built, else nullptr (introspection; never builds).
   const TokenMaskEntry* BuiltEntry(int32_t state) const { return entries_[state].load(std::memory_order_acquire); }
   // Builds every scannable state's entry with up to num_threads threads.
@@ -49,6 +55,16 @@ class CompiledGrammar {
   std::unique_ptr<std::atomic<const TokenMaskEntry*>[]> entries_;
   mutable std::mutex stripes_[kStripes];
   mutable std::atomic<int32_t> built_{0};
+  struct ContextKeyHash {
+    size_t operator()(const std::vector<int32_t>& k) const {
+      uint64_t h = 0xcbf29ce484222325ull;
+      for (int32_t x : k) h = (h ^ static_cast<uint32_t>(x)) * 0x100000001b3ull;
+      return static_cast<size_t>(h);
+    }
+  };
+  // Key: state followed by the parent states. Entries never move once inserted.
+  mutable std::shared_mutex context_mu_;
+  mutable std::unordered_map<std::vector<int32_t>, std::unique_ptr<ContextMaskEntry>, ContextKeyHash> context_;
   mutable std::atomic<size_t> entry_bytes_{0};
 };
 

@@ -30,6 +30,29 @@ void TokenMaskEntry::OrAccepted(const TokenizerInfo& tok, uint32_t* words, std::
   }
 }
 
+void TokenMaskEntry::WriteAccepted(const TokenizerInfo& tok, uint32_t* words) const {
+  const int32_t n = tok.MaskWords();
+  switch (storage) {
+    case Storage::kAcceptedList:
+      std::fill(words, words + n, 0u);
+      for (int32_t id : ids) words[id >> 5] |= 1u << (id & 31);
+      return;
+    case Storage::kBitset:
+      std::copy(bits.begin(), bits.end(), words);
+      return;
+    case Storage::kRejectedList: {
+      const std::vector<uint32_t>& normal = tok.NormalMask();
+      std::copy(normal.begin(), normal.end(), words);
+      for (int32_t id : ids) words[id >> 5] &= ~(1u << (id & 31));
+      for (int32_t u : uncertain) {
+        int32_t id = tok.SortedId(u);
+        words[id >> 5] &= ~(1u << (id & 31));
+      }
+      return;
+    }
+  }
+}
+
 TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state) {
   EarleyParser parser(&fsm);
   parser.ResetToItem(state);
@@ -94,6 +117,59 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
     }
   }
   return e;
+}
+
+}  // namespace xg
+
+namespace xg {
+
+ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
+                                       const std::vector<int32_t>& parent_states,
+                                       const std::vector<int32_t>& base_uncertain) {
+  EarleyParser parser(&fsm);
+  parser.ResetToItem(state, &parent_states);
+  ContextMaskEntry out;
+  std::vector<uint8_t> follow_done(1, 0);
+  std::string_view prev;
+  int32_t dead_at = -1;
+  bool dead_unsure = false;
+  for (size_t k = 0; k < base_uncertain.size(); ++k) {
+    const int32_t pos = base_uncertain[k];
+    std::string_view t = tok.SortedToken(pos);
+    int32_t lcp = 0;
+    if (k > 0) {
+      size_t m = std::min(prev.size(), t.size());
+      while (static_cast<size_t>(lcp) < m && prev[lcp] == t[lcp]) ++lcp;
+    }
+    prev = t;
+    if (dead_at >= 0 && lcp > dead_at) {  // shares the prefix that already failed
+      if (dead_unsure) out.uncertain.push_back(pos);
+      continue;
+    }
+    dead_at = -1;
+    const int32_t len = static_cast<int32_t>(t.size());
+    int32_t depth = parser.NumSets() - 1;
+    int32_t keep = std::min(lcp, depth);
+    parser.PopSets(depth - keep);
+    if (static_cast<int32_t>(follow_done.size()) < len + 1) follow_done.resize(len + 1, 0);
+    int32_t d = keep;
+    for (; d < len; ++d) {
+      if (!parser.Advance(static_cast<uint8_t>(t[d]))) {
+        dead_at = d;
+        break;
+      }
+      follow_done[d + 1] = follow_done[d] | ((parser.SetFlags(d + 1) & EarleyParser::kFollowCompleted) != 0);
+    }
+    if (dead_at >= 0) {
+      dead_unsure = follow_done[dead_at];
+      if (dead_unsure) out.uncertain.push_back(pos);
+      continue;
+    }
+    // Alive at the end in this context (any lineage), or a rule completes exactly at the end.
+    out.accepted_ids.push_back(tok.SortedId(pos));
+  }
+  std::sort(out.accepted_ids.begin(), out.accepted_ids.end());
+  return out;
 }
 
 }  // namespace xg

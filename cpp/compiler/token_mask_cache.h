@@ -36,6 +36,8 @@ struct TokenMaskEntry {
 
   // ORs the accepted tokens into `words` (packed, LSB first). `scratch` has MaskWords() words.
   void OrAccepted(const TokenizerInfo& tok, uint32_t* words, std::vector<uint32_t>* scratch) const;
+  // Overwrites words[0, MaskWords()) with the accepted tokens (faster than OR into zeros).
+  void WriteAccepted(const TokenizerInfo& tok, uint32_t* words) const;
   size_t MemoryBytes() const {
     return sizeof(*this) + (ids.capacity() + bits.capacity() + uncertain.capacity()) * 4;
   }
@@ -43,5 +45,21 @@ struct TokenMaskEntry {
 
 // Builds the entry of scannable state `state`. Thread-safe (no shared mutable state).
 TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state);
+
+// One level of context: the tokens left uncertain at state s, re-classified for a known parent,
+// i.e. the set of states where the parent rule resumes once s's rule completes. A token that stays
+// inside the parent (or ends exactly where a rule completes) is accepted in that context; one whose
+// parent also completes mid-token stays uncertain (checked live); the rest are rejected.
+// Keyed by (s, parent states) in CompiledGrammar, so JSON-like grammars resolve most uncertain
+// tokens once per context instead of at every step.
+struct ContextMaskEntry {
+  std::vector<int32_t> accepted_ids;  // token ids
+  std::vector<int32_t> uncertain;     // positions in the sorted vocabulary, ascending
+  size_t MemoryBytes() const { return sizeof(*this) + (accepted_ids.capacity() + uncertain.capacity()) * 4; }
+};
+
+ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
+                                       const std::vector<int32_t>& parent_states,
+                                       const std::vector<int32_t>& base_uncertain);
 
 }  // namespace xg

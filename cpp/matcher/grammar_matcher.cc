@@ -132,29 +132,57 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
   XG_USER_CHECK(num_words >= tok.MaskWords()) << "fill_next_token_bitmask: the bitmask row has " << num_words
                                               << " int32 words, but vocab_size " << tok.VocabSize() << " needs "
                                               << tok.MaskWords();
-  std::memset(words, 0, sizeof(uint32_t) * num_words);
+  const int32_t n = tok.MaskWords();
+  std::memset(words + n, 0, sizeof(uint32_t) * (num_words - n));
   auto set_stops = [&] {
     for (int32_t id : stop_ids_) words[id >> 5] |= 1u << (id & 31);
   };
+  states_.clear();
+  if (!terminated_) parser_.ScannableStates(&states_);
+  if (states_.empty()) std::memset(words, 0, sizeof(uint32_t) * n);
   if (terminated_) {
     set_stops();
     return;
   }
-  states_.clear();
-  parser_.ScannableStates(&states_);
   if (scratch_.size() != static_cast<size_t>(tok.MaskWords())) scratch_.assign(tok.MaskWords(), 0);
   uncertain_.clear();
-  for (int32_t s : states_) {
-    const TokenMaskEntry& e = grammar_->Entry(s);
-    e.OrAccepted(tok, words, &scratch_);
-    uncertain_.insert(uncertain_.end(), e.uncertain.begin(), e.uncertain.end());
-  }
-  if (!uncertain_.empty()) {
-    if (states_.size() > 1) {
-      std::sort(uncertain_.begin(), uncertain_.end());
-      uncertain_.erase(std::unique(uncertain_.begin(), uncertain_.end()), uncertain_.end());
+  bool any_uncertain = false;
+  for (size_t i = 0; i < states_.size(); ++i) {
+    const TokenMaskEntry& e = grammar_->Entry(states_[i]);
+    if (i == 0) {
+      e.WriteAccepted(tok, words);
+    } else {
+      e.OrAccepted(tok, words, &scratch_);
     }
-    CheckUncertain(uncertain_, words);
+    any_uncertain |= !e.uncertain.empty();
+  }
+  if (any_uncertain) {
+    // Resolve uncertain tokens one context level down: per live item (s, origin), the states where
+    // its parent resumes. What stays uncertain there is checked against the live parser.
+    const GrammarFsm& fsm = grammar_->fsm();
+    const int32_t k = parser_.NumSets() - 1;
+    size_t n_entries = 0;
+    for (const EarleyItem* it = parser_.SetBegin(k); it != parser_.SetEnd(k); ++it) {
+      if (!fsm.HasBytes(it->state) || grammar_->Entry(it->state).uncertain.empty()) continue;
+      parents_.clear();
+      const int32_t rule = fsm.RuleOf(it->state);
+      for (const EarleyItem* w = parser_.SetBegin(it->origin); w != parser_.SetEnd(it->origin); ++w)
+        for (const RuleEdge* e = fsm.RuleEdgesBegin(w->state); e != fsm.RuleEdgesEnd(w->state); ++e)
+          if (e->rule == rule) parents_.push_back(e->target);
+      std::sort(parents_.begin(), parents_.end());
+      parents_.erase(std::unique(parents_.begin(), parents_.end()), parents_.end());
+      const ContextMaskEntry& ce = grammar_->ContextEntry(it->state, parents_);
+      for (int32_t id : ce.accepted_ids) words[id >> 5] |= 1u << (id & 31);
+      uncertain_.insert(uncertain_.end(), ce.uncertain.begin(), ce.uncertain.end());
+      ++n_entries;
+    }
+    if (!uncertain_.empty()) {
+      if (n_entries > 1) {
+        std::sort(uncertain_.begin(), uncertain_.end());
+        uncertain_.erase(std::unique(uncertain_.begin(), uncertain_.end()), uncertain_.end());
+      }
+      CheckUncertain(uncertain_, words);
+    }
   }
   if (parser_.CanAcceptEnd()) set_stops();
 }

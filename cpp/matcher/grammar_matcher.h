@@ -72,7 +72,7 @@ class GrammarMatcher {
   bool terminated_ = false;
   std::vector<Step> history_;
   // Scratch buffers reused across calls.
-  std::vector<int32_t> states_, uncertain_;
+  std::vector<int32_t> states_, uncertain_, parents_;
   std::vector<uint32_t> scratch_;
 };
 

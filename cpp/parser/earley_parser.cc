@@ -21,6 +21,7 @@ void EarleyParser::BeginSet() {
 
 void EarleyParser::Reset() {
   top_mode_ = false;
+  follow_override_ = nullptr;
   items_.clear();
   set_begin_.assign(1, 0);
   set_flags_.clear();
@@ -30,8 +31,9 @@ void EarleyParser::Reset() {
   Close(0);
 }
 
-void EarleyParser::ResetToItem(int32_t state) {
+void EarleyParser::ResetToItem(int32_t state, const std::vector<int32_t>* follow) {
   top_mode_ = true;
+  follow_override_ = follow;
   items_.clear();
   set_begin_.assign(1, 0);
   set_flags_.clear();
@@ -107,7 +109,7 @@ void EarleyParser::Close(size_t from) {
     } else if (it.origin == kTopOrigin) {
       if (k == 0) continue;
       set_flags_[k] |= kTopCompleted;
-      for (int32_t t : g.RuleFollow(rule)) Add(t, kFollowOrigin, 1);
+      for (int32_t t : follow_override_ ? *follow_override_ : g.RuleFollow(rule)) Add(t, kFollowOrigin, 1);
     } else {
       set_flags_[k] |= kFollowCompleted;
     }

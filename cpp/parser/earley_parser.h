@@ -54,8 +54,10 @@ class EarleyParser {
   // Set 0 = closure of the root rule's start item.
   void Reset();
   // Set 0 = closure of the isolated item (state, kTopOrigin). Completions of the isolated rule in
-  // set 0 itself are not followed (other items of the real set handle that case).
-  void ResetToItem(int32_t state);
+  // set 0 itself are not followed (other items of the real set handle that case). When the rule
+  // completes later, parsing continues in `follow` (states where the parent resumes), or in every
+  // state that can follow the rule anywhere if `follow` is null. `follow` must outlive the parse.
+  void ResetToItem(int32_t state, const std::vector<int32_t>* follow = nullptr);
 
   // Scans `byte` from the last set. Returns false (and changes nothing) if no item can read it.
   bool Advance(uint8_t byte);
@@ -87,6 +89,7 @@ class EarleyParser {
   std::vector<int32_t> set_begin_;  // set k = items_[set_begin_[k], set_begin_[k+1]); last entry = end
   std::vector<uint8_t> set_flags_;
   bool top_mode_ = false;
+  const std::vector<int32_t>* follow_override_ = nullptr;
   // Open-addressing dedup table for the set being built, invalidated by bumping `stamp_`.
   std::vector<uint64_t> hash_keys_;
   std::vector<uint32_t> hash_stamp_;

@@ -89,6 +89,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("num_states", [](const CompiledGrammar& c) { return c.fsm().NumStates(); })
       .def_property_readonly("num_scannable_states", &CompiledGrammar::NumScannableStates)
       .def_property_readonly("num_built_masks", &CompiledGrammar::NumBuiltEntries)
+      .def_property_readonly("num_context_masks", &CompiledGrammar::NumContextEntries)
       .def("build_all_masks", &CompiledGrammar::BuildAllMasks, py::arg("num_threads"),
            py::call_guard<py::gil_scoped_release>())
       .def("memory_size_bytes", &CompiledGrammar::MemoryBytes)
