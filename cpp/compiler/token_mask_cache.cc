@@ -53,69 +53,118 @@ void TokenMaskEntry::WriteAccepted(const TokenizerInfo& tok, uint32_t* words) co
   }
 }
 
+namespace {
+
+// A state the walk can step through without Earley machinery: no rule to predict, nothing to
+// complete. While the isolated item (origin kTopOrigin) sits alone in such states, scanning a byte
+// is one table lookup; the parser set is only materialised when the item leaves them.
+bool IsPlainState(const GrammarFsm& fsm, int32_t s) {
+  return !fsm.IsFinal(s) && fsm.RuleEdgesBegin(s) == fsm.RuleEdgesEnd(s);
+}
+
+}  // namespace
+
 TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state) {
   EarleyParser parser(&fsm);
   parser.ResetToItem(state);
   const int32_t n = tok.NumSorted();
-  std::vector<int32_t> accepted, rejected, uncertain;
-  std::vector<uint8_t> follow_done(1, 0);  // follow_done[d]: a follow rule completed in sets 1..d
+  // Positions in the sorted vocabulary; rejected tokens are the rest and are never listed here
+  // (most states reject most of the vocabulary).
+  std::vector<int32_t> accepted, uncertain;
+  // Per depth d (bytes read): follow_done[d] - a follow rule completed in sets 1..d;
+  // plain[d] - the lone isolated item's state when the walk stepped it directly (else -1);
+  // sets_at[d] - parser.NumSets() at depth d.
+  std::vector<uint8_t> follow_done(1, 0);
+  std::vector<int32_t> plain(1, -1), sets_at(1, 1);
+  {
+    const EarleyItem* b = parser.SetBegin(0);
+    if (parser.SetEnd(0) - b == 1 && b->origin == EarleyParser::kTopOrigin) plain[0] = b->state;
+  }
 
+  int32_t depth = 0;  // bytes of the current prefix the walk holds
   for (int32_t i = 0; i < n;) {
     std::string_view t = tok.SortedToken(i);
     const int32_t len = static_cast<int32_t>(t.size());
-    int32_t depth = parser.NumSets() - 1;
-    int32_t keep = std::min(i == 0 ? 0 : tok.Lcp(i), depth);
-    parser.PopSets(depth - keep);
-    if (static_cast<int32_t>(follow_done.size()) < len + 1) follow_done.resize(len + 1, 0);
-    int32_t d = keep;
+    if (static_cast<int32_t>(follow_done.size()) < len + 1) {
+      follow_done.resize(len + 1, 0);
+      plain.resize(len + 1, -1);
+      sets_at.resize(len + 1, 1);
+    }
+    // Back to the common prefix with the previous token.
+    depth = std::min(depth, i == 0 ? 0 : tok.Lcp(i));
+    parser.PopSets(parser.NumSets() - sets_at[depth]);
     bool dead = false;
-    for (; d < len; ++d) {
-      if (!parser.Advance(static_cast<uint8_t>(t[d]))) {
+    for (; depth < len; ++depth) {
+      const uint8_t byte = static_cast<uint8_t>(t[depth]);
+      const int32_t d = depth;
+      if (plain[d] >= 0) {
+        int32_t next = fsm.Next(plain[d], byte);
+        if (next < 0) {
+          dead = true;
+          break;
+        }
+        if (IsPlainState(fsm, next)) {
+          plain[d + 1] = next;
+          sets_at[d + 1] = sets_at[d];
+          follow_done[d + 1] = follow_done[d];
+          continue;
+        }
+        parser.PushSet({next, EarleyParser::kTopOrigin, 0});
+      } else if (!parser.Advance(byte)) {
         dead = true;
         break;
       }
-      follow_done[d + 1] = follow_done[d] | ((parser.SetFlags(d + 1) & EarleyParser::kFollowCompleted) != 0);
+      sets_at[d + 1] = parser.NumSets();
+      const int32_t k = parser.NumSets() - 1;
+      const EarleyItem* b = parser.SetBegin(k);
+      plain[d + 1] = (parser.SetEnd(k) - b == 1 && b->origin == EarleyParser::kTopOrigin) ? b->state : -1;
+      follow_done[d + 1] = follow_done[d] | ((parser.SetFlags(k) & EarleyParser::kFollowCompleted) != 0);
     }
     if (dead) {
-      // Every token sharing the first d+1 bytes dies at the same byte with the same history.
-      bool unsure = follow_done[d];
-      int32_t j = i;
-      do {
-        (unsure ? uncertain : rejected).push_back(j);
-        ++j;
-      } while (j < n && tok.Lcp(j) >= d + 1);
-      i = j;
+      // Every token sharing the first depth+1 bytes dies at the same byte with the same history.
+      int32_t end = tok.RunEnd(i, depth + 1);
+      if (follow_done[depth])
+        for (int32_t j = i; j < end; ++j) uncertain.push_back(j);
+      i = end;
       continue;
     }
-    bool ok = parser.LastSetHasLineage0() || (parser.SetFlags(len) & EarleyParser::kTopCompleted);
+    bool ok;
+    if (plain[len] >= 0) {
+      // The isolated item alone is alive (lineage 0); the parser may not hold this depth's set.
+      ok = true;
+    } else {
+      const int32_t k = parser.NumSets() - 1;
+      ok = parser.LastSetHasLineage0() || (parser.SetFlags(k) & EarleyParser::kTopCompleted);
+    }
     (ok ? accepted : uncertain).push_back(i);
     ++i;
   }
 
   TokenMaskEntry e;
-  e.uncertain = std::move(uncertain);
   e.num_accepted = static_cast<int32_t>(accepted.size());
-  auto to_ids = [&](std::vector<int32_t>& v) {
-    for (auto& x : v) x = tok.SortedId(x);
-    std::sort(v.begin(), v.end());
-  };
-  size_t bitset_words = tok.MaskWords();
-  if (accepted.size() <= rejected.size() && accepted.size() < bitset_words) {
+  const size_t num_rejected = n - accepted.size() - uncertain.size();
+  const size_t bitset_words = tok.MaskWords();
+  if (accepted.size() <= num_rejected && accepted.size() < bitset_words) {
     e.storage = TokenMaskEntry::Storage::kAcceptedList;
-    to_ids(accepted);
-    e.ids = std::move(accepted);
-  } else if (rejected.size() < accepted.size() && rejected.size() < bitset_words) {
+    for (int32_t p : accepted) e.ids.push_back(tok.SortedId(p));
+    std::sort(e.ids.begin(), e.ids.end());
+  } else if (num_rejected < accepted.size() && num_rejected < bitset_words) {
     e.storage = TokenMaskEntry::Storage::kRejectedList;
-    to_ids(rejected);
-    e.ids = std::move(rejected);
+    std::vector<uint8_t> listed(n, 0);
+    for (int32_t p : accepted) listed[p] = 1;
+    for (int32_t p : uncertain) listed[p] = 1;
+    for (int32_t p = 0; p < n; ++p)
+      if (!listed[p]) e.ids.push_back(tok.SortedId(p));
+    std::sort(e.ids.begin(), e.ids.end());
   } else {
     e.storage = TokenMaskEntry::Storage::kBitset;
     e.bits.assign(bitset_words, 0);
-    for (int32_t x : accepted) {
-      int32_t id = tok.SortedId(x);
+    for (int32_t p : accepted) {
+      int32_t id = tok.SortedId(p);
       e.bits[id >> 5] |= 1u << (id & 31);
     }
   }
+  e.uncertain = std::move(uncertain);
   return e;
 }
 

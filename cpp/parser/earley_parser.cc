@@ -11,13 +11,7 @@ EarleyParser::EarleyParser(const GrammarFsm* fsm) : fsm_(fsm) {
   hash_stamp_.assign(1024, 0);
 }
 
-void EarleyParser::BeginSet() {
-  if (++stamp_ == 0) {  // wrapped: clear stamps
-    std::fill(hash_stamp_.begin(), hash_stamp_.end(), 0);
-    stamp_ = 1;
-  }
-  set_flags_.push_back(0);
-}
+void EarleyParser::BeginSet() { set_flags_.push_back(0); }
 
 void EarleyParser::Reset() {
   top_mode_ = false;
@@ -44,39 +38,46 @@ void EarleyParser::ResetToItem(int32_t state, const std::vector<int32_t>* follow
 }
 
 void EarleyParser::Add(int32_t state, int32_t origin, int32_t lineage) {
-  uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(state)) << 32) |
-                 (static_cast<uint32_t>(origin + 2) << 1) | static_cast<uint32_t>(lineage);
-  size_t n = items_.size() - set_begin_[set_begin_.size() - 2];
-  if ((n + 1) * 2 > hash_keys_.size()) {
-    // Grow and rehash the items of the current set.
-    size_t cap = hash_keys_.size() * 2;
-    hash_keys_.assign(cap, 0);
-    hash_stamp_.assign(cap, 0);
-    stamp_ = 1;
-    for (size_t i = set_begin_[set_begin_.size() - 2]; i < items_.size(); ++i) {
-      const EarleyItem& it = items_[i];
-      uint64_t k = (static_cast<uint64_t>(static_cast<uint32_t>(it.state)) << 32) |
-                   (static_cast<uint32_t>(it.origin + 2) << 1) | static_cast<uint32_t>(it.lineage);
-      size_t h = (k * 0x9E3779B97F4A7C15ull) >> 40;
-      for (size_t m = cap - 1;; h++) {
-        h &= m;
-        if (hash_stamp_[h] != stamp_) {
-          hash_stamp_[h] = stamp_;
-          hash_keys_[h] = k;
-          break;
-        }
+  // Small sets (the common case) are deduplicated by a linear scan; once a set reaches
+  // kLinearLimit items its items move into the open-addressing table.
+  constexpr size_t kLinearLimit = 16;
+  const size_t begin = set_begin_[set_begin_.size() - 2];
+  const size_t n = items_.size() - begin;
+  auto key_of = [](int32_t s, int32_t o, int32_t l) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(s)) << 32) | (static_cast<uint32_t>(o + 2) << 1) |
+           static_cast<uint32_t>(l);
+  };
+  auto insert = [&](uint64_t key) -> bool {  // true if newly inserted
+    size_t mask = hash_keys_.size() - 1;
+    for (size_t h = (key * 0x9E3779B97F4A7C15ull) >> 40;; ++h) {
+      h &= mask;
+      if (hash_stamp_[h] != stamp_) {
+        hash_stamp_[h] = stamp_;
+        hash_keys_[h] = key;
+        return true;
       }
+      if (hash_keys_[h] == key) return false;
     }
-  }
-  size_t mask = hash_keys_.size() - 1;
-  for (size_t h = (key * 0x9E3779B97F4A7C15ull) >> 40;; ++h) {
-    h &= mask;
-    if (hash_stamp_[h] != stamp_) {
-      hash_stamp_[h] = stamp_;
-      hash_keys_[h] = key;
-      break;
+  };
+  if (n < kLinearLimit) {
+    for (size_t i = begin; i < items_.size(); ++i) {
+      const EarleyItem& it = items_[i];
+      if (it.state == state && it.origin == origin && it.lineage == lineage) return;
     }
-    if (hash_keys_[h] == key) return;
+  } else {
+    if (n == kLinearLimit || (n + 1) * 2 > hash_keys_.size()) {
+      // (Re)build the table for this set: first use, or growth.
+      if ((n + 1) * 2 > hash_keys_.size()) {
+        hash_keys_.assign(hash_keys_.size() * 2, 0);
+        hash_stamp_.assign(hash_keys_.size(), 0);
+      }
+      if (++stamp_ == 0) {
+        std::fill(hash_stamp_.begin(), hash_stamp_.end(), 0);
+        stamp_ = 1;
+      }
+      for (size_t i = begin; i < items_.size(); ++i) insert(key_of(items_[i].state, items_[i].origin, items_[i].lineage));
+    }
+    if (!insert(key_of(state, origin, lineage))) return;
   }
   items_.push_back({state, origin, lineage});
   set_begin_.back() = static_cast<int32_t>(items_.size());
@@ -133,6 +134,13 @@ bool EarleyParser::Advance(uint8_t byte) {
   }
   Close(0);
   return true;
+}
+
+void EarleyParser::PushSet(EarleyItem item) {
+  BeginSet();
+  set_begin_.push_back(static_cast<int32_t>(items_.size()));
+  Add(item.state, item.origin, item.lineage);
+  Close(0);
 }
 
 void EarleyParser::PopSets(int32_t n) {

@@ -61,6 +61,9 @@ class EarleyParser {
 
   // Scans `byte` from the last set. Returns false (and changes nothing) if no item can read it.
   bool Advance(uint8_t byte);
+  // Pushes a new set holding `item` and its closure, as Advance would from a set whose only item
+  // scans into it. Used by the mask-cache walk after stepping a single item's DFA directly.
+  void PushSet(EarleyItem item);
   void PopSets(int32_t n);
   int32_t NumSets() const { return static_cast<int32_t>(set_begin_.size()) - 1; }
 
@@ -90,7 +93,8 @@ class EarleyParser {
   std::vector<uint8_t> set_flags_;
   bool top_mode_ = false;
   const std::vector<int32_t>* follow_override_ = nullptr;
-  // Open-addressing dedup table for the set being built, invalidated by bumping `stamp_`.
+  // Open-addressing dedup table for the set being built once it is large, invalidated by bumping
+  // `stamp_`.
   std::vector<uint64_t> hash_keys_;
   std::vector<uint32_t> hash_stamp_;
   uint32_t stamp_ = 0;

@@ -1,6 +1,7 @@
 #include "tokenizer/tokenizer_info.h"
 
 #include <algorithm>
+#include <climits>
 
 #include "support/check.h"
 
@@ -53,10 +54,30 @@ TokenizerInfo::TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size
       lcp_[i] = static_cast<int32_t>(k);
     }
   }
+  lcp_block_min_.assign((lcp_.size() + kLcpBlock - 1) / kLcpBlock, 0);
+  for (size_t b = 0; b < lcp_block_min_.size(); ++b) {
+    int32_t m = INT32_MAX;
+    for (size_t j = b * kLcpBlock; j < std::min(lcp_.size(), (b + 1) * kLcpBlock); ++j) m = std::min(m, lcp_[j]);
+    lcp_block_min_[b] = m;
+  }
+}
+
+int32_t TokenizerInfo::RunEnd(int32_t i, int32_t prefix_len) const {
+  const int32_t n = NumSorted();
+  int32_t j = i + 1;
+  // Finish the current block linearly.
+  while (j < n && j % kLcpBlock != 0) {
+    if (lcp_[j] < prefix_len) return j;
+    ++j;
+  }
+  // Skip whole blocks whose minimum keeps the prefix.
+  while (j < n && lcp_block_min_[j / kLcpBlock] >= prefix_len) j += kLcpBlock;
+  while (j < n && lcp_[j] >= prefix_len) ++j;
+  return std::min(j, n);
 }
 
 size_t TokenizerInfo::MemoryBytes() const {
-  size_t n = 0;
+  size_t n = lcp_block_min_.size() * 4;
   for (auto& t : tokens_) n += t.capacity() + sizeof(std::string);
   return n + sorted_bytes_.capacity() + sorted_ids_.size() * 16 + normal_mask_.size() * 4 + is_special_.size();
 }

@@ -40,6 +40,10 @@ class TokenizerInfo {
   std::string_view SortedToken(int32_t i) const {
     return std::string_view(sorted_bytes_.data() + sorted_offset_[i], sorted_offset_[i + 1] - sorted_offset_[i]);
   }
+  // The end of the run of sorted tokens starting at i that share their first `prefix_len` bytes
+  // with sorted(i): the first j > i with Lcp(j) < prefix_len (or NumSorted()). Skips whole blocks
+  // of the lcp array using per-block minima, so a dead prefix is skipped in O(run / 32) steps.
+  int32_t RunEnd(int32_t i, int32_t prefix_len) const;
   // Position of a normal token in the sorted order, -1 for special tokens.
   int32_t SortedIndex(int32_t id) const { return sorted_index_[id]; }
   // Packed bitmask words (bit t%32 of word t/32) of all normal tokens.
@@ -54,6 +58,8 @@ class TokenizerInfo {
   std::vector<int32_t> stop_ids_, special_ids_;
   std::vector<int32_t> sorted_ids_, lcp_, sorted_index_;
   std::string sorted_bytes_;
+  static constexpr int32_t kLcpBlock = 32;
+  std::vector<int32_t> lcp_block_min_;  // min of lcp_ over each block of kLcpBlock entries
   std::vector<int32_t> sorted_offset_;
   std::vector<uint32_t> normal_mask_;
 };
