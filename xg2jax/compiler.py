@@ -12,6 +12,14 @@ from xg2jax.tokenizer_info import TokenizerInfo
 __all__ = ["Grammar", "GrammarCompiler", "CompiledGrammar"]
 
 
+def _grammar_bytes(text: str, what: str) -> bytes:
+    """Grammar text as UTF-8 bytes; invalid UTF-8 (lone surrogates in a str) reaches the engine,
+    which reports it with line:column."""
+    if isinstance(text, str):
+        return text.encode("utf-8", "surrogateescape")
+    raise TypeError(f"{what}: expected str, got {type(text).__name__}")
+
+
 class Grammar:
     """A parsed grammar (the engine's IR). ``str(grammar)`` prints EBNF that parses back to it."""
 
@@ -28,9 +36,7 @@ class Grammar:
             On a syntax error (with line:column and the offending line), an undefined rule, or an
             unknown root rule.
         """
-        if not isinstance(ebnf_string, str):
-            raise TypeError(f"Grammar.from_ebnf: expected str, got {type(ebnf_string).__name__}")
-        return Grammar(_core.Grammar.from_ebnf(ebnf_string, root_rule_name))
+        return Grammar(_core.Grammar.from_ebnf(_grammar_bytes(ebnf_string, "Grammar.from_ebnf"), root_rule_name))
 
     @staticmethod
     def builtin_json_grammar() -> "Grammar":
@@ -137,7 +143,8 @@ class GrammarCompiler:
         if isinstance(grammar, Grammar):
             h = self._handle.compile_grammar(grammar._handle, bool(precompute_masks))
         elif isinstance(grammar, str):
-            h = self._handle.compile_ebnf(grammar, root_rule_name, bool(precompute_masks))
+            h = self._handle.compile_ebnf(_grammar_bytes(grammar, "compile_grammar"), root_rule_name,
+                                          bool(precompute_masks))
         else:
             raise TypeError(f"compile_grammar: expected str or Grammar, got {type(grammar).__name__}")
         return CompiledGrammar(h, self._tokenizer_info)

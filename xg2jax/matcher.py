@@ -59,6 +59,12 @@ def _row(bitmask, index: int, what: str) -> np.ndarray:
     return arr[index]
 
 
+def _check_words(num_words: int, vocab_size: int, what: str) -> None:
+    need = (vocab_size + 31) // 32
+    if num_words < need:
+        raise ValueError(f"{what}: the bitmask row has {num_words} int32 words, but vocab_size {vocab_size} needs {need}")
+
+
 class GrammarMatcher:
     """Matches one generation against a compiled grammar, token by token.
 
@@ -131,7 +137,10 @@ class GrammarMatcher:
         """
         if isinstance(token_id, (bool, np.bool_)) or not isinstance(token_id, (int, np.integer)):
             raise TypeError(f"accept_token: token_id must be an int, got {type(token_id).__name__}")
-        return self._handle.accept_token(int(token_id))
+        token_id = int(token_id)
+        if not 0 <= token_id < self.vocab_size:
+            raise ValueError(f"GrammarMatcher.accept_token: token id {token_id} is out of range [0, {self.vocab_size})")
+        return self._handle.accept_token(token_id)
 
     def accept_string(self, input_str: str | bytes) -> bool:
         """Advance by a string (counts as one step for :meth:`rollback`). False = unchanged."""
@@ -147,6 +156,7 @@ class GrammarMatcher:
             On a wrong dtype, shape, index, a row too short for the vocabulary, or a non-CPU array.
         """
         row = _row(bitmask, int(index), "fill_next_token_bitmask")
+        _check_words(row.shape[-1], self.vocab_size, "fill_next_token_bitmask")
         self._handle.fill_row(row)
 
     def find_jump_forward_string(self) -> str:
@@ -185,6 +195,10 @@ def batch_fill_next_token_bitmask(
     if arr.dtype != np.int32:
         raise ValueError(f"batch_fill_next_token_bitmask: the bitmask must have dtype int32, got {arr.dtype}")
     idx = list(range(len(matchers))) if indices is None else [int(i) for i in indices]
+    if arr.ndim != 2:
+        raise ValueError(f"batch_fill_next_token_bitmask: the bitmask must be 2-D, got shape {arr.shape}")
+    for m in matchers:
+        _check_words(arr.shape[1], m.vocab_size, "batch_fill_next_token_bitmask")
     handles = [m._handle for m in matchers]
     if len({id(h) for h in handles}) != len(handles):
         raise ValueError("batch_fill_next_token_bitmask: the same matcher appears twice")

@@ -241,8 +241,14 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
     for (int32_t r = 0; r < n_rules; ++r)
       if (!productive[r] && reaches_final(r, productive, true)) productive[r] = 1, changed = true;
   }
-  XG_USER_CHECK(productive[g.root]) << "grammar: the root rule '" << g.rules[g.root].name
-                                    << "' cannot match any finite string (every alternative recurses forever)";
+  if (!productive[g.root]) {
+    std::string stuck;
+    for (int32_t r = 0; r < n_rules; ++r)
+      if (!productive[r]) stuck += (stuck.empty() ? "'" : ", '") + g.rules[r].name + "'";
+    XG_USER_ERROR() << "grammar: the root rule '" << g.rules[g.root].name
+                    << "' cannot match any finite string: rules that can never finish: " << stuck
+                    << " (every alternative recurses forever)";
+  }
 
   // Drop edges into unproductive rules, then trim each automaton to useful states.
   for (auto& d : dfas)

@@ -67,6 +67,8 @@ class EbnfParser {
     size_t line_end = s_.find('\n', line_start);
     if (line_end == std::string::npos) line_end = s_.size();
     std::string excerpt = s_.substr(line_start, line_end - line_start);
+    for (char& c : excerpt)  // keep the message printable (and unbroken by NUL)
+      if (static_cast<uint8_t>(c) < 0x20 && c != '\t') c = '?';
     // Column in code points, 1-based.
     size_t col = 1;
     for (size_t i = line_start; i < pos_ && i < s_.size(); ++i)
@@ -98,6 +100,12 @@ class EbnfParser {
     }
   }
 
+  // xgrammar's builtin macros; any other `name(` is a reference followed by a group.
+  static bool IsBuiltinName(const std::string& n) {
+    return n == "TagDispatch" || n == "Regex" || n == "Substring" || n == "Lookahead" || n == "JSONSchema" ||
+           n == "Repeat";
+  }
+
   static bool IsNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
   static bool IsNameChar(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
@@ -119,11 +127,14 @@ class EbnfParser {
     if (IsNameStart(Peek())) {
       ParseName();
       SkipSpace();
-      if (Peek() == '[') {  // rule attributes, rejected in ParseRule with a clear message
-        ok = true;
-      } else {
-        ok = s_.compare(pos_, 3, "::=") == 0;
+      if (Peek() == '[') {  // `name[attrs] ::=`: rule attributes, rejected in ParseRule
+        size_t close = s_.find(']', pos_);
+        if (close != std::string::npos && s_.find('\n', pos_) > close) {
+          pos_ = close + 1;
+          SkipSpace();
+        }
       }
+      ok = s_.compare(pos_, 3, "::=") == 0;
     }
     pos_ = save;
     return ok;
@@ -209,7 +220,14 @@ class EbnfParser {
   int32_t ParsePostfix() {
     int32_t e = ParsePrimary();
     while (true) {
+      // Whitespace may separate an element from its quantifier ("a" {2,3}).
+      size_t before_space = pos_;
+      SkipSpace();
       char c = Peek();
+      if (c != '*' && c != '+' && c != '?' && c != '{') {
+        pos_ = before_space;
+        break;
+      }
       int32_t mn, mx;
       if (c == '*') {
         mn = 0, mx = Expr::kUnbounded, ++pos_;
@@ -301,7 +319,7 @@ class EbnfParser {
     if (IsNameStart(c)) {
       size_t name_pos = pos_;
       std::string name = ParseName();
-      if (Peek() == '(') {
+      if (Peek() == '(' && IsBuiltinName(name)) {
         pos_ = name_pos;
         Fail("builtin '" + name + "(...)' is not supported by this version of xg2jax");
       }
@@ -435,6 +453,10 @@ class EbnfParser {
     if (e.ranges.empty()) {
       pos_ = open;
       Fail("empty character class '[]' matches nothing");
+    }
+    if (NormalizeRanges(e.ranges, e.negated).empty()) {
+      pos_ = open;
+      Fail("character class matches no character");
     }
     return g_.Add(std::move(e));
   }

@@ -15,6 +15,8 @@ namespace xg {
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar,
                                std::optional<std::vector<int32_t>> override_stop_tokens, int32_t max_rollback_tokens)
     : grammar_(std::move(grammar)), parser_(&grammar_->fsm()), max_rollback_tokens_(max_rollback_tokens) {
+  XG_USER_CHECK(max_rollback_tokens >= -1)
+      << "GrammarMatcher: max_rollback_tokens must be -1 (unlimited) or >= 0, got " << max_rollback_tokens;
   const TokenizerInfo& tok = grammar_->tokenizer();
   if (override_stop_tokens) {
     for (int32_t id : *override_stop_tokens)
@@ -129,7 +131,7 @@ void GrammarMatcher::CheckUncertain(const std::vector<int32_t>& positions, uint3
 
 void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
   const TokenizerInfo& tok = grammar_->tokenizer();
-  XG_USER_CHECK(num_words >= tok.MaskWords()) << "fill_next_token_bitmask: the bitmask row has " << num_words
+  XG_USER_CHECK(num_words >= tok.MaskWords()) << "token bitmask: the bitmask row has " << num_words
                                               << " int32 words, but vocab_size " << tok.VocabSize() << " needs "
                                               << tok.MaskWords();
   const int32_t n = tok.MaskWords();
