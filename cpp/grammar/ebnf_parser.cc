@@ -66,13 +66,22 @@ class EbnfParser {
     }
     size_t line_end = s_.find('\n', line_start);
     if (line_end == std::string::npos) line_end = s_.size();
-    std::string excerpt = s_.substr(line_start, line_end - line_start);
-    for (char& c : excerpt)  // keep the message printable (and unbroken by NUL)
-      if (static_cast<uint8_t>(c) < 0x20 && c != '\t') c = '?';
-    // Column in code points, 1-based.
+    // The quoted line, kept printable and valid UTF-8 (control characters and invalid bytes show
+    // as '?'); the column counts the characters shown before the error position.
+    std::string excerpt;
     size_t col = 1;
-    for (size_t i = line_start; i < pos_ && i < s_.size(); ++i)
-      if ((static_cast<uint8_t>(s_[i]) & 0xC0) != 0x80) ++col;
+    for (size_t i = line_start; i < line_end;) {
+      size_t j = i;
+      uint32_t cp;
+      if (DecodeUtf8(s_, &j, &cp) && j <= line_end && (cp >= 0x20 || cp == '\t')) {
+        excerpt.append(s_, i, j - i);
+      } else {
+        excerpt += '?';
+        j = i + 1;
+      }
+      if (i < pos_) ++col;
+      i = j;
+    }
     std::string caret(col - 1, ' ');
     XG_USER_ERROR() << "EBNF syntax error at " << line << ":" << col << ": " << msg << "\n  " << excerpt << "\n  "
                     << caret << "^";
