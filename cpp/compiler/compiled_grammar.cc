@@ -4,6 +4,7 @@
 
 #include "grammar/passes.h"
 #include "support/check.h"
+#include "support/thread_pool.h"
 
 namespace xg {
 
@@ -66,15 +67,7 @@ void CompiledGrammar::BuildAllMasks(int num_threads) const {
   std::vector<int32_t> todo;
   for (int32_t s = 0; s < fsm_.NumStates(); ++s)
     if (fsm_.HasBytes(s)) todo.push_back(s);
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < todo.size();) Entry(todo[i]);
-  };
-  int n = std::max(1, std::min<int>(num_threads, static_cast<int>(todo.size())));
-  std::vector<std::thread> threads;
-  for (int t = 1; t < n; ++t) threads.emplace_back(work);
-  work();
-  for (auto& th : threads) th.join();
+  ThreadPool::Global().ParallelFor(todo.size(), num_threads, [&](size_t i) { Entry(todo[i]); });
 }
 
 size_t CompiledGrammar::MemoryBytes() const {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "support/check.h"
+#include "support/thread_pool.h"
 #include "support/utf8.h"
 
 namespace xg {
@@ -252,25 +253,9 @@ void BatchFillNextTokenBitmask(const std::vector<GrammarMatcher*>& matchers, uin
                                const std::vector<int32_t>& indices, int num_threads) {
   XG_USER_CHECK(matchers.size() == indices.size())
       << "batch_fill_next_token_bitmask: " << matchers.size() << " matchers but " << indices.size() << " indices";
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mu;
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < matchers.size();) {
-      try {
-        matchers[i]->FillNextTokenBitmask(words + static_cast<size_t>(indices[i]) * words_per_row, words_per_row);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        if (!error) error = std::current_exception();
-      }
-    }
-  };
-  int n = std::max(1, std::min<int>(num_threads, static_cast<int>(matchers.size())));
-  std::vector<std::thread> threads;
-  for (int t = 1; t < n; ++t) threads.emplace_back(work);
-  work();
-  for (auto& th : threads) th.join();
-  if (error) std::rethrow_exception(error);
+  ThreadPool::Global().ParallelFor(matchers.size(), num_threads, [&](size_t i) {
+    matchers[i]->FillNextTokenBitmask(words + static_cast<size_t>(indices[i]) * words_per_row, words_per_row);
+  });
 }
 
 }  // namespace xg
