@@ -30,6 +30,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+# An installed xg2jax wins; otherwise the checkout's (with its compiled core built in place).
+sys.path.append(str(HERE.parent))
 
 import peers  # noqa: E402  (sets the one-thread environment before numpy / engines load)
 import numpy as np  # noqa: E402
@@ -152,7 +154,11 @@ def compare_masks(per_engine_masks: dict, vocab, normal_words, tokens, summary: 
             allowed_by = tuple(n for n, m in zip(names, ms) if bit_is_set(m, t))
             forbidden_by = tuple(n for n in names if n not in allowed_by)
             key = (t, allowed_by, forbidden_by)
-            summary[key] = summary.get(key, 0) + 1
+            entry = summary.get(key)
+            if entry is None:
+                summary[key] = [1, context(tokens, vocab.decoded, step)]
+            else:
+                entry[0] += 1
             if len(examples) < max_examples:
                 examples.append({"token": t, "bytes": repr(vocab.decoded[t]),
                                  "allowed_by": list(allowed_by), "forbidden_by": list(forbidden_by)})
@@ -197,11 +203,14 @@ def run(args) -> dict:
             "cpu_count": os.cpu_count(),
             "loadavg_start": list(os.getloadavg()),
             "engines": {n: e.version for n, e in engines.items()},
+            "xg2jax_source": next((getattr(e, "source", None) for e in engines.values() if hasattr(e, "source")),
+                                  None),
+            "xg2jax_revision": os.environ.get("XG2JAX_REVISION"),
             "threads": "1 (max_threads=1, RAYON_NUM_THREADS=1, torch.set_num_threads(1))",
             "tokenization": "greedy longest match over decoded token bytes, special tokens skipped",
             "seed": args.seed,
             "json_instances": n_json,
-            "repeats": args.repeats,
+            "trials": args.trials,
             "workloads": {w.grammar: [label for label, _ in w.strings] for w in work},
         },
         "vocabs": {},
@@ -235,22 +244,25 @@ def run(args) -> dict:
             streams = [(label, greedy.encode(s.encode("utf-8"))) for label, s in w.strings]
             n_tok = sum(len(t) for _, t in streams)
             log.info("[%s] %s: %d strings, %d tokens", vname, w.grammar, len(streams), n_tok)
-            rows = {}
             diff_summary: dict = {}
             diff_steps = [0, 0]  # differing, compared
             diff_examples = []
-            for name, eng in active.items():
-                row = {"vocab": vname, "grammar": w.grammar, "engine": name, "compile_ms": None,
-                       "error": None, "streams": len(streams), "streams_completed": 0, "eos_missing": 0,
-                       "ttfm_ms": None, "_ns": []}
-                try:
-                    row["compile_ms"] = eng.compile(w.kind, w.text)
-                except Exception as exc:
-                    row["error"] = f"compile: {type(exc).__name__}: {exc}"[:500]
-                    log.error("  %s: %s", name, row["error"])
-                rows[name] = row
-            for rep in range(args.repeats):
-                desc = f"{vname}/{w.grammar}" + (f" rep {rep + 1}" if args.repeats > 1 else "")
+            trials = []  # per trial: {engine: row}
+            for trial in range(args.trials):
+                check = trial == 0  # correctness checks and mask comparison on the first trial only
+                rows = {}
+                for name, eng in active.items():
+                    row = {"vocab": vname, "grammar": w.grammar, "engine": name, "compile_ms": None,
+                           "error": None, "streams": len(streams), "streams_completed": 0, "eos_missing": 0,
+                           "ttfm_ms": None, "_ns": []}
+                    try:
+                        row["compile_ms"] = eng.compile(w.kind, w.text)
+                    except Exception as exc:
+                        row["error"] = f"compile: {type(exc).__name__}: {exc}"[:500]
+                        if check:
+                            log.error("  %s: %s", name, row["error"])
+                    rows[name] = row
+                desc = f"{vname}/{w.grammar}" + (f" trial {trial + 1}/{args.trials}" if args.trials > 1 else "")
                 for si, (label, tokens) in enumerate(tqdm(streams, desc=desc, leave=False,
                                                           disable=args.no_progress)):
                     per_masks = {}
@@ -259,54 +271,70 @@ def run(args) -> dict:
                         if row["error"]:
                             continue
                         try:
-                            times, masks, event, eos_ok = run_stream(eng, tokens, vocab, args.compare_masks)
+                            times, masks, event, eos_ok = run_stream(eng, tokens, vocab,
+                                                                     check and args.compare_masks)
                         except Exception as exc:
                             row["error"] = f"run: {type(exc).__name__}: {exc}"[:500]
                             log.error("  %s: %s", name, row["error"])
                             continue
-                        if rep == 0 and si == 0 and row["compile_ms"] is not None and times:
+                        if si == 0 and row["compile_ms"] is not None and times:
                             row["ttfm_ms"] = row["compile_ms"] + times[0] / 1e6
                         row["_ns"].extend(times)
-                        if rep == 0:
-                            per_masks[name] = masks
-                            if event is None:
-                                row["streams_completed"] += 1
-                                if not eos_ok:
-                                    row["eos_missing"] += 1
-                                    result["disagreements"].append({
-                                        "vocab": vname, "grammar": w.grammar, "engine": name, "string": label,
-                                        "kind": "no_stop_token_at_end", "step": len(tokens)})
-                            else:
-                                tok = event["token"]
-                                rec = {"vocab": vname, "grammar": w.grammar, "engine": name, "string": label,
-                                       **event, "bytes": repr(vocab.decoded[tok]),
-                                       "context": context(tokens, vocab.decoded, event["step"])}
-                                result["disagreements"].append(rec)
-                                log.warning("  disagreement: %s", rec)
-                    if rep == 0 and args.compare_masks:
+                        per_masks[name] = masks
+                        if event is None:
+                            row["streams_completed"] += 1
+                            if not eos_ok:
+                                row["eos_missing"] += 1
+                        if not check:
+                            continue
+                        if event is None and not eos_ok:
+                            result["disagreements"].append({
+                                "vocab": vname, "grammar": w.grammar, "engine": name, "string": label,
+                                "kind": "no_stop_token_at_end", "step": len(tokens)})
+                        elif event is not None:
+                            tok = event["token"]
+                            rec = {"vocab": vname, "grammar": w.grammar, "engine": name, "string": label,
+                                   **event, "bytes": repr(vocab.decoded[tok]),
+                                   "context": context(tokens, vocab.decoded, event["step"])}
+                            result["disagreements"].append(rec)
+                            log.warning("  disagreement: %s", rec)
+                    if check and args.compare_masks:
                         diffs, steps = compare_masks(per_masks, vocab, normal_words, tokens, diff_summary)
                         diff_steps[0] += len(diffs)
                         diff_steps[1] += steps
                         for d in diffs[: max(0, args.max_diff_examples - len(diff_examples))]:
                             d["string"] = label
                             diff_examples.append(d)
-                        del per_masks
+                    del per_masks
+                for name, row in rows.items():
+                    row.update(stats_us(row.pop("_ns")))
+                    active[name].release_grammar()
+                trials.append(rows)
+            rows = {}
+            for name in active:
+                rows[name] = pick_median_trial([t[name] for t in trials])
             if args.compare_masks:
-                top = sorted(diff_summary.items(), key=lambda kv: -kv[1])
+                top = sorted(diff_summary.items(), key=lambda kv: -kv[1][0])
+                # One line per split pattern (who allows / who forbids): steps, tokens, first context.
+                patterns: dict = {}
+                for (t, a, f), (c, ctx) in top:
+                    pat = patterns.setdefault((a, f), {"allowed_by": list(a), "forbidden_by": list(f),
+                                                       "token_steps": 0, "tokens": [], "first_context": ctx})
+                    pat["token_steps"] += c
+                    if len(pat["tokens"]) < 8:
+                        pat["tokens"].append(repr(vocab.decoded[t]))
                 result["mask_differences"].append({
                     "vocab": vname, "grammar": w.grammar, "engines": [n for n in active if not rows[n]["error"]],
                     "steps_compared": diff_steps[1], "steps_differing": diff_steps[0],
                     "distinct_disputed_tokens": len({k[0] for k in diff_summary}),
+                    "patterns": list(patterns.values()),
                     "top_splits": [{"token": t, "bytes": repr(vocab.decoded[t]), "allowed_by": list(a),
-                                    "forbidden_by": list(f), "steps": c}
-                                   for (t, a, f), c in top[: args.max_diff_examples]],
+                                    "forbidden_by": list(f), "steps": c, "first_context": ctx}
+                                   for (t, a, f), (c, ctx) in top[: args.max_diff_examples]],
                     "examples": diff_examples,
                 })
             for name, row in rows.items():
-                ns = row.pop("_ns")
-                row.update(stats_us(ns))
                 result["rows"].append(row)
-                active[name].release_grammar()
                 log.info("  %-13s compile %9s ms  mask mean %7s us  p50 %7s  p99 %8s  (%d masks, %d/%d streams)%s",
                          name, fmt(row["compile_ms"]), fmt(row["mean_us"]), fmt(row["p50_us"]),
                          fmt(row["p99_us"]), row["n"], row["streams_completed"], row["streams"],
@@ -314,6 +342,29 @@ def run(args) -> dict:
     add_ratios(result)
     result["meta"]["loadavg_end"] = list(os.getloadavg())
     return result
+
+
+def pick_median_trial(rows: list[dict]) -> dict:
+    """Combine the trials of one engine: mask statistics from the trial with the median mean; compile and TTFM
+    the medians over trials; the per-trial means and compile times are kept."""
+    ok = [r for r in rows if r["mean_us"] is not None]
+    if not ok:
+        return rows[0]
+    ok.sort(key=lambda r: r["mean_us"])
+    best = dict(ok[(len(ok) - 1) // 2])
+    compiles = sorted(r["compile_ms"] for r in rows if r["compile_ms"] is not None)
+    if compiles:
+        best["compile_ms"] = compiles[(len(compiles) - 1) // 2]
+    ttfms = sorted(r["ttfm_ms"] for r in rows if r["ttfm_ms"] is not None)
+    if ttfms:
+        best["ttfm_ms"] = ttfms[(len(ttfms) - 1) // 2]
+    best["trials"] = len(rows)
+    best["mean_us_trials"] = [r["mean_us"] for r in rows]
+    best["compile_ms_trials"] = [r["compile_ms"] for r in rows]
+    best["streams_completed"] = rows[0]["streams_completed"]
+    best["eos_missing"] = rows[0]["eos_missing"]
+    best["error"] = rows[0]["error"] or best["error"]
+    return best
 
 
 def add_ratios(result: dict) -> None:
@@ -324,10 +375,11 @@ def add_ratios(result: dict) -> None:
         peer_means = [r["mean_us"] for n, r in rows.items() if n in peers.PEERS and r["mean_us"] is not None]
         peer_compile = [r["compile_ms"] for n, r in rows.items() if n in peers.PEERS and r["compile_ms"] is not None]
         for n, r in rows.items():
+            ours = n.startswith("xg2jax")
             r["mask_ratio_vs_best_peer"] = (
-                r["mean_us"] / min(peer_means) if n == "xg2jax" and peer_means and r["mean_us"] else None)
+                r["mean_us"] / min(peer_means) if ours and peer_means and r["mean_us"] else None)
             r["compile_ratio_vs_best_peer"] = (
-                r["compile_ms"] / min(peer_compile) if n == "xg2jax" and peer_compile and r["compile_ms"] else None)
+                r["compile_ms"] / min(peer_compile) if ours and peer_compile and r["compile_ms"] else None)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -338,23 +390,26 @@ def add_ratios(result: dict) -> None:
 def markdown(result: dict) -> str:
     lines = []
     m = result["meta"]
-    lines.append(f"Engines: " + ", ".join(f"{k} {v}" for k, v in m["engines"].items()))
-    lines.append(f"Threads: {m['threads']}. Tokenization: {m['tokenization']}. "
+    lines.append("Engines: " + ", ".join(f"{k} {v}" for k, v in m["engines"].items()))
+    lines.append(f"Trials: {m['trials']} (compile, TTFM = medians; mask statistics from the trial with the median "
+                 "mean). "
+                 f"Threads: {m['threads']}. Tokenization: {m['tokenization']}. "
                  f"Load average at start/end: {m['loadavg_start'][0]:.2f} / {m.get('loadavg_end', [0])[0]:.2f} "
                  f"on {m['cpu_count']} CPUs.")
     lines.append("")
     lines.append("| vocab | grammar | engine | compile ms | TTFM ms | mask µs mean | p50 | p99 | max | masks | "
-                 "streams ok | xg2jax / best peer (mask mean) |")
-    lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                 "streams ok | mask mean / best peer | compile / best peer |")
+    lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in result["rows"]:
         ratio = r.get("mask_ratio_vs_best_peer")
+        cratio = r.get("compile_ratio_vs_best_peer")
         ok = f"{r['streams_completed']}/{r['streams']}"
         if r["error"]:
             ok += " (error)"
         lines.append(
             f"| {r['vocab']} | {r['grammar']} | {r['engine']} | {fmt(r['compile_ms'])} | {fmt(r['ttfm_ms'])} | "
             f"{fmt(r['mean_us'])} | {fmt(r['p50_us'])} | {fmt(r['p99_us'])} | {fmt(r['max_us'])} | {r['n']} | "
-            f"{ok} | {fmt(ratio, 2) if ratio is not None else ''} |")
+            f"{ok} | {fmt(ratio, 2) if ratio is not None else ''} | {fmt(cratio, 2) if cratio is not None else ''} |")
     lines.append("")
     lines.append("Tokenizer setup ms: " + "; ".join(
         f"{v}: " + ", ".join(f"{e} {fmt(ms, 0)}" for e, ms in info["tokenizer_setup_ms"].items())
@@ -378,14 +433,23 @@ def markdown(result: dict) -> str:
     for d in result["mask_differences"]:
         lines.append(f"- {d['vocab']}/{d['grammar']}: {d['steps_differing']}/{d['steps_compared']} steps differ, "
                      f"{d['distinct_disputed_tokens']} distinct tokens disputed")
-        for t in d["top_splits"][:5]:
-            lines.append(f"  - token {t['token']} {t['bytes']}: allowed by {','.join(t['allowed_by'])}, forbidden by "
-                         f"{','.join(t['forbidden_by'])} ({t['steps']} steps)")
+        for p in d["patterns"]:
+            lines.append(f"  - allowed by {','.join(p['allowed_by'])}, forbidden by {','.join(p['forbidden_by'])}: "
+                         f"{len(p['tokens'])}{'+' if len(p['tokens']) >= 8 else ''} tokens, e.g. "
+                         f"{' '.join(p['tokens'][:4])}; first after {p['first_context']!r}")
         if d["examples"]:
             e = d["examples"][0]
             lines.append(f"  - first differing step: after {e['context']!r} ({d['examples'][0]['string']}): "
                          f"allowed counts {e['n_allowed']}")
     return "\n".join(lines)
+
+
+def _short(val: float) -> str:
+    if val >= 10000:
+        return f"{val / 1000:.0f}k"
+    if val >= 1000:
+        return f"{val / 1000:.1f}k"
+    return f"{val:.0f}" if val >= 10 else f"{val:.1f}"
 
 
 def plot(result: dict, path: Path) -> None:
@@ -400,19 +464,20 @@ def plot(result: dict, path: Path) -> None:
     grammars = list(dict.fromkeys(r["grammar"] for r in rows))
     fig, axes = plt.subplots(1, len(vocabs), figsize=(6.5 * len(vocabs), 4.6), squeeze=False, sharey=True)
     width = 0.8 / max(len(engines), 1)
-    colors = {"xg2jax": "#d62728", "xgrammar": "#1f77b4", "xgrammar-dyn": "#9ecae1", "llguidance": "#2ca02c"}
+    colors = {"xg2jax": "#d62728", "xg2jax-eager": "#ff9896", "xgrammar": "#1f77b4", "xgrammar-dyn": "#9ecae1", "llguidance": "#2ca02c"}
     for ax, v in zip(axes[0], vocabs):
         for k, e in enumerate(engines):
-            vals = []
+            vals, partial = [], []
             for g in grammars:
                 r = next((r for r in rows if r["vocab"] == v and r["grammar"] == g and r["engine"] == e), None)
                 vals.append(r["mean_us"] if r and r["mean_us"] else 0.0)
+                partial.append(bool(r and r["streams_completed"] < r["streams"]))
             xs = np.arange(len(grammars)) + (k - (len(engines) - 1) / 2) * width
             bars = ax.bar(xs, vals, width, label=e, color=colors.get(e))
-            for b, val in zip(bars, vals):
+            for b, val, part in zip(bars, vals, partial):
                 if val:
-                    ax.annotate(f"{val:.0f}" if val >= 10 else f"{val:.1f}", (b.get_x() + b.get_width() / 2, val),
-                                ha="center", va="bottom", fontsize=7)
+                    label = _short(val) + ("*" if part else "")
+                    ax.annotate(label, (b.get_x() + b.get_width() / 2, val), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(np.arange(len(grammars)))
         ax.set_xticklabels(grammars)
         ax.set_yscale("log")
@@ -421,6 +486,9 @@ def plot(result: dict, path: Path) -> None:
     axes[0][0].set_ylabel("mean mask time per token (µs, log)")
     axes[0][0].legend(fontsize=8)
     fig.suptitle("Mask fill time per token, one thread, same vocabulary and token streams")
+    if any(r["streams_completed"] < r["streams"] for r in rows):
+        fig.text(0.01, 0.01, "* the engine rejected some valid strings: mean over the steps it reached",
+                 fontsize=7, ha="left", va="bottom")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
@@ -431,25 +499,42 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--vocab", default="gemma3,qwen2", help="comma list of gemma3, qwen2, cl100k, gpt2")
     ap.add_argument("--engines", default="xg2jax,xgrammar,llguidance",
-                    help="comma list of xg2jax, xgrammar (= eager + dyn), xgrammar-eager, xgrammar-dyn, llguidance")
+                    help="comma list of xg2jax, xg2jax-eager, xgrammar (= eager + dyn), xgrammar-eager, "
+                         "xgrammar-dyn, llguidance")
     ap.add_argument("--grammars", default=",".join(("json",) + workloads.DEFAULT_EBNF_GRAMMARS),
                     help="json plus EBNF grammars from: " + ", ".join(workloads.EBNF_GRAMMAR_FILES))
     ap.add_argument("--instances", type=int, default=None, help="JSON instances (default 30; 4 with --quick)")
     ap.add_argument("--ebnf-strings", type=int, default=None, help="strings per EBNF grammar (default all)")
-    ap.add_argument("--repeats", type=int, default=1, help="run every stream this many times (timings pooled)")
+    ap.add_argument("--trials", type=int, default=None,
+                    help="compile + run all streams this many times from scratch; report the median trial "
+                         "(default 3; 1 with --quick)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="small run for smoke tests")
     ap.add_argument("--data-dir", default=str(workloads.default_data_dir()))
-    ap.add_argument("--out", default=str(HERE / "results" / "mask_time.json"))
+    ap.add_argument("--out", default=None,
+                    help="result JSON (default benchmarks/results/mask_time.json, or mask_time_quick.json with "
+                         "--quick so a smoke test never overwrites a full run)")
     ap.add_argument("--plot", default=None, help="PNG path (default: --out with .png)")
     ap.add_argument("--no-compare-masks", dest="compare_masks", action="store_false",
                     help="skip the step-by-step mask comparison between engines")
     ap.add_argument("--max-diff-examples", type=int, default=12,
                     help="examples of differing masks kept per vocab x grammar")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--from-json", default=None, metavar="PATH",
+                    help="do not run: print the table and redraw the plot of an earlier result file")
     args = ap.parse_args(argv)
+    if args.trials is None:
+        args.trials = 1 if args.quick else 3
+    if args.out is None:
+        args.out = str(HERE / "results" / ("mask_time_quick.json" if args.quick else "mask_time.json"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
 
+    if args.from_json:  # re-render the table and the plot of an earlier run
+        result = json.loads(Path(args.from_json).read_text())
+        png = Path(args.plot) if args.plot else Path(args.from_json).with_suffix(".png")
+        plot(result, png)
+        print(markdown(result))
+        return 0
     result = run(args)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -229,14 +229,17 @@ class LLGuidanceEngine(Engine):
 
 
 class XG2JaxEngine(Engine):
-    name = "xg2jax"
+    """xg2jax with its default lazy (JIT) mask building, or with ``precompute_masks=True`` (``xg2jax-eager``)."""
 
-    def __init__(self):
+    def __init__(self, eager: bool = False):
         super().__init__()
         import xg2jax
 
         self.x = xg2jax
-        self.version = getattr(xg2jax, "__version__", "?")
+        self.eager = eager
+        self.name = "xg2jax-eager" if eager else "xg2jax"
+        self.version = getattr(xg2jax, "__version__", "?") + (" (precompute_masks)" if eager else " (lazy)")
+        self.source = getattr(xg2jax, "__file__", "?")
         self.tok = None
         self.compiled = None
         self.matcher = None
@@ -260,12 +263,15 @@ class XG2JaxEngine(Engine):
         return ms
 
     def compile(self, kind, text) -> float:
-        compiler = self.x.GrammarCompiler(self.tok, max_threads=1)
+        x = self.x
+        ckw = {"cache_enabled": False} if _accepts_kw(x.GrammarCompiler, "cache_enabled") else {}
+        compiler = x.GrammarCompiler(self.tok, max_threads=1, **ckw)
+        kw = {"precompute_masks": True} if self.eager else {}
         t0 = time.perf_counter_ns()
         if kind == "builtin_json":
-            self.compiled = compiler.compile_builtin_json_grammar()
+            self.compiled = compiler.compile_builtin_json_grammar(**kw)
         else:
-            self.compiled = compiler.compile_grammar(text, root_rule_name="root")
+            self.compiled = compiler.compile_grammar(text, root_rule_name="root", **kw)
         return _ms(t0)
 
     def new_matcher(self):
@@ -299,6 +305,7 @@ ENGINE_ALIASES = {
     "xgrammar-dyn": ["xgrammar-dyn"],
     "llguidance": ["llguidance"],
     "xg2jax": ["xg2jax"],
+    "xg2jax-eager": ["xg2jax-eager"],
 }
 PEERS = ("xgrammar", "xgrammar-dyn", "llguidance")
 
@@ -322,5 +329,7 @@ def make_engine(name: str) -> Engine:
     if name == "llguidance":
         return LLGuidanceEngine()
     if name == "xg2jax":
-        return XG2JaxEngine()
+        return XG2JaxEngine(eager=False)
+    if name == "xg2jax-eager":
+        return XG2JaxEngine(eager=True)
     raise ValueError(name)

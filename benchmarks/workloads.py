@@ -294,7 +294,11 @@ class Workload:
 
 
 def build_workloads(
-    grammars: Sequence[str], data_dir: Path, n_json: int, n_ebnf: Optional[int] = None, seed: int = 0
+    grammars: Sequence[str],
+    data_dir: Path,
+    n_json: int,
+    n_ebnf: Optional[int] = None,
+    seed: int = 0,
 ) -> list[Workload]:
     out = []
     for g in grammars:

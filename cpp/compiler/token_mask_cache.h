@@ -33,6 +33,7 @@ struct TokenMaskEntry {
   std::vector<uint32_t> bits;      // accepted tokens (kBitset)
   std::vector<int32_t> uncertain;  // positions in the sorted vocabulary, ascending
   int32_t num_accepted = 0;
+  float build_us = 0;  // CPU time spent building this entry, in µs (introspection)
 
   // ORs the accepted tokens into `words` (packed, LSB first). `scratch` has MaskWords() words.
   void OrAccepted(const TokenizerInfo& tok, uint32_t* words, std::vector<uint32_t>* scratch) const;

@@ -202,6 +202,58 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
   return dfa;
 }
 
+// Moore's partition refinement: merges states with the same future (same finality, and the same
+// blocks reached on every byte and every rule). Fewer states means fewer token-mask entries to
+// build; e.g. a string body's "after an escape" and "after a plain character" states merge.
+LocalDfa Minimize(const LocalDfa& d) {
+  const int32_t n = d.Size();
+  std::vector<int32_t> block(n);
+  for (int32_t s = 0; s < n; ++s) block[s] = d.final[s];
+  int32_t num_blocks = 0;
+  for (int iter = 0;; ++iter) {
+    std::map<std::vector<int32_t>, int32_t> ids;
+    std::vector<int32_t> next_block(n);
+    std::vector<int32_t> sig;
+    for (int32_t s = 0; s < n; ++s) {
+      sig.clear();
+      sig.push_back(block[s]);
+      int32_t last = -3;
+      for (int b = 0; b < 256; ++b) {  // run-length form: (byte, block) at each change
+        int32_t t = d.next[s][b];
+        int32_t tb = t < 0 ? -1 : block[t];
+        if (tb != last) sig.push_back(b), sig.push_back(tb), last = tb;
+      }
+      sig.push_back(-2);
+      for (const RuleEdge& e : d.rule_edges[s]) sig.push_back(e.rule), sig.push_back(block[e.target]);
+      auto it = ids.emplace(sig, static_cast<int32_t>(ids.size())).first;
+      next_block[s] = it->second;
+    }
+    int32_t count = static_cast<int32_t>(ids.size());
+    block.swap(next_block);
+    if (count == num_blocks) break;
+    num_blocks = count;
+  }
+  if (num_blocks == n) return d;
+  // Renumber so the start state's block is 0, then build the quotient automaton.
+  std::vector<int32_t> remap(num_blocks, -1);
+  std::vector<int32_t> order;
+  remap[block[0]] = 0;
+  order.push_back(0);
+  for (int32_t s = 1; s < n; ++s)
+    if (remap[block[s]] < 0) remap[block[s]] = static_cast<int32_t>(order.size()), order.push_back(s);
+  LocalDfa out;
+  for (int32_t rep : order) {
+    std::array<int32_t, 256> row;
+    for (int b = 0; b < 256; ++b) row[b] = d.next[rep][b] < 0 ? -1 : remap[block[d.next[rep][b]]];
+    out.next.push_back(row);
+    std::vector<RuleEdge> edges;
+    for (const RuleEdge& e : d.rule_edges[rep]) edges.push_back({e.rule, remap[block[e.target]]});
+    out.rule_edges.push_back(std::move(edges));
+    out.final.push_back(d.final[rep]);
+  }
+  return out;
+}
+
 }  // namespace
 
 GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
@@ -212,7 +264,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
     Nfa nfa(max_states);
     int32_t s = nfa.NewState(), e = nfa.NewState();
     nfa.Build(g, g.rules[r].body, s, e);
-    dfas[r] = Determinize(nfa, s, e, &budget);
+    dfas[r] = Minimize(Determinize(nfa, s, e, &budget));
   }
 
   // Productive rules: least fixpoint of "start reaches a final through bytes and productive rules".

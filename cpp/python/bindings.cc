@@ -108,6 +108,7 @@ PYBIND11_MODULE(_core, m) {
                d["accepted"] = e->num_accepted;
                d["uncertain"] = e->uncertain.size();
                d["memory_bytes"] = e->MemoryBytes();
+               d["build_us"] = e->build_us;
                out.append(d);
              }
              return out;
