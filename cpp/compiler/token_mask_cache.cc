@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/parse_config_cache.h"
 #include "parser/earley_parser.h"
 
 namespace xg {
@@ -55,90 +56,103 @@ void TokenMaskEntry::WriteAccepted(const TokenizerInfo& tok, uint32_t* words) co
 
 namespace {
 
-// A state the walk can step through without Earley machinery: no rule to predict, nothing to
-// complete. While the isolated item (origin kTopOrigin) sits alone in such states, scanning a byte
-// is one table lookup; the parser set is only materialised when the item leaves them.
-bool IsPlainState(const GrammarFsm& fsm, int32_t s) {
-  return !fsm.IsFinal(s) && fsm.RuleEdgesBegin(s) == fsm.RuleEdgesEnd(s);
+// What a token's walk found.
+struct TokenOutcome {
+  bool alive;          // every byte was scanned
+  uint8_t end_flags;   // ParseConfigCache flags of the last configuration (alive only)
+  bool follow_done;    // a follow-context rule completed at some byte up to the end or the death
+};
+
+// Walks tokens in sorted order from the cache's initial configuration, reusing the common prefix
+// with the previous token, and calls report(position, outcome) for each token except those that
+// die without any follow rule completing (rejected outright: most of the vocabulary, never listed). `subset` (ascending sorted
+// positions) restricts the walk; null walks the whole vocabulary. A prefix that dies rejects every
+// token under it at once (RunEnd skips the run without reading the tokens).
+template <typename Report>
+void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::vector<int32_t>* subset,
+                Report&& report) {
+  constexpr size_t kMaxConfigs = 1 << 14;  // ~16 MiB of transition rows
+  const int32_t count = subset ? static_cast<int32_t>(subset->size()) : tok.NumSorted();
+  std::vector<int32_t> config(1, cache.Initial());  // config[d]: configuration after d bytes
+  std::vector<uint8_t> follow_done(1, 0);          // a follow rule completed within bytes 1..d
+  int32_t depth = 0;
+  std::string_view prev;
+  for (int32_t k = 0; k < count;) {
+    const int32_t pos = subset ? (*subset)[k] : k;
+    std::string_view t = tok.SortedToken(pos);
+    int32_t lcp = 0;
+    if (k > 0) {
+      if (subset) {
+        size_t m = std::min(prev.size(), t.size());
+        while (static_cast<size_t>(lcp) < m && prev[lcp] == t[lcp]) ++lcp;
+      } else {
+        lcp = tok.Lcp(pos);
+      }
+    }
+    prev = t;
+    if (cache.Size() > kMaxConfigs) {  // over budget: start afresh (ids are invalidated)
+      cache.Clear();
+      depth = 0;
+      config.assign(1, cache.Initial());
+    }
+    const int32_t len = static_cast<int32_t>(t.size());
+    if (static_cast<int32_t>(config.size()) < len + 1) config.resize(len + 1), follow_done.resize(len + 1, 0);
+    depth = std::min(depth, lcp);
+    bool dead = false;
+    for (; depth < len; ++depth) {
+      int32_t next = cache.Step(config[depth], static_cast<uint8_t>(t[depth]));
+      if (next == ParseConfigCache::kDead) {
+        dead = true;
+        break;
+      }
+      config[depth + 1] = next;
+      follow_done[depth + 1] =
+          follow_done[depth] | ((cache.Flags(next) & EarleyParser::kFollowCompleted) != 0);
+    }
+    if (!dead) {
+      report(pos, TokenOutcome{true, cache.Flags(config[len]), follow_done[len] != 0});
+      ++k;
+      continue;
+    }
+    // Every following token that shares the first depth+1 bytes dies at the same byte.
+    const TokenOutcome outcome{false, 0, follow_done[depth] != 0};
+    if (subset) {
+      if (outcome.follow_done) report(pos, outcome);
+      ++k;
+      while (k < count) {
+        std::string_view u = tok.SortedToken((*subset)[k]);
+        if (static_cast<int32_t>(u.size()) <= depth || u.compare(0, depth + 1, t, 0, depth + 1) != 0) break;
+        if (outcome.follow_done) report((*subset)[k], outcome);
+        prev = u;
+        ++k;
+      }
+    } else {
+      const int32_t end = tok.RunEnd(pos, depth + 1);
+      if (outcome.follow_done)
+        for (int32_t j = pos; j < end; ++j) report(j, outcome);
+      k = end;
+    }
+  }
 }
 
 }  // namespace
 
 TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state) {
-  EarleyParser parser(&fsm);
-  parser.ResetToItem(state);
+  ParseConfigCache cache(fsm, state, nullptr);
   const int32_t n = tok.NumSorted();
   // Positions in the sorted vocabulary; rejected tokens are the rest and are never listed here
   // (most states reject most of the vocabulary).
   std::vector<int32_t> accepted, uncertain;
-  // Per depth d (bytes read): follow_done[d] - a follow rule completed in sets 1..d;
-  // plain[d] - the lone isolated item's state when the walk stepped it directly (else -1);
-  // sets_at[d] - parser.NumSets() at depth d.
-  std::vector<uint8_t> follow_done(1, 0);
-  std::vector<int32_t> plain(1, -1), sets_at(1, 1);
-  {
-    const EarleyItem* b = parser.SetBegin(0);
-    if (parser.SetEnd(0) - b == 1 && b->origin == EarleyParser::kTopOrigin) plain[0] = b->state;
-  }
-
-  int32_t depth = 0;  // bytes of the current prefix the walk holds
-  for (int32_t i = 0; i < n;) {
-    std::string_view t = tok.SortedToken(i);
-    const int32_t len = static_cast<int32_t>(t.size());
-    if (static_cast<int32_t>(follow_done.size()) < len + 1) {
-      follow_done.resize(len + 1, 0);
-      plain.resize(len + 1, -1);
-      sets_at.resize(len + 1, 1);
+  WalkTokens(cache, tok, nullptr, [&](int32_t pos, const TokenOutcome& o) {
+    if (o.alive) {
+      // Alive inside the rule (lineage 0), or the rule completed exactly at the end: valid in any
+      // context. Alive only through an assumed follow context: depends on the real one.
+      bool ok = o.end_flags & (ParseConfigCache::kHasLineage0 | EarleyParser::kTopCompleted);
+      (ok ? accepted : uncertain).push_back(pos);
+    } else if (o.follow_done) {
+      uncertain.push_back(pos);  // died after leaving every known context: the real stack decides
     }
-    // Back to the common prefix with the previous token.
-    depth = std::min(depth, i == 0 ? 0 : tok.Lcp(i));
-    parser.PopSets(parser.NumSets() - sets_at[depth]);
-    bool dead = false;
-    for (; depth < len; ++depth) {
-      const uint8_t byte = static_cast<uint8_t>(t[depth]);
-      const int32_t d = depth;
-      if (plain[d] >= 0) {
-        int32_t next = fsm.Next(plain[d], byte);
-        if (next < 0) {
-          dead = true;
-          break;
-        }
-        if (IsPlainState(fsm, next)) {
-          plain[d + 1] = next;
-          sets_at[d + 1] = sets_at[d];
-          follow_done[d + 1] = follow_done[d];
-          continue;
-        }
-        parser.PushSet({next, EarleyParser::kTopOrigin, 0});
-      } else if (!parser.Advance(byte)) {
-        dead = true;
-        break;
-      }
-      sets_at[d + 1] = parser.NumSets();
-      const int32_t k = parser.NumSets() - 1;
-      const EarleyItem* b = parser.SetBegin(k);
-      plain[d + 1] = (parser.SetEnd(k) - b == 1 && b->origin == EarleyParser::kTopOrigin) ? b->state : -1;
-      follow_done[d + 1] = follow_done[d] | ((parser.SetFlags(k) & EarleyParser::kFollowCompleted) != 0);
-    }
-    if (dead) {
-      // Every token sharing the first depth+1 bytes dies at the same byte with the same history.
-      int32_t end = tok.RunEnd(i, depth + 1);
-      if (follow_done[depth])
-        for (int32_t j = i; j < end; ++j) uncertain.push_back(j);
-      i = end;
-      continue;
-    }
-    bool ok;
-    if (plain[len] >= 0) {
-      // The isolated item alone is alive (lineage 0); the parser may not hold this depth's set.
-      ok = true;
-    } else {
-      const int32_t k = parser.NumSets() - 1;
-      ok = parser.LastSetHasLineage0() || (parser.SetFlags(k) & EarleyParser::kTopCompleted);
-    }
-    (ok ? accepted : uncertain).push_back(i);
-    ++i;
-  }
+  });
 
   TokenMaskEntry e;
   e.num_accepted = static_cast<int32_t>(accepted.size());
@@ -175,48 +189,15 @@ namespace xg {
 ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
                                        const std::vector<int32_t>& parent_states,
                                        const std::vector<int32_t>& base_uncertain) {
-  EarleyParser parser(&fsm);
-  parser.ResetToItem(state, &parent_states);
+  ParseConfigCache cache(fsm, state, &parent_states);
   ContextMaskEntry out;
-  std::vector<uint8_t> follow_done(1, 0);
-  std::string_view prev;
-  int32_t dead_at = -1;
-  bool dead_unsure = false;
-  for (size_t k = 0; k < base_uncertain.size(); ++k) {
-    const int32_t pos = base_uncertain[k];
-    std::string_view t = tok.SortedToken(pos);
-    int32_t lcp = 0;
-    if (k > 0) {
-      size_t m = std::min(prev.size(), t.size());
-      while (static_cast<size_t>(lcp) < m && prev[lcp] == t[lcp]) ++lcp;
+  WalkTokens(cache, tok, &base_uncertain, [&](int32_t pos, const TokenOutcome& o) {
+    if (o.alive) {
+      out.accepted_ids.push_back(tok.SortedId(pos));  // alive in this real context
+    } else if (o.follow_done) {
+      out.uncertain.push_back(pos);  // the parent completed too: the grandparent decides, live
     }
-    prev = t;
-    if (dead_at >= 0 && lcp > dead_at) {  // shares the prefix that already failed
-      if (dead_unsure) out.uncertain.push_back(pos);
-      continue;
-    }
-    dead_at = -1;
-    const int32_t len = static_cast<int32_t>(t.size());
-    int32_t depth = parser.NumSets() - 1;
-    int32_t keep = std::min(lcp, depth);
-    parser.PopSets(depth - keep);
-    if (static_cast<int32_t>(follow_done.size()) < len + 1) follow_done.resize(len + 1, 0);
-    int32_t d = keep;
-    for (; d < len; ++d) {
-      if (!parser.Advance(static_cast<uint8_t>(t[d]))) {
-        dead_at = d;
-        break;
-      }
-      follow_done[d + 1] = follow_done[d] | ((parser.SetFlags(d + 1) & EarleyParser::kFollowCompleted) != 0);
-    }
-    if (dead_at >= 0) {
-      dead_unsure = follow_done[dead_at];
-      if (dead_unsure) out.uncertain.push_back(pos);
-      continue;
-    }
-    // Alive at the end in this context (any lineage), or a rule completes exactly at the end.
-    out.accepted_ids.push_back(tok.SortedId(pos));
-  }
+  });
   std::sort(out.accepted_ids.begin(), out.accepted_ids.end());
   return out;
 }

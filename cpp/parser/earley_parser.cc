@@ -37,6 +37,20 @@ void EarleyParser::ResetToItem(int32_t state, const std::vector<int32_t>* follow
   Close(0);
 }
 
+void EarleyParser::ResetEmpty(const std::vector<int32_t>* follow) {
+  top_mode_ = true;
+  follow_override_ = follow;
+  items_.clear();
+  set_begin_.assign(1, 0);
+  set_flags_.clear();
+}
+
+void EarleyParser::PushClosedSet(const EarleyItem* items, size_t n, uint8_t flags) {
+  set_flags_.push_back(flags);
+  items_.insert(items_.end(), items, items + n);
+  set_begin_.push_back(static_cast<int32_t>(items_.size()));
+}
+
 void EarleyParser::Add(int32_t state, int32_t origin, int32_t lineage) {
   // Small sets (the common case) are deduplicated by a linear scan; once a set reaches
   // kLinearLimit items its items move into the open-addressing table.

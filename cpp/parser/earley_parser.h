@@ -59,6 +59,12 @@ class EarleyParser {
   // state that can follow the rule anywhere if `follow` is null. `follow` must outlive the parse.
   void ResetToItem(int32_t state, const std::vector<int32_t>* follow = nullptr);
 
+  // No sets at all, in isolated-item mode (as ResetToItem) with the given follow; for rebuilding a
+  // parse from stored sets with PushClosedSet.
+  void ResetEmpty(const std::vector<int32_t>* follow = nullptr);
+  // Appends a set that is already closed (items' origins are set indices below it or virtual).
+  void PushClosedSet(const EarleyItem* items, size_t n, uint8_t flags);
+
   // Scans `byte` from the last set. Returns false (and changes nothing) if no item can read it.
   bool Advance(uint8_t byte);
   // Pushes a new set holding `item` and its closure, as Advance would from a set whose only item

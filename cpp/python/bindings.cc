@@ -93,6 +93,23 @@ PYBIND11_MODULE(_core, m) {
       .def("build_all_masks", &CompiledGrammar::BuildAllMasks, py::arg("num_threads"),
            py::call_guard<py::gil_scoped_release>())
       .def("memory_size_bytes", &CompiledGrammar::MemoryBytes)
+      .def("state_info",
+           [](const CompiledGrammar& c, int32_t s) {
+             const GrammarFsm& f = c.fsm();
+             XG_USER_CHECK(s >= 0 && s < f.NumStates()) << "state " << s << " out of range";
+             py::dict d;
+             d["rule"] = f.RuleName(f.RuleOf(s));
+             d["final"] = f.IsFinal(s);
+             py::list edges;
+             for (const RuleEdge* e = f.RuleEdgesBegin(s); e != f.RuleEdgesEnd(s); ++e)
+               edges.append(py::make_tuple(f.RuleName(e->rule), e->target));
+             d["rule_edges"] = edges;
+             std::string bytes;
+             for (int b = 0; b < 256; ++b)
+               if (f.Next(s, static_cast<uint8_t>(b)) >= 0) bytes.push_back(static_cast<char>(b));
+             d["bytes"] = py::bytes(bytes);
+             return d;
+           })
       .def("mask_entry_stats",
            [](const CompiledGrammar& c) {
              // One dict per built entry: where it is and how the vocabulary splits there.

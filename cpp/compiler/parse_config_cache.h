@@ -1,0 +1,83 @@
+// ParseConfigCache: a lazily built automaton over Earley parse configurations, for the mask-cache
+// walks (token_mask_cache.cc).
+//
+// The walk parses every token's bytes from one isolated item. Inside lexical loops (identifiers,
+// string bodies, numbers) the parser keeps reaching the same configuration: the same items in the
+// last set, whose origin sets hold the same items, and so on down. A configuration is interned
+// by that content, with origins named by the configurations of their sets (not by position), so
+// "after ` f`", "after ` fo`" and "after ` foo`" are one configuration. Each configuration gets a
+// 256-entry transition row filled on demand: the first time a byte is scanned from it, the
+// configuration's sets are rebuilt in a scratch parser (origins first), the Earley step runs, and
+// the resulting set is interned. Every later scan of that byte from it is one table lookup, which
+// turns the walk over a vocabulary into a DFA walk wherever the grammar is lexical.
+//
+// Exactness: a configuration fixes everything the parse can still do (its items and, through their
+// origins, every set a completion can reach), so equal configurations have equal futures. Flags
+// that depend on the path (a follow rule completed earlier) are tracked by the walk, not here.
+//
+// Memory: each configuration costs its items plus a 1 KiB row; Size() lets the walk Clear() the
+// cache past a budget (ids are then invalid; the walk restarts its path).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "fsm/grammar_fsm.h"
+#include "parser/earley_parser.h"
+
+namespace xg {
+
+class ParseConfigCache {
+ public:
+  static constexpr int32_t kDead = -1;
+  // Flags of a configuration: EarleyParser's set flags, plus kHasLineage0.
+  static constexpr uint8_t kHasLineage0 = 4;
+
+  // The walk starts at the isolated item (state, origin unknown); `follow` as in
+  // EarleyParser::ResetToItem (must outlive the cache).
+  ParseConfigCache(const GrammarFsm& fsm, int32_t state, const std::vector<int32_t>* follow);
+
+  int32_t Initial() const { return 0; }
+  // The configuration after scanning `byte` from `config`, or kDead.
+  int32_t Step(int32_t config, uint8_t byte) {
+    int32_t t = rows_[static_cast<size_t>(config) * 256 + byte];
+    return t != kUnknown ? t : Compute(config, byte);
+  }
+  uint8_t Flags(int32_t config) const { return configs_[config].flags; }
+  size_t Size() const { return configs_.size(); }
+  // Drops every configuration but the initial one.
+  void Clear();
+
+ private:
+  static constexpr int32_t kUnknown = -2;
+  static constexpr int32_t kSelf = -3;  // origin: the configuration's own set
+  struct Config {
+    std::vector<EarleyItem> items;  // origin: a config id, kSelf, or a virtual origin (< 0)
+    uint8_t flags;
+  };
+  struct KeyHash {
+    size_t operator()(const std::vector<int32_t>& k) const {
+      uint64_t h = 0xcbf29ce484222325ull;
+      for (int32_t x : k) h = (h ^ static_cast<uint32_t>(x)) * 0x100000001b3ull;
+      return static_cast<size_t>(h);
+    }
+  };
+
+  int32_t Compute(int32_t config, uint8_t byte);
+  // Interns the parser's last set (set index k); set_config maps set indices below k to configs.
+  int32_t Intern(const std::vector<int32_t>& set_config);
+  // Interns a set given with config-id origins (see Config).
+  int32_t InternItems(std::vector<EarleyItem> items, uint8_t flags);
+  void Materialize(int32_t config, std::vector<int32_t>* set_config);
+
+  const GrammarFsm& fsm_;
+  int32_t state_;
+  const std::vector<int32_t>* follow_;
+  EarleyParser parser_;
+  std::vector<Config> configs_;
+  std::vector<int32_t> rows_;
+  std::unordered_map<std::vector<int32_t>, int32_t, KeyHash> ids_;
+};
+
+}  // namespace xg
