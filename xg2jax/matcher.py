@@ -155,9 +155,9 @@ class GrammarMatcher:
         ValueError
             On a wrong dtype, shape, index, a row too short for the vocabulary, or a non-CPU array.
         """
-        row = _row(bitmask, int(index), "fill_next_token_bitmask")
-        _check_words(row.shape[-1], self.vocab_size, "fill_next_token_bitmask")
-        self._handle.fill_row(row)
+        if type(bitmask) is not np.ndarray:
+            bitmask = _as_numpy(bitmask, "fill_next_token_bitmask")
+        self._handle.fill(bitmask, index)  # validates dtype, shape, index, length (ValueError)
 
     def find_jump_forward_string(self) -> str:
         """The longest string every valid continuation starts with ('' if none)."""

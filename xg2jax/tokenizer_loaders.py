@@ -34,6 +34,7 @@ __all__ = [
     "EOS_LIKE_TOKENS",
     "load_tokenizer_json",
     "load_gguf",
+    "read_gguf_metadata",
     "load_tiktoken",
     "load_gpt2_encoder_json",
 ]

@@ -29,6 +29,36 @@ std::pair<uint32_t*, int32_t> Int32Row(py::array arr, const char* what) {
   return {static_cast<uint32_t*>(arr.mutable_data()), static_cast<int32_t>(arr.shape(0))};
 }
 
+// Python's repr of a shape tuple: (), (5,), (1, 2).
+std::string ShapeRepr(const py::array& arr) {
+  std::string s = "(";
+  for (py::ssize_t i = 0; i < arr.ndim(); ++i) s += (i ? ", " : "") + std::to_string(arr.shape(i));
+  return s + (arr.ndim() == 1 ? ",)" : ")");
+}
+
+// Row `index` of a packed int32 bitmask (1-D: index must be 0), validated with the messages the
+// Python API documents, and long enough for `vocab_size` tokens.
+std::pair<uint32_t*, int32_t> BitmaskRow(py::array arr, int64_t index, int32_t vocab_size, const char* what) {
+  XG_USER_CHECK(arr.dtype().is(py::dtype::of<int32_t>()))
+      << what << ": the bitmask must have dtype int32, got " << std::string(py::str(arr.dtype()));
+  if (arr.ndim() == 1) {
+    XG_USER_CHECK(index == 0) << what << ": index " << index << " given for a 1-D bitmask (only 0 is valid)";
+  } else {
+    XG_USER_CHECK(arr.ndim() == 2) << what << ": the bitmask must be 1-D or 2-D, got shape " << ShapeRepr(arr);
+    XG_USER_CHECK(index >= 0 && index < arr.shape(0))
+        << what << ": index " << index << " is out of range for a bitmask of " << arr.shape(0) << " rows";
+  }
+  const int32_t words = static_cast<int32_t>(arr.shape(arr.ndim() - 1));
+  const int32_t need = (vocab_size + 31) / 32;
+  XG_USER_CHECK(words >= need) << what << ": the bitmask row has " << words << " int32 words, but vocab_size "
+                               << vocab_size << " needs " << need;
+  XG_USER_CHECK(arr.writeable()) << what << ": the bitmask is read-only";
+  XG_USER_CHECK(arr.strides(arr.ndim() - 1) == 4) << what << ": the bitmask must be C-contiguous";
+  auto* base = static_cast<char*>(arr.mutable_data());
+  if (arr.ndim() == 2) base += index * arr.strides(0);
+  return {reinterpret_cast<uint32_t*>(base), words};
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -171,6 +201,14 @@ PYBIND11_MODULE(_core, m) {
             return m.AcceptString(s);
           },
           py::arg("data"))
+      .def(
+          "fill",
+          [](GrammarMatcher& m, py::array bitmask, int64_t index) {
+            auto [ptr, n] = BitmaskRow(bitmask, index, m.grammar().tokenizer().VocabSize(), "fill_next_token_bitmask");
+            py::gil_scoped_release release;
+            m.FillNextTokenBitmask(ptr, n);
+          },
+          py::arg("bitmask"), py::arg("index"))
       .def(
           "fill_row",
           [](GrammarMatcher& m, py::array row) {
