@@ -205,8 +205,13 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
 // Moore's partition refinement: merges states with the same future (same finality, and the same
 // blocks reached on every byte and every rule). Fewer states means fewer token-mask entries to
 // build; e.g. a string body's "after an escape" and "after a plain character" states merge.
+// Moore needs up to one round per state on long chains (an unrolled `x{0,2048}`), so past a work
+// budget the automaton is kept as it is: minimisation only saves work, it never changes the
+// language (counted repetition will keep such chains short).
 LocalDfa Minimize(const LocalDfa& d) {
   const int32_t n = d.Size();
+  constexpr int64_t kWorkBudget = 200'000;  // state-rounds, each ~256 byte lookups
+  int64_t work = 0;
   std::vector<int32_t> block(n);
   for (int32_t s = 0; s < n; ++s) block[s] = d.final[s];
   int32_t num_blocks = 0;
@@ -232,6 +237,8 @@ LocalDfa Minimize(const LocalDfa& d) {
     block.swap(next_block);
     if (count == num_blocks) break;
     num_blocks = count;
+    work += n;
+    if (work > kWorkBudget) return d;
   }
   if (num_blocks == n) return d;
   // Renumber so the start state's block is 0, then build the quotient automaton.

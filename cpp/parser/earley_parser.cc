@@ -11,7 +11,47 @@ EarleyParser::EarleyParser(const GrammarFsm* fsm) : fsm_(fsm) {
   hash_stamp_.assign(1024, 0);
 }
 
-void EarleyParser::BeginSet() { set_flags_.push_back(0); }
+void EarleyParser::BeginSet() {
+  set_flags_.push_back(0);
+  leo_.resize(set_flags_.size());
+  leo_.back().clear();
+}
+
+bool EarleyParser::LeoItem(int32_t origin, int32_t rule, int32_t lineage, EarleyItem* out) {
+  for (const LeoMemo& m : leo_[origin]) {
+    if (m.rule == rule && m.lineage == lineage) {
+      *out = m.item;
+      return m.valid;
+    }
+  }
+  const GrammarFsm& g = *fsm_;
+  const EarleyItem* waiter = nullptr;
+  int32_t target = -1, waiters = 0;
+  for (int32_t j = set_begin_[origin]; j < set_begin_[origin + 1] && waiters < 2; ++j) {
+    const EarleyItem& w = items_[j];
+    if (w.lineage != lineage) continue;
+    for (const RuleEdge* e = g.RuleEdgesBegin(w.state); e != g.RuleEdgesEnd(w.state); ++e) {
+      if (e->rule == rule) {
+        waiter = &w;
+        target = e->target;
+        ++waiters;
+      }
+    }
+  }
+  bool valid = waiters == 1 && g.IsFinal(target) && !g.HasBytes(target) &&
+               g.RuleEdgesBegin(target) == g.RuleEdgesEnd(target);
+  EarleyItem item{-1, -1, lineage};
+  if (valid) {
+    item = {target, waiter->origin, lineage};
+    EarleyItem above;
+    // The waiter's rule completes at once too: continue the chain from its origin.
+    if (waiter->origin >= 0 && waiter->origin < origin && LeoItem(waiter->origin, g.RuleOf(target), lineage, &above))
+      item = above;
+  }
+  leo_[origin].push_back({rule, lineage, valid, item});
+  *out = item;
+  return valid;
+}
 
 void EarleyParser::Reset() {
   top_mode_ = false;
@@ -46,7 +86,8 @@ void EarleyParser::ResetEmpty(const std::vector<int32_t>* follow) {
 }
 
 void EarleyParser::PushClosedSet(const EarleyItem* items, size_t n, uint8_t flags) {
-  set_flags_.push_back(flags);
+  BeginSet();
+  set_flags_.back() = flags;
   items_.insert(items_.end(), items, items + n);
   set_begin_.push_back(static_cast<int32_t>(items_.size()));
 }
@@ -112,6 +153,11 @@ void EarleyParser::Close(size_t from) {
     int32_t rule = g.RuleOf(it.state);
     if (it.origin >= 0) {
       if (it.origin == k) continue;  // empty completion: handled by the nullable rule at prediction
+      EarleyItem top;
+      if (LeoItem(it.origin, rule, it.lineage, &top)) {
+        Add(top.state, top.origin, top.lineage);
+        continue;
+      }
       // Items of the origin set waiting on `rule`. The origin set is frozen; copy bounds first
       // because Add may reallocate items_.
       int32_t b = set_begin_[it.origin], e = set_begin_[it.origin + 1];
@@ -144,6 +190,7 @@ bool EarleyParser::Advance(uint8_t byte) {
   if (static_cast<int32_t>(items_.size()) == e) {
     set_begin_.pop_back();
     set_flags_.pop_back();
+    leo_.pop_back();
     return false;
   }
   Close(0);
@@ -162,6 +209,7 @@ void EarleyParser::PopSets(int32_t n) {
   if (n == 0) return;
   set_begin_.resize(set_begin_.size() - n);
   set_flags_.resize(set_flags_.size() - n);
+  leo_.resize(set_flags_.size());
   items_.resize(set_begin_.back());
 }
 

@@ -10,7 +10,11 @@
 //   - Nullable rules: a prediction of a nullable rule also advances the predicting item at once
 //     (Aycock-Horspool), so completions never need to revisit the set being built.
 // Left recursion, nullable rules and ambiguity need no special handling: items are deduplicated per
-// set, so every set is finite.
+// set, so every set is finite. Right recursion uses Leo's optimisation (Leo 1991): when a completion
+// would advance the only item waiting on its rule into a state with nothing left to do (final, no
+// edges), the whole deterministic chain of such completions is skipped and its topmost item added
+// directly, memoised per (set, rule, lineage). Without it `r ::= "a" r | "a"` costs O(depth) per
+// byte.
 //
 // Sets are stored back to back in one vector; Advance pushes a set only when it is non-empty (an
 // empty set means the byte is rejected, and the parser is left exactly as it was), PopSets rolls
@@ -92,11 +96,20 @@ class EarleyParser {
   // Closes the set being built, from item index `from` on.
   void Close(size_t from);
   void BeginSet();
+  // Leo's topmost item for completing `rule` (lineage `lineage`) back to set `origin`, or false if
+  // the completion is not deterministic there. Memoised in leo_.
+  bool LeoItem(int32_t origin, int32_t rule, int32_t lineage, EarleyItem* out);
 
   const GrammarFsm* fsm_;
   std::vector<EarleyItem> items_;
   std::vector<int32_t> set_begin_;  // set k = items_[set_begin_[k], set_begin_[k+1]); last entry = end
   std::vector<uint8_t> set_flags_;
+  struct LeoMemo {
+    int32_t rule, lineage;
+    bool valid;
+    EarleyItem item;
+  };
+  std::vector<std::vector<LeoMemo>> leo_;  // per set, aligned with set_flags_
   bool top_mode_ = false;
   const std::vector<int32_t>* follow_override_ = nullptr;
   // Open-addressing dedup table for the set being built once it is large, invalidated by bumping
