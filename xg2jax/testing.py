@@ -47,7 +47,7 @@ def bitmask_to_ids(row: np.ndarray, vocab_size: int) -> np.ndarray:
 def oracle_bitmask(matcher: GrammarMatcher) -> np.ndarray:
     """The mask the matcher *should* produce: every token tried with accept_token's rules."""
     row = allocate_token_bitmask(1, matcher.vocab_size)[0]
-    matcher._handle.fill_row_brute_force(row)
+    matcher._handle.fill_brute_force(row, 0)
     return row
 
 

@@ -53,37 +53,31 @@ bool EarleyParser::LeoItem(int32_t origin, int32_t rule, int32_t lineage, Earley
   return valid;
 }
 
-void EarleyParser::Reset() {
-  top_mode_ = false;
-  follow_override_ = nullptr;
+void EarleyParser::Clear(const std::vector<int32_t>* follow) {
+  follow_override_ = follow;
   items_.clear();
   set_begin_.assign(1, 0);
   set_flags_.clear();
+}
+
+void EarleyParser::StartWith(int32_t state, int32_t origin) {
   BeginSet();
   set_begin_.push_back(0);
-  Add(fsm_->RuleStart(fsm_->Root()), 0, 0);
+  Add(state, origin, 0);
   Close(0);
+}
+
+void EarleyParser::Reset() {
+  Clear(nullptr);
+  StartWith(fsm_->RuleStart(fsm_->Root()), 0);
 }
 
 void EarleyParser::ResetToItem(int32_t state, const std::vector<int32_t>* follow) {
-  top_mode_ = true;
-  follow_override_ = follow;
-  items_.clear();
-  set_begin_.assign(1, 0);
-  set_flags_.clear();
-  BeginSet();
-  set_begin_.push_back(0);
-  Add(state, kTopOrigin, 0);
-  Close(0);
+  Clear(follow);
+  StartWith(state, kTopOrigin);
 }
 
-void EarleyParser::ResetEmpty(const std::vector<int32_t>* follow) {
-  top_mode_ = true;
-  follow_override_ = follow;
-  items_.clear();
-  set_begin_.assign(1, 0);
-  set_flags_.clear();
-}
+void EarleyParser::ResetEmpty(const std::vector<int32_t>* follow) { Clear(follow); }
 
 void EarleyParser::PushClosedSet(const EarleyItem* items, size_t n, uint8_t flags) {
   BeginSet();

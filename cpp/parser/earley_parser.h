@@ -96,6 +96,10 @@ class EarleyParser {
   // Closes the set being built, from item index `from` on.
   void Close(size_t from);
   void BeginSet();
+  // Drops every set; `follow` overrides the follow states for what comes next (see ResetToItem).
+  void Clear(const std::vector<int32_t>* follow);
+  // Pushes set 0 as the closure of one item.
+  void StartWith(int32_t state, int32_t origin);
   // Leo's topmost item for completing `rule` (lineage `lineage`) back to set `origin`, or false if
   // the completion is not deterministic there. Memoised in leo_.
   bool LeoItem(int32_t origin, int32_t rule, int32_t lineage, EarleyItem* out);
@@ -110,7 +114,6 @@ class EarleyParser {
     EarleyItem item;
   };
   std::vector<std::vector<LeoMemo>> leo_;  // per set, aligned with set_flags_
-  bool top_mode_ = false;
   const std::vector<int32_t>* follow_override_ = nullptr;
   // Open-addressing dedup table for the set being built once it is large, invalidated by bumping
   // `stamp_`.

@@ -19,16 +19,6 @@ using namespace xg;
 
 namespace {
 
-// Validates a writable C-contiguous int32 numpy row buffer and returns its pointer and length.
-std::pair<uint32_t*, int32_t> Int32Row(py::array arr, const char* what) {
-  XG_USER_CHECK(arr.dtype().is(py::dtype::of<int32_t>()))
-      << what << ": the bitmask must have dtype int32, got " << std::string(py::str(arr.dtype()));
-  XG_USER_CHECK(arr.ndim() == 1) << what << ": expected a 1-D row, got " << arr.ndim() << " dimensions";
-  XG_USER_CHECK(arr.writeable()) << what << ": the bitmask is read-only";
-  XG_USER_CHECK(arr.flags() & py::array::c_style) << what << ": the bitmask must be C-contiguous";
-  return {static_cast<uint32_t*>(arr.mutable_data()), static_cast<int32_t>(arr.shape(0))};
-}
-
 // Python's repr of a shape tuple: (), (5,), (1, 2).
 std::string ShapeRepr(const py::array& arr) {
   std::string s = "(";
@@ -210,21 +200,13 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("bitmask"), py::arg("index"))
       .def(
-          "fill_row",
-          [](GrammarMatcher& m, py::array row) {
-            auto [ptr, n] = Int32Row(row, "fill_next_token_bitmask");
-            py::gil_scoped_release release;
-            m.FillNextTokenBitmask(ptr, n);
-          },
-          py::arg("row"))
-      .def(
-          "fill_row_brute_force",
-          [](GrammarMatcher& m, py::array row) {
-            auto [ptr, n] = Int32Row(row, "brute-force fill");
+          "fill_brute_force",
+          [](GrammarMatcher& m, py::array bitmask, int64_t index) {
+            auto [ptr, n] = BitmaskRow(bitmask, index, m.grammar().tokenizer().VocabSize(), "brute-force fill");
             py::gil_scoped_release release;
             m.FillNextTokenBitmaskBruteForce(ptr, n);
           },
-          py::arg("row"))
+          py::arg("bitmask"), py::arg("index"))
       .def("find_jump_forward_bytes",
            [](GrammarMatcher& m) {
              std::string s;

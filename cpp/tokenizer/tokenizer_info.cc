@@ -54,6 +54,9 @@ TokenizerInfo::TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size
       lcp_[i] = static_cast<int32_t>(k);
     }
   }
+  first_byte_end_.assign(256, 0);
+  for (size_t i = 0; i < sorted_ids_.size(); ++i) first_byte_end_[static_cast<uint8_t>(SortedToken(i)[0])] = i + 1;
+  for (int b = 1; b < 256; ++b) first_byte_end_[b] = std::max(first_byte_end_[b], first_byte_end_[b - 1]);
   lcp_block_min_.assign((lcp_.size() + kLcpBlock - 1) / kLcpBlock, 0);
   for (size_t b = 0; b < lcp_block_min_.size(); ++b) {
     int32_t m = INT32_MAX;
@@ -64,6 +67,8 @@ TokenizerInfo::TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size
 
 int32_t TokenizerInfo::RunEnd(int32_t i, int32_t prefix_len) const {
   const int32_t n = NumSorted();
+  // First-byte runs (the most common dead prefix: a byte the state cannot scan) in O(1).
+  if (prefix_len == 1) return first_byte_end_[static_cast<uint8_t>(SortedToken(i)[0])];
   int32_t j = i + 1;
   // Finish the current block linearly.
   while (j < n && j % kLcpBlock != 0) {

@@ -59,6 +59,7 @@ class TokenizerInfo {
   std::vector<int32_t> sorted_ids_, lcp_, sorted_index_;
   std::string sorted_bytes_;
   static constexpr int32_t kLcpBlock = 32;
+  std::vector<int32_t> first_byte_end_;  // [b]: first sorted position whose first byte is > b
   std::vector<int32_t> lcp_block_min_;  // min of lcp_ over each block of kLcpBlock entries
   std::vector<int32_t> sorted_offset_;
   std::vector<uint32_t> normal_mask_;
