@@ -45,6 +45,18 @@ except ImportError:  # pragma: no cover
 
 log = logging.getLogger("mask_time")
 
+
+def _repo_relative(path):
+    """A path inside the repository as repo-relative text (no machine paths in results); else its name."""
+    if path is None:
+        return None
+    p = Path(path).resolve()
+    root = Path(__file__).resolve().parents[1]
+    try:
+        return str(p.relative_to(root))
+    except ValueError:
+        return p.name
+
 # ----------------------------------------------------------------------------------------------------------------
 # Helpers
 # ----------------------------------------------------------------------------------------------------------------
@@ -203,8 +215,8 @@ def run(args) -> dict:
             "cpu_count": os.cpu_count(),
             "loadavg_start": list(os.getloadavg()),
             "engines": {n: e.version for n, e in engines.items()},
-            "xg2jax_source": next((getattr(e, "source", None) for e in engines.values() if hasattr(e, "source")),
-                                  None),
+            "xg2jax_source": _repo_relative(next((getattr(e, "source", None) for e in engines.values()
+                                                  if hasattr(e, "source")), None)),
             "xg2jax_revision": os.environ.get("XG2JAX_REVISION"),
             "threads": "1 (max_threads=1, RAYON_NUM_THREADS=1, torch.set_num_threads(1))",
             "tokenization": "greedy longest match over decoded token bytes, special tokens skipped",

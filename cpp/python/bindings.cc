@@ -49,6 +49,17 @@ std::pair<uint32_t*, int32_t> BitmaskRow(py::array arr, int64_t index, int32_t v
   return {reinterpret_cast<uint32_t*>(base), words};
 }
 
+// A binding that validates row `index` of a bitmask, then runs one of the matcher's fills into it
+// with the GIL released.
+template <void (GrammarMatcher::*Fill)(uint32_t*, int32_t)>
+auto FillInto(const char* what) {
+  return [what](GrammarMatcher& m, py::array bitmask, int64_t index) {
+    auto [ptr, n] = BitmaskRow(bitmask, index, m.grammar().tokenizer().VocabSize(), what);
+    py::gil_scoped_release release;
+    (m.*Fill)(ptr, n);
+  };
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -191,22 +202,10 @@ PYBIND11_MODULE(_core, m) {
             return m.AcceptString(s);
           },
           py::arg("data"))
-      .def(
-          "fill",
-          [](GrammarMatcher& m, py::array bitmask, int64_t index) {
-            auto [ptr, n] = BitmaskRow(bitmask, index, m.grammar().tokenizer().VocabSize(), "fill_next_token_bitmask");
-            py::gil_scoped_release release;
-            m.FillNextTokenBitmask(ptr, n);
-          },
-          py::arg("bitmask"), py::arg("index"))
-      .def(
-          "fill_brute_force",
-          [](GrammarMatcher& m, py::array bitmask, int64_t index) {
-            auto [ptr, n] = BitmaskRow(bitmask, index, m.grammar().tokenizer().VocabSize(), "brute-force fill");
-            py::gil_scoped_release release;
-            m.FillNextTokenBitmaskBruteForce(ptr, n);
-          },
-          py::arg("bitmask"), py::arg("index"))
+      .def("fill", FillInto<&GrammarMatcher::FillNextTokenBitmask>("fill_next_token_bitmask"), py::arg("bitmask"),
+           py::arg("index"))
+      .def("fill_brute_force", FillInto<&GrammarMatcher::FillNextTokenBitmaskBruteForce>("brute-force fill"),
+           py::arg("bitmask"), py::arg("index"))
       .def("find_jump_forward_bytes",
            [](GrammarMatcher& m) {
              std::string s;
