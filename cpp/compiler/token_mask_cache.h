@@ -15,7 +15,9 @@
 //
 // Each entry is stored in whichever form is smallest: a list of accepted ids, a list of rejected
 // ids, or a bitset. Entries are built by walking the vocabulary in byte order (see TokenizerInfo),
-// popping the parser back to the common prefix, and skipping every token under a dead prefix.
+// resuming each token from the configuration reached by its common prefix with the previous one
+// (parse_config_cache.h: a lazily built automaton over Earley configurations), and skipping every
+// token under a dead prefix without reading it.
 #pragma once
 
 #include <cstdint>

@@ -191,13 +191,6 @@ bool EarleyParser::Advance(uint8_t byte) {
   return true;
 }
 
-void EarleyParser::PushSet(EarleyItem item) {
-  BeginSet();
-  set_begin_.push_back(static_cast<int32_t>(items_.size()));
-  Add(item.state, item.origin, item.lineage);
-  Close(0);
-}
-
 void EarleyParser::PopSets(int32_t n) {
   XG_ICHECK(n >= 0 && n < static_cast<int32_t>(set_begin_.size()) - 1) << "PopSets(" << n << ")";
   if (n == 0) return;
@@ -205,13 +198,6 @@ void EarleyParser::PopSets(int32_t n) {
   set_flags_.resize(set_flags_.size() - n);
   leo_.resize(set_flags_.size());
   items_.resize(set_begin_.back());
-}
-
-bool EarleyParser::LastSetHasLineage0() const {
-  int32_t k = NumSets() - 1;
-  for (const EarleyItem* it = SetBegin(k); it != SetEnd(k); ++it)
-    if (it->lineage == 0) return true;
-  return false;
 }
 
 bool EarleyParser::CanAcceptEnd() const {

@@ -71,17 +71,12 @@ class EarleyParser {
 
   // Scans `byte` from the last set. Returns false (and changes nothing) if no item can read it.
   bool Advance(uint8_t byte);
-  // Pushes a new set holding `item` and its closure, as Advance would from a set whose only item
-  // scans into it. Used by the mask-cache walk after stepping a single item's DFA directly.
-  void PushSet(EarleyItem item);
   void PopSets(int32_t n);
   int32_t NumSets() const { return static_cast<int32_t>(set_begin_.size()) - 1; }
 
   const EarleyItem* SetBegin(int32_t k) const { return items_.data() + set_begin_[k]; }
   const EarleyItem* SetEnd(int32_t k) const { return items_.data() + set_begin_[k + 1]; }
   uint8_t SetFlags(int32_t k) const { return set_flags_[k]; }
-  // True if the last set contains an item of lineage 0.
-  bool LastSetHasLineage0() const;
   // True if the root rule has completed over the whole input (the input is a sentence).
   bool CanAcceptEnd() const;
   // Appends the distinct scannable states of the last set (lineage 0) to out.

@@ -38,14 +38,12 @@ TokenizerInfo::TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size
     return c != 0 ? c < 0 : a < b;
   });
   lcp_.assign(sorted_ids_.size(), 0);
-  sorted_index_.assign(n, -1);
   normal_mask_.assign(MaskWords(), 0);
   sorted_offset_.assign(1, 0);
   for (size_t i = 0; i < sorted_ids_.size(); ++i) {
     int32_t id = sorted_ids_[i];
     sorted_bytes_ += tokens_[id];
     sorted_offset_.push_back(static_cast<int32_t>(sorted_bytes_.size()));
-    sorted_index_[id] = static_cast<int32_t>(i);
     normal_mask_[id >> 5] |= 1u << (id & 31);
     if (i > 0) {
       const std::string &a = tokens_[sorted_ids_[i - 1]], &b = tokens_[id];

@@ -44,8 +44,6 @@ class TokenizerInfo {
   // with sorted(i): the first j > i with Lcp(j) < prefix_len (or NumSorted()). Skips whole blocks
   // of the lcp array using per-block minima, so a dead prefix is skipped in O(run / 32) steps.
   int32_t RunEnd(int32_t i, int32_t prefix_len) const;
-  // Position of a normal token in the sorted order, -1 for special tokens.
-  int32_t SortedIndex(int32_t id) const { return sorted_index_[id]; }
   // Packed bitmask words (bit t%32 of word t/32) of all normal tokens.
   const std::vector<uint32_t>& NormalMask() const { return normal_mask_; }
   int32_t MaskWords() const { return (vocab_size_ + 31) / 32; }
@@ -56,7 +54,7 @@ class TokenizerInfo {
   int32_t vocab_size_;
   std::vector<uint8_t> is_special_;
   std::vector<int32_t> stop_ids_, special_ids_;
-  std::vector<int32_t> sorted_ids_, lcp_, sorted_index_;
+  std::vector<int32_t> sorted_ids_, lcp_;
   std::string sorted_bytes_;
   static constexpr int32_t kLcpBlock = 32;
   std::vector<int32_t> first_byte_end_;  // [b]: first sorted position whose first byte is > b
