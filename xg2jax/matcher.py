@@ -44,21 +44,6 @@ def _as_numpy(bitmask, what: str) -> np.ndarray:
     raise TypeError(f"{what}: expected a numpy array or a DLPack CPU array, got {type(bitmask).__name__}")
 
 
-def _row(bitmask, index: int, what: str) -> np.ndarray:
-    arr = _as_numpy(bitmask, what)
-    if arr.dtype != np.int32:
-        raise ValueError(f"{what}: the bitmask must have dtype int32, got {arr.dtype}")
-    if arr.ndim == 1:
-        if index != 0:
-            raise ValueError(f"{what}: index {index} given for a 1-D bitmask (only 0 is valid)")
-        return arr
-    if arr.ndim != 2:
-        raise ValueError(f"{what}: the bitmask must be 1-D or 2-D, got shape {arr.shape}")
-    if not 0 <= index < arr.shape[0]:
-        raise ValueError(f"{what}: index {index} is out of range for a bitmask of {arr.shape[0]} rows")
-    return arr[index]
-
-
 def _check_words(num_words: int, vocab_size: int, what: str) -> None:
     need = (vocab_size + 31) // 32
     if num_words < need:
@@ -208,6 +193,7 @@ def batch_fill_next_token_bitmask(
 def apply_token_bitmask_inplace(logits: np.ndarray, bitmask: np.ndarray, *, indices: Sequence[int] | None = None) -> None:
     """Set ``logits[i, t] = -inf`` where bit t of ``bitmask[i]`` is 0 (numpy, in place).
 
+    Rows of ``logits`` and ``bitmask`` correspond; ``indices`` restricts masking to those rows.
     ``logits`` may be wider than the bitmask's vocabulary (tokens past it are masked) or narrower
     (extra bits are ignored). 1-D logits pair with a 1-D or single-row bitmask.
     """
@@ -221,15 +207,14 @@ def apply_token_bitmask_inplace(logits: np.ndarray, bitmask: np.ndarray, *, indi
     bm = bitmask[None, :] if bitmask.ndim == 1 else bitmask
     if lg.ndim != 2 or bm.ndim != 2:
         raise ValueError(f"apply_token_bitmask_inplace: bad shapes logits {logits.shape}, bitmask {bitmask.shape}")
-    rows = list(range(lg.shape[0])) if indices is None else [int(i) for i in indices]
-    if indices is None and bm.shape[0] != lg.shape[0]:
+    if bm.shape[0] != lg.shape[0]:
         raise ValueError(f"apply_token_bitmask_inplace: {lg.shape[0]} logits rows but {bm.shape[0]} bitmask rows")
+    rows = range(lg.shape[0]) if indices is None else [int(i) for i in indices]
     vocab = lg.shape[1]
-    bits = np.unpackbits(bm.view(np.uint8), axis=1, bitorder="little").astype(bool)
-    width = min(vocab, bits.shape[1])
     for r in rows:
         if not 0 <= r < lg.shape[0]:
             raise ValueError(f"apply_token_bitmask_inplace: index {r} out of range")
-        allowed = np.zeros(vocab, dtype=bool)
-        allowed[:width] = bits[r if indices is None or bm.shape[0] == lg.shape[0] else rows.index(r)][:width]
+        bits = np.unpackbits(bm[r].view(np.uint8), bitorder="little")[:vocab].astype(bool)
+        allowed = np.zeros(vocab, dtype=bool)  # columns past the bitmask's vocabulary stay masked
+        allowed[: bits.size] = bits
         lg[r, ~allowed] = -np.inf

@@ -1,7 +1,6 @@
 #include "compiler/compiled_grammar.h"
 
 #include <ctime>
-#include <thread>
 
 #include "grammar/passes.h"
 #include "support/check.h"

@@ -1,11 +1,7 @@
 #include "matcher/grammar_matcher.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include "support/check.h"
 #include "support/thread_pool.h"
