@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Sets up .venv and runs the main job (the constrained-decoding demo over a real vocabulary).
+# Sets up .venv and runs the main job: constrained decoding over the real Gemma 3 vocabulary, first with the
+# host API, then inside jax.jit (the grammar step as an XLA custom call in a lax.while_loop).
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" "tokenizers,vocabs"
-python examples/constrained_demo.py "$@"
+source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" "tokenizers,vocabs,flax"
+python examples/constrained_demo.py
+python examples/jax_demo.py "$@"

@@ -3,19 +3,22 @@
 - :func:`is_grammar_accept_string`: does a grammar accept a whole string?
 - :func:`oracle_bitmask`: the token-by-token oracle mask (every token tried with the matcher's
   acceptance rules, no mask cache), to compare with ``fill_next_token_bitmask``.
+- :func:`first_rejected_token`: feed a token sequence to a fresh matcher; where does it fail?
 - :class:`GrammarTestCase`: an ``absltest.TestCase`` with ``assertGrammarAccepts`` /
-  ``assertGrammarRejects`` / ``assertMaskMatchesOracle``.
+  ``assertGrammarRejects`` (strings), ``assertTokensAccepted`` / ``assertTokensRejected`` (token
+  sequences), ``assertMaskMatchesOracle`` and ``assertBitmaskEqual``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from xg2jax.compiler import Grammar, GrammarCompiler
+from xg2jax.compiler import CompiledGrammar, Grammar, GrammarCompiler
 from xg2jax.matcher import GrammarMatcher, allocate_token_bitmask
 from xg2jax.tokenizer_info import TokenizerInfo
 
-__all__ = ["is_grammar_accept_string", "oracle_bitmask", "bitmask_to_ids", "mask_oracle_diff", "GrammarTestCase"]
+__all__ = ["is_grammar_accept_string", "first_rejected_token", "oracle_bitmask", "bitmask_to_ids", "mask_oracle_diff",
+           "GrammarTestCase"]
 
 _BYTE_TOKENIZER: TokenizerInfo | None = None
 
@@ -36,6 +39,20 @@ def is_grammar_accept_string(grammar: str | Grammar, input_str: str | bytes, *, 
     if not m.accept_string(input_str):
         return False
     return m.is_completed() if require_termination else True
+
+
+def first_rejected_token(compiled: CompiledGrammar, token_ids, *, require_termination: bool = True) -> int | None:
+    """Feed ``token_ids`` to a fresh matcher of ``compiled``: the index of the first rejected token, or
+    ``len(token_ids)`` if all are accepted but the matcher is not terminated (with
+    ``require_termination``: the sequence must end with an accepted stop token), else None."""
+    m = GrammarMatcher(compiled)
+    ids = [int(t) for t in token_ids]
+    for i, t in enumerate(ids):
+        if not m.accept_token(t):
+            return i
+    if require_termination and not m.is_terminated():
+        return len(ids)
+    return None
 
 
 def bitmask_to_ids(row: np.ndarray, vocab_size: int) -> np.ndarray:
@@ -72,6 +89,29 @@ try:  # absltest helpers are optional (absl-py is a test extra)
 
         def assertGrammarRejects(self, grammar, s, **kw):  # noqa: N802
             self.assertFalse(is_grammar_accept_string(grammar, s, **kw), f"grammar should reject {s!r}")
+
+        def assertTokensAccepted(self, compiled, token_ids, *, require_termination=True):  # noqa: N802
+            """Every token is accepted in order (and, by default, the sequence ends with a stop token)."""
+            at = first_rejected_token(compiled, token_ids, require_termination=require_termination)
+            ids = [int(t) for t in token_ids]
+            if at is not None:
+                what = "the matcher is not terminated at the end" if at == len(ids) else f"token {ids[at]} is rejected"
+                self.fail(f"token sequence not accepted at index {at} of {len(ids)}: {what}; sequence {ids[:64]}")
+
+        def assertTokensRejected(self, compiled, token_ids, *, require_termination=True):  # noqa: N802
+            """Some token is rejected (or, by default, the sequence does not terminate)."""
+            if first_rejected_token(compiled, token_ids, require_termination=require_termination) is None:
+                self.fail(f"token sequence should be rejected: {[int(t) for t in token_ids][:64]}")
+
+        def assertBitmaskEqual(self, got, want, vocab_size: int):  # noqa: N802
+            """Two packed bitmask rows (or batches) allow the same tokens; the message lists the differences."""
+            got, want = np.atleast_2d(np.asarray(got)), np.atleast_2d(np.asarray(want))
+            self.assertEqual(got.shape[0], want.shape[0], "bitmasks have different numbers of rows")
+            for r in range(got.shape[0]):
+                g = set(bitmask_to_ids(got[r], vocab_size).tolist())
+                w = set(bitmask_to_ids(want[r], vocab_size).tolist())
+                self.assertEqual((sorted(g - w)[:20], sorted(w - g)[:20]), ([], []),
+                                 f"row {r}: bitmask differs (extra allowed, missing)")
 
         def assertMaskMatchesOracle(self, matcher: GrammarMatcher):  # noqa: N802
             extra, missing = mask_oracle_diff(matcher)

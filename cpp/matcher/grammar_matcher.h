@@ -47,6 +47,10 @@ class GrammarMatcher {
   bool IsTerminated() const { return terminated_; }
   // True when the input so far is a complete sentence (a stop token would be accepted now).
   bool IsCompleted() const { return terminated_ || parser_.CanAcceptEnd(); }
+  // Appends the scannable states of the current Earley set (none once terminated).
+  void CurrentScannableStates(std::vector<int32_t>* out) const {
+    if (!terminated_) parser_.ScannableStates(out);
+  }
   int32_t NumAcceptedTokens() const { return static_cast<int32_t>(history_.size()); }
   const std::vector<int32_t>& StopTokenIds() const { return stop_ids_; }
   int32_t MaxRollbackTokens() const { return max_rollback_tokens_; }

@@ -13,6 +13,7 @@
 #include "matcher/grammar_matcher.h"
 #include "support/check.h"
 #include "tokenizer/tokenizer_info.h"
+#include "step_bindings.h"
 
 namespace py = pybind11;
 using namespace xg;
@@ -245,4 +246,6 @@ PYBIND11_MODULE(_core, m) {
         BatchFillNextTokenBitmask(matchers, ptr, wpr, indices, num_threads);
       },
       py::arg("matchers"), py::arg("bitmask"), py::arg("indices"), py::arg("num_threads"));
+
+  BindStep(m);
 }

@@ -10,27 +10,12 @@
 #include <thread>
 
 #include "grammar/ebnf_parser.h"
+#include "latch.h"
 #include "matcher/grammar_matcher.h"
 #include "support/thread_pool.h"
 
 namespace xg {
 namespace {
-
-class Latch {
- public:
-  explicit Latch(int n) : n_(n) {}
-  // Counts down and waits (at most 5 s) for the others; returns false on timeout.
-  bool ArriveAndWait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (--n_ == 0) cv_.notify_all();
-    return cv_.wait_for(lock, std::chrono::seconds(5), [&] { return n_ <= 0; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int n_;
-};
 
 TEST(ThreadPool, RunsEveryIndexOnceAndRethrows) {
   ThreadPool pool(3);

@@ -1,0 +1,227 @@
+"""constrained_sample: prefill, then a ``lax.while_loop`` decode whose grammar step is one custom call.
+
+Loop (Gemma's sampler shape: a typed loop state, fixed buffers, the mask applied at one point):
+
+    prefill:  logits, cache = step_fn(params, prompt, cache, positions)   # [B, P]
+              mask, grammar = next_token_mask(grammar, -1)                 # first mask, no advance
+    each step while some row is active and step < max_new_tokens:
+              token  = sample(apply_token_bitmask(logits, mask))          # the one masking point
+              mask, grammar = next_token_mask(grammar, token | -1 if done) # advance, next mask
+              logits, cache = step_fn(params, token, cache, position)      # independent of the step:
+                                                                           # XLA may overlap them
+A constrained row finishes when its matcher accepts a stop token (the engine reports TERMINATED); an
+unconstrained row when it samples one of ``stop_token_ids``; every row at ``max_new_tokens``. The
+grammar step runs exactly ``1 + number of loop iterations`` times.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from xg2jax.jax.ops import Path, apply_token_bitmask, next_token_mask, shard_next_token_mask
+from xg2jax.jax.state import GrammarState, StepStatus
+
+__all__ = ["Sampler", "SampleOutput", "constrained_sample", "FinishReason"]
+
+# step_fn(params, tokens int32[B, T], cache, positions int32[B, T]) -> (logits float[B, T, V], cache)
+StepFn = Callable[[Any, jax.Array, Any, jax.Array], tuple[jax.Array, Any]]
+
+
+class FinishReason:
+    """Values of ``SampleOutput.finish_reason``."""
+
+    RUNNING = 0
+    STOP = 1  #: a stop token was sampled (for constrained rows: the grammar terminated)
+    LENGTH = 2  #: ``max_new_tokens`` reached first
+
+
+@dataclasses.dataclass(frozen=True)
+class Sampler:
+    """Greedy (``temperature == 0``), or temperature sampling restricted by top-k and/or top-p.
+
+    Static (hashable): a different sampler compiles a different loop; the same one never recompiles.
+    """
+
+    temperature: float = 0.0
+    top_k: int = 0  #: 0 = no top-k restriction
+    top_p: float = 1.0  #: 1.0 = no nucleus restriction
+
+    def __post_init__(self):
+        if self.temperature < 0 or self.top_k < 0 or not 0 < self.top_p <= 1:
+            raise ValueError(f"Sampler: need temperature >= 0, top_k >= 0, 0 < top_p <= 1; got {self}")
+
+    def __call__(self, logits: jax.Array, key: jax.Array) -> jax.Array:
+        """int32[B] tokens from float[B, V] logits (forbidden tokens are -inf)."""
+        if self.temperature == 0.0:
+            return jnp.argmax(logits, axis=-1).astype(jnp.int32)
+        logits = logits.astype(jnp.float32) / self.temperature
+        neg_inf = jnp.asarray(-jnp.inf, logits.dtype)
+        if self.top_k:
+            kth = jax.lax.top_k(logits, self.top_k)[0][..., -1:]
+            logits = jnp.where(logits < kth, neg_inf, logits)
+        if self.top_p < 1.0:
+            sorted_logits = jnp.sort(logits, axis=-1)[..., ::-1]
+            probs = jax.nn.softmax(sorted_logits, axis=-1)
+            # Keep the smallest prefix whose mass reaches top_p (always at least the best token).
+            keep = jnp.cumsum(probs, axis=-1) - probs < self.top_p
+            cutoff = jnp.min(jnp.where(keep, sorted_logits, jnp.inf), axis=-1, keepdims=True)
+            logits = jnp.where(logits < cutoff, neg_inf, logits)
+        return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+
+
+@dataclasses.dataclass(frozen=True)
+class SampleOutput:
+    """What :func:`constrained_sample` returns (arrays on the device)."""
+
+    tokens: jax.Array  #: int32[B, max_new_tokens], ``pad_id`` after each row's end
+    lengths: jax.Array  #: int32[B], generated tokens per row, the stop token included
+    finish_reason: jax.Array  #: int32[B], :class:`FinishReason`
+    grammar_state: GrammarState  #: the handles with the last step's status bits
+
+
+@dataclasses.dataclass(frozen=True)
+class _LoopState:
+    step: jax.Array  # int32[]
+    tokens: jax.Array  # int32[B, N]
+    logits: jax.Array  # float[B, V], logits for the next token
+    mask: jax.Array  # int32[B, W], bitmask for the next token
+    grammar: GrammarState
+    cache: Any
+    done: jax.Array  # bool[B]
+    lengths: jax.Array  # int32[B]
+    finish: jax.Array  # int32[B]
+    key: jax.Array
+
+
+jax.tree_util.register_dataclass(
+    _LoopState, data_fields=[f.name for f in dataclasses.fields(_LoopState)], meta_fields=[])
+
+
+def _grammar_step(mesh, batch_axis, path, max_threads):
+    kw = dict(strict=True, path=path, max_threads=max_threads)
+    if mesh is None:
+        return functools.partial(next_token_mask, **kw)
+    return shard_next_token_mask(mesh, batch_axis, **kw)
+
+
+@functools.partial(jax.jit, static_argnames=("step_fn", "max_new_tokens", "sampler", "stop_token_ids", "pad_id",
+                                             "path", "mesh", "batch_axis", "max_threads"))
+def _sample_jit(params, cache, prompt_tokens, prompt_lengths, grammar, key, *, step_fn, max_new_tokens, sampler,
+                stop_token_ids, pad_id, path, mesh, batch_axis, max_threads):
+    batch, prompt_len = prompt_tokens.shape
+    key = jax.random.key(0) if key is None else key
+    grammar_step = _grammar_step(mesh, batch_axis, path, max_threads)
+    positions = jnp.broadcast_to(jnp.arange(prompt_len, dtype=jnp.int32), (batch, prompt_len))
+    logits, cache = step_fn(params, prompt_tokens, cache, positions)
+    last = jnp.take_along_axis(logits, (prompt_lengths - 1)[:, None, None], axis=1)[:, 0, :]
+    mask, grammar = grammar_step(grammar, jnp.full((batch,), -1, jnp.int32))
+    constrained = grammar.handles >= 0
+    stops = jnp.asarray(stop_token_ids if stop_token_ids else (-2,), jnp.int32)
+
+    def body(s: _LoopState) -> _LoopState:
+        key, sub = jax.random.split(s.key)
+        masked = apply_token_bitmask(s.logits, s.mask, constrained=constrained)  # the one masking point
+        token = jnp.where(s.done, pad_id, sampler(masked, sub))
+        tokens = s.tokens.at[:, s.step].set(token)
+        lengths = s.lengths + (~s.done).astype(jnp.int32)
+        mask, g = grammar_step(s.grammar, jnp.where(s.done, -1, token))
+        terminated = (g.status & StepStatus.TERMINATED) != 0
+        stopped = jnp.where(constrained, terminated, jnp.isin(token, stops))
+        at_limit = s.step + 1 >= max_new_tokens
+        finish = jnp.where(s.done, s.finish,
+                           jnp.where(stopped, FinishReason.STOP, jnp.where(at_limit, FinishReason.LENGTH, 0)))
+        done = s.done | stopped | at_limit
+        logits, cache = step_fn(params, token[:, None], s.cache, (prompt_lengths + s.step)[:, None])
+        return _LoopState(s.step + 1, tokens, logits[:, 0, :], mask, g, cache, done, lengths, finish, key)
+
+    init = _LoopState(jnp.int32(0), jnp.full((batch, max_new_tokens), pad_id, jnp.int32), last, mask, grammar, cache,
+                      jnp.zeros((batch,), bool), jnp.zeros((batch,), jnp.int32), jnp.zeros((batch,), jnp.int32), key)
+    out = jax.lax.while_loop(lambda s: (s.step < max_new_tokens) & ~jnp.all(s.done), body, init)
+    return SampleOutput(out.tokens, out.lengths, out.finish, out.grammar)
+
+
+jax.tree_util.register_dataclass(
+    SampleOutput, data_fields=["tokens", "lengths", "finish_reason", "grammar_state"], meta_fields=[])
+
+
+def constrained_sample(
+    step_fn: StepFn,
+    params: Any,
+    cache: Any,
+    prompt_tokens: jax.Array,
+    prompt_lengths: jax.Array,
+    grammar_state: GrammarState,
+    *,
+    max_new_tokens: int,
+    sampler: Sampler = Sampler(),
+    rng: jax.Array | None = None,
+    stop_token_ids: Sequence[int] = (),
+    pad_id: int = 0,
+    path: Path = "auto",
+    mesh: jax.sharding.Mesh | None = None,
+    batch_axis: str | None = None,
+    prefetch_states: int = 8,
+    max_threads: int = 8,
+) -> SampleOutput:
+    """Grammar-constrained generation for a batch, as one jitted program.
+
+    Parameters
+    ----------
+    step_fn : callable
+        ``step_fn(params, tokens int32[B, T], cache, positions int32[B, T]) -> (logits float[B, T, V], cache)``:
+        a forward pass that writes the cache at ``positions`` and attends causally by position, so any
+        Flax model fits. Must be hashable (a function or a frozen object): it is a static argument.
+    params, cache
+        The model's parameters and its (pre-allocated, fixed-size) cache.
+    prompt_tokens : int32[B, P]
+        Prompts, right-padded to a fixed P (bucket P so requests do not recompile).
+    prompt_lengths : int32[B]
+        Real prompt lengths (>= 1).
+    grammar_state : GrammarState
+        One matcher per row (-1: unconstrained). Advanced in place on the host.
+    max_new_tokens : int
+        Size of the output buffer; static.
+    sampler : Sampler
+        Greedy by default.
+    stop_token_ids : sequence of int
+        Stop tokens of unconstrained rows (constrained rows stop when their grammar terminates).
+    path : {"auto", "ffi", "callback"}
+        Grammar-step implementation (see :func:`xg2jax.jax.step_path`).
+    mesh, batch_axis
+        Shard the grammar step over ``batch_axis`` of ``mesh`` with ``jax.shard_map`` (inputs should be
+        sharded the same way); required when the batch spans several devices.
+    prefetch_states : int
+        Before the prefill is dispatched, start building on host threads the masks of this many of the
+        most expensive states each grammar reaches first (0: off).
+    """
+    if max_new_tokens < 1:
+        raise ValueError(f"constrained_sample: max_new_tokens must be >= 1, got {max_new_tokens}")
+    if not isinstance(prompt_tokens, jax.Array):
+        prompt_tokens = jnp.asarray(prompt_tokens)
+    if not isinstance(prompt_lengths, jax.Array):
+        prompt_lengths = jnp.asarray(prompt_lengths)
+    if prompt_tokens.dtype != jnp.int32 or prompt_tokens.ndim != 2:
+        raise TypeError(f"constrained_sample: prompt_tokens must be int32[B, P], got "
+                        f"{prompt_tokens.dtype}{list(prompt_tokens.shape)}")
+    if prompt_lengths.dtype != jnp.int32 or prompt_lengths.shape != prompt_tokens.shape[:1]:
+        raise TypeError(f"constrained_sample: prompt_lengths must be int32[{prompt_tokens.shape[0]}], got "
+                        f"{prompt_lengths.dtype}{list(prompt_lengths.shape)}")
+    if grammar_state.batch_size != prompt_tokens.shape[0]:
+        raise ValueError(f"constrained_sample: {grammar_state.batch_size} grammar rows for a batch of "
+                         f"{prompt_tokens.shape[0]}")
+    if (mesh is None) != (batch_axis is None):
+        raise ValueError("constrained_sample: give both mesh and batch_axis, or neither")
+    if sampler.temperature > 0 and rng is None:
+        raise ValueError("constrained_sample: a sampling temperature > 0 needs rng")
+    if prefetch_states > 0 and jax.process_count() == 1:
+        grammar_state.prefetch_masks(prefetch_states, max_threads=max(1, max_threads // 2))
+    return _sample_jit(params, cache, prompt_tokens, prompt_lengths, grammar_state, rng, step_fn=step_fn,
+                       max_new_tokens=int(max_new_tokens), sampler=sampler,
+                       stop_token_ids=tuple(int(t) for t in stop_token_ids), pad_id=int(pad_id), path=path,
+                       mesh=mesh, batch_axis=batch_axis, max_threads=int(max_threads))
