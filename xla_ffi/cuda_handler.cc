@@ -66,14 +66,8 @@ void SetCudaStepFunction(void* fn) { g_step.store(reinterpret_cast<StepFn>(fn));
 }  // namespace xg
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(XgGrammarStepCuda, xg::GrammarStepCuda,
-                              xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::PlatformStream<cudaStream_t>>()
-                                  .Arg<xla::ffi::Buffer<xla::ffi::S32>>()  // handles
-                                  .Arg<xla::ffi::Buffer<xla::ffi::S32>>()  // tokens
-                                  .Ret<xla::ffi::Buffer<xla::ffi::S32>>()  // bitmask
-                                  .Ret<xla::ffi::Buffer<xla::ffi::S32>>()  // status
-                                  .Attr<int32_t>("strict")
-                                  .Attr<int32_t>("max_threads"));
+                              xg::BindStepSignature(
+                                  xla::ffi::Ffi::Bind().Ctx<xla::ffi::PlatformStream<cudaStream_t>>()));
 
 namespace xg {
 void* CudaGrammarStepHandler() { return reinterpret_cast<void*>(XgGrammarStepCuda); }

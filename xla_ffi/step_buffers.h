@@ -1,4 +1,4 @@
-// Shape checks shared by the CPU and CUDA handlers: the operands of one grammar step are
+// The signature and shape checks shared by the CPU and CUDA handlers: the operands of one grammar step are
 //   handles  s32[B]     registry handles, -1 = row without a grammar
 //   tokens   s32[B]     token sampled last per row, -1 = do not advance
 //   bitmask  s32[B, W]  (result) packed allowed-token mask, LSB first, 1 = allowed
@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "xla/ffi/api/ffi.h"
 
@@ -25,6 +26,18 @@ inline std::string CheckStepShapes(const ffi::Buffer<ffi::S32>& handles, const f
   if (bd.size() != 2 || bd[0] != b) return "xg2jax grammar step: the bitmask result must have shape [batch, words]";
   if (sd.size() != 1 || sd[0] != b) return "xg2jax grammar step: the status result must have shape [batch]";
   return "";
+}
+
+// The step's operands and attributes, appended to a binding (after any context the handler takes).
+template <typename Binding>
+auto BindStepSignature(Binding binding) {
+  return std::move(binding)
+      .template Arg<ffi::Buffer<ffi::S32>>()            // handles
+      .template Arg<ffi::Buffer<ffi::S32>>()            // tokens
+      .template Ret<ffi::Buffer<ffi::S32>>()            // bitmask
+      .template Ret<ffi::Buffer<ffi::S32>>()            // status
+      .template Attr<int32_t>("strict")
+      .template Attr<int32_t>("max_threads");
 }
 
 }  // namespace xg
