@@ -37,6 +37,14 @@ std::string TokenRepr(const TokenizerInfo& tok, int32_t id) {
   return out + "'";
 }
 
+// Builds an error message from its parts (only on the error path: no stream on the fast path).
+template <typename... T>
+std::string Msg(const T&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  return os.str();
+}
+
 struct Row {
   int64_t index;
   int32_t handle;
@@ -50,44 +58,37 @@ int64_t StepCallCount(StepSource source) { return g_calls[static_cast<int>(sourc
 std::string GrammarStep(const int32_t* handles, const int32_t* tokens, int64_t batch, uint32_t* bitmask,
                         int64_t words_per_row, int32_t* status, const StepOptions& options, StepSource source) {
   g_calls[static_cast<int>(source)].fetch_add(1);
-  std::ostringstream err;
   // 1. Validate the whole batch.
   std::vector<Row> rows;
   rows.reserve(batch);
   for (int64_t i = 0; i < batch; ++i) {
     const int32_t h = handles[i], t = tokens[i];
     if (t < -1) {
-      err << "row " << i << ": token id " << t << " is negative (use -1 for \"do not advance\")";
-      return err.str();
+      return Msg("row ", i, ": token id ", t, " is negative (use -1 for \"do not advance\")");
     }
     if (h == -1) continue;
     if (h < 0) {
-      err << "row " << i << ": grammar handle " << h << " is invalid (use -1 for a row without a grammar)";
-      return err.str();
+      return Msg("row ", i, ": grammar handle ", h, " is invalid (use -1 for a row without a grammar)");
     }
     auto slot = HandleRegistry::Global().Find(h);
     if (!slot) {
-      err << "row " << i << ": grammar handle " << h << " is unknown or already freed";
-      return err.str();
+      return Msg("row ", i, ": grammar handle ", h, " is unknown or already freed");
     }
     const TokenizerInfo& tok = slot->matcher.grammar().tokenizer();
     if (t >= tok.VocabSize()) {
-      err << "row " << i << ": token id " << t << " is out of range [0, " << tok.VocabSize() << ")";
-      return err.str();
+      return Msg("row ", i, ": token id ", t, " is out of range [0, ", tok.VocabSize(), ")");
     }
     if (words_per_row < tok.MaskWords()) {
-      err << "row " << i << ": the bitmask row has " << words_per_row << " int32 words, but vocab_size "
-          << tok.VocabSize() << " needs " << tok.MaskWords();
-      return err.str();
+      return Msg("row ", i, ": the bitmask row has ", words_per_row, " int32 words, but vocab_size ",
+                 tok.VocabSize(), " needs ", tok.MaskWords());
     }
     rows.push_back({i, h, std::move(slot)});
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.handle < b.handle; });
   for (size_t k = 1; k < rows.size(); ++k) {
     if (rows[k].handle == rows[k - 1].handle) {
-      err << "grammar handle " << rows[k].handle << " is used by rows " << std::min(rows[k - 1].index, rows[k].index)
-          << " and " << std::max(rows[k - 1].index, rows[k].index) << " (one matcher per row)";
-      return err.str();
+      return Msg("grammar handle ", rows[k].handle, " is used by rows ", std::min(rows[k - 1].index, rows[k].index),
+                 " and ", std::max(rows[k - 1].index, rows[k].index), " (one matcher per row)");
     }
   }
   // 2. Lock in ascending handle order.
@@ -122,19 +123,17 @@ std::string GrammarStep(const int32_t* handles, const int32_t* tokens, int64_t b
       ok = m.AcceptToken(t);
     } catch (const std::exception& e) {
       undo_all();
-      err << "row " << r.index << ": " << e.what();
-      return err.str();
+      return Msg("row ", r.index, ": ", e.what());
     }
     if (ok) {
       advanced.push_back({&m, std::move(backup)});
       row_status[r.index] |= kStepAdvanced;
     } else if (options.strict) {
       undo_all();
-      err << "row " << r.index << " (grammar handle " << r.handle << "): token " << t << " ("
-          << TokenRepr(m.grammar().tokenizer(), t) << ") is rejected by the grammar"
-          << (m.IsTerminated() ? " (the matcher has already terminated)" : "")
-          << "; every matcher of the batch is unchanged";
-      return err.str();
+      return Msg("row ", r.index, " (grammar handle ", r.handle, "): token ", t, " (",
+                 TokenRepr(m.grammar().tokenizer(), t), ") is rejected by the grammar",
+                 m.IsTerminated() ? " (the matcher has already terminated)" : "",
+                 "; every matcher of the batch is unchanged");
     } else {
       row_status[r.index] |= kStepRejected;
     }
@@ -146,15 +145,23 @@ std::string GrammarStep(const int32_t* handles, const int32_t* tokens, int64_t b
       row_status[i] = kStepUnconstrained;
     }
   }
+  // Filling from built entries takes ~1 µs a row, less than waking pool threads; a first visit that
+  // builds an entry takes milliseconds. Use the pool only when some row will build.
+  int threads = 1;
+  for (const Row& r : rows) {
+    if (r.slot->matcher.NextFillBuildsEntries()) {
+      threads = std::max(1, options.max_threads);
+      break;
+    }
+  }
   try {
-    ThreadPool::Global().ParallelFor(rows.size(), std::max(1, options.max_threads), [&](size_t k) {
+    ThreadPool::Global().ParallelFor(rows.size(), threads, [&](size_t k) {
       rows[k].slot->matcher.FillNextTokenBitmask(bitmask + rows[k].index * words_per_row,
                                                  static_cast<int32_t>(words_per_row));
     });
   } catch (const std::exception& e) {
     undo_all();
-    err << "filling the token bitmask failed: " << e.what() << "; every matcher of the batch is unchanged";
-    return err.str();
+    return Msg("filling the token bitmask failed: ", e.what(), "; every matcher of the batch is unchanged");
   }
   // 5. Status.
   for (const Row& r : rows) {

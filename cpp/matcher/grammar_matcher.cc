@@ -245,6 +245,17 @@ std::string GrammarMatcher::FindJumpForwardString() {
   return out;
 }
 
+bool GrammarMatcher::NextFillBuildsEntries() const {
+  if (terminated_) return false;
+  thread_local std::vector<int32_t> states;  // scratch: this is called once per row per step
+  states.clear();
+  parser_.ScannableStates(&states);
+  for (int32_t s : states) {
+    if (grammar_->BuiltEntry(s) == nullptr) return true;
+  }
+  return false;
+}
+
 void BatchFillNextTokenBitmask(const std::vector<GrammarMatcher*>& matchers, uint32_t* words, int32_t words_per_row,
                                const std::vector<int32_t>& indices, int num_threads) {
   XG_USER_CHECK(matchers.size() == indices.size())

@@ -51,6 +51,8 @@ class GrammarMatcher {
   void CurrentScannableStates(std::vector<int32_t>* out) const {
     if (!terminated_) parser_.ScannableStates(out);
   }
+  // True if the next fill must first build the mask entry of some current state (a first visit).
+  bool NextFillBuildsEntries() const;
   int32_t NumAcceptedTokens() const { return static_cast<int32_t>(history_.size()); }
   const std::vector<int32_t>& StopTokenIds() const { return stop_ids_; }
   int32_t MaxRollbackTokens() const { return max_rollback_tokens_; }

@@ -67,6 +67,10 @@ void ThreadPool::WorkerLoop() {
 
 void ThreadPool::ParallelFor(size_t n, int max_parallel, const std::function<void(size_t)>& fn) {
   if (n == 0) return;
+  if (n == 1 || max_parallel <= 1 || NumWorkers() == 0) {
+    for (size_t i = 0; i < n; ++i) fn(i);  // nothing to share: no job, no locks
+    return;
+  }
   auto job = std::make_shared<Job>();
   job->n = n;
   job->fn = &fn;
