@@ -39,6 +39,24 @@ class Grammar:
         return Grammar(_core.Grammar.from_ebnf(_grammar_bytes(ebnf_string, "Grammar.from_ebnf"), root_rule_name))
 
     @staticmethod
+    def from_json_schema(schema, *, any_whitespace: bool = True, indent: int | None = None,
+                         separators: tuple[str, str] | None = None, strict_mode: bool = True,
+                         max_whitespace_cnt: int | None = None, any_order: bool = False) -> "Grammar":
+        """The grammar of the JSON texts valid under a JSON Schema (str, dict, or pydantic model class).
+
+        Options follow xgrammar: ``any_whitespace`` allows any JSON whitespace between tokens (else the fixed
+        ``separators``, default ``(", ", ": ")``); ``max_whitespace_cnt`` bounds each whitespace run;
+        ``strict_mode`` makes keywords that no grammar can enforce (``uniqueItems``) an error instead of being
+        ignored. Work in progress (issue 4): keywords not yet supported raise ``UnsupportedSchemaError`` (a
+        ``ValueError``) naming the JSON pointer of the keyword; ``indent`` and ``any_order=True`` raise too.
+        """
+        from xg2jax.json_schema import json_schema_to_ebnf
+
+        return Grammar.from_ebnf(json_schema_to_ebnf(
+            schema, any_whitespace=any_whitespace, indent=indent, separators=separators, strict_mode=strict_mode,
+            max_whitespace_cnt=max_whitespace_cnt, any_order=any_order))
+
+    @staticmethod
     def builtin_json_grammar() -> "Grammar":
         """The standard any-JSON grammar (an object or array, RFC 8259)."""
         return Grammar.from_ebnf(_core.Grammar.builtin_json_ebnf())
@@ -148,6 +166,17 @@ class GrammarCompiler:
         else:
             raise TypeError(f"compile_grammar: expected str or Grammar, got {type(grammar).__name__}")
         return CompiledGrammar(h, self._tokenizer_info)
+
+    def compile_json_schema(self, schema, *, any_whitespace: bool = True, indent: int | None = None,
+                            separators: tuple[str, str] | None = None, strict_mode: bool = True,
+                            max_whitespace_cnt: int | None = None, any_order: bool = False,
+                            precompute_masks: bool = False) -> CompiledGrammar:
+        """Compile a JSON Schema (see :meth:`Grammar.from_json_schema` for the options)."""
+        from xg2jax.json_schema import json_schema_to_ebnf
+
+        ebnf = json_schema_to_ebnf(schema, any_whitespace=any_whitespace, indent=indent, separators=separators,
+                                   strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt, any_order=any_order)
+        return self.compile_grammar(ebnf, precompute_masks=precompute_masks)
 
     def compile_builtin_json_grammar(self, *, precompute_masks: bool = False) -> CompiledGrammar:
         """Compile the standard any-JSON grammar."""

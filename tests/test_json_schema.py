@@ -1,0 +1,105 @@
+"""JSON Schema front end (work in progress, issue 4): the supported keywords keep the schema's semantics on
+hand-written valid / invalid instances, and unsupported or invalid schemas raise errors naming the JSON pointer."""
+
+from __future__ import annotations
+
+import json
+
+from absl.testing import absltest, parameterized
+
+import xg2jax
+from xg2jax.json_schema import SchemaError, UnsupportedSchemaError, json_schema_to_ebnf
+from xg2jax.testing import GrammarTestCase
+
+CASES = {
+    "object_properties_required": (
+        {"type": "object", "properties": {"a": {"type": "integer"},
+                                          "b": {"type": "array", "items": {"type": "string", "maxLength": 3},
+                                                "minItems": 1}}, "required": ["a"]},
+        ['{"a": 1}', '{"a":1,"b":["x","yyy"]}', '{"a":1,"c":null}', '{"a": 1.0}', '{ "a" : 1 }'],
+        ['{"b":["x"]}', '{"a":1,"b":[]}', '{"a":1,"b":["xxxx"]}', '{"a":1,"a":2}', '{"a": 1.5}', '[]']),
+    "prefix_items": (
+        {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "boolean"}], "items": False, "minItems": 1},
+        ["[1]", "[1,true]", "[ 1 , false ]"], ["[]", "[1,true,3]", "[true]"]),
+    "enum_intersected_with_type": (
+        {"enum": [1, "a", {"x": [1, 2]}], "type": ["integer", "object"]},
+        ["1", "1.0", '{"x": [1, 2]}'], ['"a"', '{"x":[1]}', "2"]),
+    "recursive_ref": (
+        {"$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},
+                            "required": ["v"], "additionalProperties": False}}, "$ref": "#/$defs/node"},
+        ['{"v":1,"next":{"v":2,"next":{"v":3}}}'], ['{"v":1,"next":{"x":2}}', '{"v":1,"w":3}']),
+    "any_of_with_lengths": (
+        {"anyOf": [{"type": "string", "minLength": 2}, {"type": "null"}]},
+        ['"ab"', '"é€"', "null"], ['"a"', "1"]),
+    "one_of_disjoint_types": ({"oneOf": [{"type": "string"}, {"type": "integer"}]}, ['"x"', "3"], ["true", "1.5"]),
+    "all_of_objects_merged": (
+        {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+                   {"properties": {"b": {"type": "integer"}}, "required": ["b"]}]},
+        ['{"a":"x","b":1}'], ['{"a":"x"}', '{"b":1}']),
+    "all_of_keeps_additional_properties_per_branch": (
+        {"allOf": [{"properties": {"foo": {}}, "additionalProperties": {"type": "boolean"}},
+                   {"properties": {"bar": {}}}]},
+        ['{"foo":true,"bar":false}', '{"foo":1,"bar":true}'], ['{"foo":1,"bar":1}']),
+    "contains": ({"type": "array", "contains": {"const": 5}}, ["[1,5,2]", "[5]", "[5.0]"], ["[1,2]", "[]"]),
+    "const_unicode": ({"const": "héllo"}, ['"héllo"'], ['"hello"']),
+    "escaped_property_names": (
+        {"properties": {"foo\nbar": {"type": "number"}, 'foo"bar': {"type": "number"}}},
+        ['{"foo\\nbar":1,"foo\\"bar":2}', '{"other":"x"}'], ['{"foo\\nbar":"1"}', '{"foo\\"bar":"1"}']),
+    "additional_properties_false": (
+        {"properties": {"ab": {}, "b": {}}, "additionalProperties": False},
+        ['{"ab":1}', '{"ab":1,"b":2}', "{}"], ['{"a":1}', '{"abc":1}', '{"c":1}']),
+}
+
+
+class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
+    @parameterized.named_parameters(*[(name, *case) for name, case in CASES.items()])
+    def test_instances(self, schema, valid, invalid):
+        grammar = xg2jax.Grammar.from_json_schema(schema)
+        for text in valid:
+            self.assertGrammarAccepts(grammar, text)
+        for text in invalid:
+            self.assertGrammarRejects(grammar, text)
+
+    def test_fixed_separators(self):
+        schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}}
+        grammar = xg2jax.Grammar.from_json_schema(schema, any_whitespace=False)
+        self.assertGrammarAccepts(grammar, '{"a": [1, 2]}')
+        self.assertGrammarRejects(grammar, '{"a":[1,2]}')
+        compact = xg2jax.Grammar.from_json_schema(schema, any_whitespace=False, separators=(",", ":"))
+        self.assertGrammarAccepts(compact, '{"a":[1,2]}')
+
+    def test_compile_json_schema_accepts_str_dict_and_matches_tokens(self):
+        tok = xg2jax.TokenizerInfo([bytes([b]) for b in range(256)])
+        compiler = xg2jax.GrammarCompiler(tok)
+        schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+        for form in (schema, json.dumps(schema)):
+            matcher = xg2jax.GrammarMatcher(compiler.compile_json_schema(form))
+            self.assertTrue(matcher.accept_string('{"n": 12}'))
+            self.assertTrue(matcher.is_completed())
+            self.assertMaskMatchesOracle(matcher)
+
+    @parameterized.named_parameters(
+        ("unique_items", {"type": "array", "uniqueItems": True}, UnsupportedSchemaError,
+         "JSON Schema at '/uniqueItems': keyword 'uniqueItems' cannot be enforced by a grammar"),
+        ("unknown_keyword", {"properties": {"x": {"type": "string", "pattern": "^a"}}}, UnsupportedSchemaError,
+         "JSON Schema at '/properties/x/pattern': keyword 'pattern' is not supported"),
+        ("dangling_ref", {"$ref": "#/$defs/nope"}, SchemaError, "JSON Schema at '/$ref': $ref '#/$defs/nope' points to nothing"),
+        ("bad_type", {"type": "strin"}, SchemaError, "JSON Schema at '/type': 'type' must be one of"),
+        ("negative_min_items", {"type": "array", "minItems": -1}, SchemaError,
+         "JSON Schema at '/minItems': 'minItems' must be a non-negative integer, got -1"),
+        ("overlapping_one_of", {"oneOf": [{"type": "integer"}, {"type": "number"}]}, UnsupportedSchemaError,
+         "oneOf branches 0 and 1 may overlap"),
+        ("unsatisfiable", {"type": "array", "minItems": 3, "maxItems": 2}, SchemaError, "the schema accepts no JSON value"),
+        ("not_json", "{not json", SchemaError, "the schema is not valid JSON"),
+    )
+    def test_errors(self, schema, error, message):
+        with self.assertRaisesRegex(error, message.replace("$", r"\$").replace("[", r"\[").replace("(", r"\(")):
+            json_schema_to_ebnf(schema)
+
+    def test_non_strict_mode_ignores_unique_items(self):
+        grammar = xg2jax.Grammar.from_json_schema({"type": "array", "uniqueItems": True}, strict_mode=False)
+        self.assertGrammarAccepts(grammar, "[1,1]")  # the documented approximation
+
+
+if __name__ == "__main__":
+    absltest.main()

@@ -1,0 +1,38 @@
+"""JSON Schema front end: a schema (str, dict or pydantic model class) -> EBNF text for the engine.
+
+``json_schema_to_ebnf`` keeps the schema's semantics for the keywords it supports and raises
+:class:`UnsupportedSchemaError` (a ``ValueError`` naming the JSON pointer of the keyword) for the others; see
+``_converter.py`` for the algorithm. Compile the result with ``GrammarCompiler.compile_json_schema``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from xg2jax.json_schema._converter import SchemaConverter, SchemaError, UnsupportedSchemaError
+
+__all__ = ["json_schema_to_ebnf", "schema_as_dict", "SchemaError", "UnsupportedSchemaError"]
+
+
+def schema_as_dict(schema: Any) -> Any:
+    """The schema as parsed JSON: a JSON string, a dict / bool, or a pydantic model class."""
+    if isinstance(schema, str):
+        try:
+            return json.loads(schema)
+        except json.JSONDecodeError as e:
+            raise SchemaError("", f"the schema is not valid JSON: {e}") from None
+    if isinstance(schema, (dict, bool)):
+        return schema
+    if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
+        return schema.model_json_schema()
+    raise TypeError(f"JSON Schema: expected str, dict, bool or a pydantic model class, got {type(schema).__name__}")
+
+
+def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
+                        separators: tuple[str, str] | None = None, strict_mode: bool = True,
+                        max_whitespace_cnt: int | None = None, any_order: bool = False) -> str:
+    """EBNF text (root rule ``root``) accepting exactly the JSON texts valid under ``schema``."""
+    return SchemaConverter(schema_as_dict(schema), any_whitespace=any_whitespace, indent=indent,
+                           separators=separators, strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt,
+                           any_order=any_order).convert()

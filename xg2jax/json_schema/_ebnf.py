@@ -1,0 +1,93 @@
+"""EBNF text building blocks for the JSON Schema front end: literal quoting, the JSON lexical rules, and a
+rule table that names sub-grammars once (so recursion through ``$ref`` becomes rule recursion)."""
+
+from __future__ import annotations
+
+import json
+
+
+def literal(text: str) -> str:
+    """An EBNF string literal that matches exactly ``text`` (UTF-8 of its code points)."""
+    out = ['"']
+    for ch in text:
+        cp = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif cp < 0x20 or cp == 0x7F:
+            out.append(f"\\x{cp:02x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def json_literal(value) -> str:
+    """The compact JSON spelling of ``value`` as an EBNF literal (non-ASCII kept as is)."""
+    return literal(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+
+def seq(*parts: str) -> str:
+    parts = tuple(p for p in parts if p)
+    return " ".join(parts) if parts else '""'
+
+
+def choice(options: list[str]) -> str:
+    """A parenthesised alternation (deduplicated, order kept)."""
+    seen: list[str] = []
+    for o in options:
+        if o not in seen:
+            seen.append(o)
+    return seen[0] if len(seen) == 1 else "(" + " | ".join(seen) + ")"
+
+
+# JSON lexical rules shared by every converted schema (names start with "j_" to avoid user $defs clashes).
+BASE_RULES = {
+    # One character of a JSON string: anything but '"', '\' and control characters, or an escape.
+    "j_char": r'[^"\\\x00-\x1f] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )',
+    "j_string": r'"\"" j_char* "\""',
+    "j_int": r'"-"? ( "0" | [1-9] [0-9]* )',
+    "j_number": r'"-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [+\-]? [0-9]+ )?',
+    # An integer per JSON Schema (draft 6+): a number with a zero fractional part is an integer too.
+    "j_integer": r'j_int ( "." "0"+ )?',
+    "j_bool": r'"true" | "false"',
+    "j_null": r'"null"',
+    "j_value": r'j_object | j_array | j_string | j_number | j_bool | j_null',
+    "j_object": r'"{" j_ws ( j_string j_ws ":" j_ws j_value ( j_ws "," j_ws j_string j_ws ":" j_ws j_value )* j_ws )? "}"',
+    "j_array": r'"[" j_ws ( j_value ( j_ws "," j_ws j_value )* j_ws )? "]"',
+}
+
+
+class RuleTable:
+    """Rules in definition order; ``add`` returns the rule's name (reusing one with the same body)."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+        self._by_body: dict[str, str] = {}
+
+    def reserve(self, name_hint: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in name_hint).strip("_") or "r"
+        if base[0].isdigit():
+            base = "r_" + base
+        name, i = base, 1
+        while name in self.rules:
+            i += 1
+            name = f"{base}_{i}"
+        self.rules[name] = ""  # placeholder until define()
+        return name
+
+    def define(self, name: str, body: str) -> str:
+        self.rules[name] = body
+        self._by_body.setdefault(body, name)
+        return name
+
+    def add(self, name_hint: str, body: str) -> str:
+        if body in self._by_body:
+            return self._by_body[body]
+        return self.define(self.reserve(name_hint), body)
+
+    def text(self, root: str) -> str:
+        lines = [f"root ::= {root}"]
+        lines += [f"{name} ::= {body}" for name, body in self.rules.items() if name != "root"]
+        return "\n".join(lines) + "\n"
