@@ -96,8 +96,7 @@ class SchemaConverter:
     def __init__(self, schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
                  separators: tuple[str, str] | None = None, strict_mode: bool = True,
                  max_whitespace_cnt: int | None = None, any_order: bool = False):
-        if any_order:
-            raise UnsupportedSchemaError("", "any_order=True is not supported yet")
+        self.any_order = any_order
         self.root = schema
         self.strict = strict_mode
         self.any_whitespace = any_whitespace
@@ -387,6 +386,8 @@ class SchemaConverter:
             if not value:
                 return seq(literal("{"), self.ws, literal("}"))
             items = [seq(json_literal(str(k)), self.key_sep, self._value_expr(v)) for k, v in value.items()]
+            if self.any_order and len(items) > 1:
+                return self._any_order_object([(i, True) for i in items], None)
             body = f" {self.item_sep} ".join(items)
             return seq(literal("{"), self.ws, body, self.ws, literal("}"))
         if isinstance(value, list):
@@ -609,7 +610,10 @@ class SchemaConverter:
 
     def _object_expr(self, entries: list[tuple[str, bool]], extra: str | None) -> str:
         """Properties in schema order (optional ones may be skipped), then any number of extra properties, with
-        separators only between present members: rule first_k / rest_k per position k."""
+        separators only between present members: rule first_k / rest_k per position k. With ``any_order`` see
+        :meth:`_any_order_object`."""
+        if self.any_order and len(entries) > 1:
+            return self._any_order_object(entries, extra)
         sep = self.item_sep
         n = len(entries)
         extras_rest = f"( {sep} {extra} )*" if extra else ""
@@ -626,6 +630,39 @@ class SchemaConverter:
             rest_next = self.rules.add(f"obj_rest_{k}", " | ".join(rest_k))
         body = first_next or '""'
         return self.rules.add("object", seq(literal("{"), self.ws, body, self.ws, literal("}")))
+
+    MAX_ANY_ORDER_PROPERTIES = 10
+
+    def _any_order_object(self, entries: list[tuple[str, bool]], extra: str | None) -> str:
+        """Members in any order, each declared property at most once, every required one present, extra properties
+        anywhere: one rule per reachable set of used properties (2^n for n declared properties, so n is bounded)."""
+        n = len(entries)
+        if n > self.MAX_ANY_ORDER_PROPERTIES:
+            raise UnsupportedSchemaError("", f"any_order=True with {n} declared properties (the limit is "
+                                         f"{self.MAX_ANY_ORDER_PROPERTIES}: one grammar rule per subset)")
+        sep = self.item_sep
+        required = sum(1 << i for i, (_, req) in enumerate(entries) if req)
+        names: dict[int, str] = {}
+
+        def more(used: int) -> str:
+            """After at least one member, with the properties in ``used`` already present."""
+            if used in names:
+                return names[used]
+            name = names[used] = self.rules.reserve(f"obj_any_{used}")
+            options = ['""'] if used & required == required else []
+            options += [seq(sep, entries[i][0], more(used | 1 << i)) for i in range(n) if not used >> i & 1]
+            if extra:
+                options.append(seq(sep, extra, name))
+            self.rules.define(name, " | ".join(options))
+            return name
+
+        first = [seq(entries[i][0], more(1 << i)) for i in range(n)]
+        if extra:
+            first.append(seq(extra, more(0)))
+        if not required:
+            first.append('""')
+        return self.rules.add("object", seq(literal("{"), self.ws, "( " + " | ".join(first) + " )", self.ws,
+                                            literal("}")))
 
     def _key_except(self, names: list[str]) -> str:
         """A JSON string key whose spelling differs from the JSON spelling of every name in ``names``. Spellings are

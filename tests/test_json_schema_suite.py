@@ -1,0 +1,61 @@
+"""JSON-Schema-Test-Suite (../shared/data/json-schema-test-suite; skipped when absent): for every test of the
+required (non-``optional``) files of draft2020-12 and draft7, the instance, serialised compact and indented, must
+be accepted exactly when ``valid`` is true, or the schema must raise an explicit error (an unsupported keyword).
+A wrong answer fails the test. The per-keyword table is printed (``pytest -s``); the JSON Schema front end is in
+progress (issue 4), so many keywords still raise."""
+
+from __future__ import annotations
+
+import collections
+import json
+from pathlib import Path
+
+import pytest
+
+import xg2jax
+from xg2jax.json_schema import SchemaError
+from xg2jax.testing import is_grammar_accept_string
+
+SUITE = Path(__file__).resolve().parents[2] / "shared" / "data" / "json-schema-test-suite" / "tests"
+DIALECTS = {"draft2020-12": "https://json-schema.org/draft/2020-12/schema",
+            "draft7": "http://json-schema.org/draft-07/schema#"}
+
+
+def _run(draft: str):
+    table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    wrong = []
+    for path in sorted((SUITE / draft).glob("*.json")):
+        keyword = path.stem
+        for group in json.loads(path.read_text()):
+            schema = group["schema"]
+            if isinstance(schema, dict) and "$schema" not in schema:
+                schema = {"$schema": DIALECTS[draft], **schema}  # the folder's dialect, as the suite prescribes
+            try:
+                grammar = xg2jax.Grammar.from_json_schema(schema, any_order=True)
+            except SchemaError:
+                table[keyword]["error"] += len(group["tests"])
+                continue
+            for test in group["tests"]:
+                ok = True
+                for text in (json.dumps(test["data"], separators=(",", ":"), ensure_ascii=False),
+                             json.dumps(test["data"], indent=2, ensure_ascii=False)):
+                    if is_grammar_accept_string(grammar, text) != test["valid"]:
+                        ok = False
+                        wrong.append(f"{keyword}: {group['description']} / {test['description']}: {text[:80]}")
+                table[keyword]["correct" if ok else "wrong"] += 1
+    return table, wrong
+
+
+@pytest.mark.parametrize("draft", sorted(DIALECTS))
+def test_json_schema_test_suite_has_no_wrong_answers(draft):
+    if not (SUITE / draft).is_dir():
+        pytest.skip(f"JSON-Schema-Test-Suite not found at {SUITE / draft} (../shared/data is not in the repository)")
+    table, wrong = _run(draft)
+    total = collections.Counter()
+    for counts in table.values():
+        total.update(counts)
+    print(f"\n{draft}: {total['correct']} correct, {total['error']} explicit errors, {total['wrong']} wrong "
+          f"of {sum(total.values())} tests ({100 * total['correct'] / sum(total.values()):.1f}% correct)")
+    for keyword, counts in sorted(table.items()):
+        print(f"  {keyword:24s} correct {counts['correct']:4d}  error {counts['error']:4d}  wrong {counts['wrong']}")
+    assert not wrong, "wrong answers (valid rejected or invalid accepted):\n" + "\n".join(wrong[:30])
