@@ -25,6 +25,7 @@ import urllib.parse
 from typing import Any
 
 from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, choice, json_literal, literal, seq
+from xg2jax.json_schema._numbers import integer_range, multiple_of, number_range
 
 ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
                "$schema", "$id", "id", "$anchor", "$defs", "definitions", "$vocabulary", "contentMediaType",
@@ -33,7 +34,7 @@ TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentRequired"}
 ARRAY_KEYWORDS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "uniqueItems"}
 STRING_KEYWORDS = {"minLength", "maxLength"}
-NUMBER_KEYWORDS: set[str] = set()
+NUMBER_KEYWORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 SUPPORTED = ANNOTATIONS | OBJECT_KEYWORDS | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS | {
     "type", "enum", "const", "$ref", "allOf", "anyOf", "oneOf"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
@@ -182,14 +183,22 @@ class SchemaConverter:
     # $ref
     @staticmethod
     def _detect_draft(schema) -> int:
-        uri = schema.get("$schema", "") if isinstance(schema, dict) else ""
-        for draft, marker in ((4, "draft-04"), (6, "draft-06"), (7, "draft-07"), (2019, "2019-09")):
-            if marker in uri:
+        if not isinstance(schema, dict) or "$schema" not in schema:
+            return 2020
+        uri = schema["$schema"]
+        for draft, marker in ((4, "json-schema.org/draft-04/"), (6, "json-schema.org/draft-06/"),
+                              (7, "json-schema.org/draft-07/"), (2019, "json-schema.org/draft/2019-09/"),
+                              (2020, "json-schema.org/draft/2020-12/")):
+            if isinstance(uri, str) and marker in uri:
                 return draft
-        return 2020
+        raise UnsupportedSchemaError("/$schema", f"unknown dialect {json.dumps(uri)} (custom metaschemas and "
+                                     "vocabularies are not supported; use draft-04/06/07, 2019-09 or 2020-12)")
 
     def _collect_anchors(self, node, ptr: str) -> None:
         if isinstance(node, dict):
+            if ptr and isinstance(node.get("$id", node.get("id") if self._draft <= 4 else None), str):
+                raise UnsupportedSchemaError(f"{ptr}/$id", "embedded resources ($id below the root) are not "
+                                             "supported: $ref is resolved against the root document only")
             if isinstance(node.get("$anchor"), str):
                 self._anchors[node["$anchor"]] = ptr
             for k, v in node.items():
@@ -265,6 +274,13 @@ class SchemaConverter:
             if not isinstance(b, dict):
                 return self._merge(a, b, ptr)
         out = dict(a)
+        # Positional items on one side only are still checked by the other side's items (2020-12).
+        if self._draft >= 2020:
+            for x, y in ((a, b), (b, a)):
+                if "prefixItems" in x and "prefixItems" not in y and y.get("items", True) is not True:
+                    out["prefixItems"] = [{"allOf": [p, y["items"]]} for p in x["prefixItems"]]
+                    if x is b:
+                        b = {k: v for k, v in b.items() if k != "prefixItems"}
         if "properties" in a and "properties" not in b and b.get("additionalProperties", True) is not True:
             add_b = b["additionalProperties"]
             out["properties"] = {n: {"allOf": [sa, add_b]} for n, sa in a["properties"].items()}
@@ -305,6 +321,9 @@ class SchemaConverter:
                 out["allOf"] = list(out.get("allOf", [])) + [{kw: vb}]
                 if kw != "allOf":
                     out[kw] = va
+            elif kw == "prefixItems" or (kw == "items" and (isinstance(va, list) or isinstance(vb, list))):
+                raise UnsupportedSchemaError(f"{ptr}/{kw}", f"allOf: merging two positional '{kw}' is not "
+                                             "supported yet")
             elif kw in ("items", "additionalProperties", "contains"):
                 out[kw] = {"allOf": [va, vb]}
             elif kw == "enum":
@@ -427,6 +446,15 @@ class SchemaConverter:
             return False
         if "oneOf" in schema and sum(self._validate(value, s, ptr) for s in schema["oneOf"]) != 1:
             return False
+        if t in ("integer", "number"):
+            lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
+            if lo is not None and (value <= lo if lo_strict else value < lo):
+                return False
+            if hi is not None and (value >= hi if hi_strict else value > hi):
+                return False
+            k = schema.get("multipleOf")
+            if k is not None and not float(value / k).is_integer():
+                return False
         if t == "string":
             n = len(value)
             if n < schema.get("minLength", 0) or n > schema.get("maxLength", math.inf):
@@ -482,10 +510,72 @@ class SchemaConverter:
         return "j_bool"
 
     def _type_integer(self, schema, ptr):
-        return "j_integer"
+        lo, hi = self._integer_bounds(schema, ptr)
+        k = schema.get("multipleOf")
+        if k is not None:
+            if isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0:
+                raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
+            if not float(k).is_integer():
+                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' is not supported yet")
+            if lo is not None or hi is not None:
+                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "'multipleOf' together with bounds is not "
+                                             "supported yet")
+            try:
+                digits = multiple_of(int(k), self.rules)
+            except ValueError as e:
+                raise UnsupportedSchemaError(f"{ptr}/multipleOf", str(e)) from None
+        elif lo is None and hi is None:
+            return "j_integer"
+        else:
+            digits = integer_range(lo, hi)
+            if digits is None:
+                raise Unsatisfiable
+        return self.rules.add(f"integer_{lo}_{hi}_{k}", f'{digits} ( "." "0"+ )?')
+
+    def _bounds(self, schema, ptr):
+        """(lo, lo_strict, hi, hi_strict) from minimum / maximum / exclusive bounds (draft 4's booleans too)."""
+        def number(kw):
+            v = schema.get(kw)
+            if v is None or (isinstance(v, bool) and self._draft <= 4 and kw.startswith("exclusive")):
+                return None
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise SchemaError(f"{ptr}/{kw}", f"'{kw}' must be a number, got {json.dumps(v)}")
+            return v
+
+        lo, hi = number("minimum"), number("maximum")
+        lo_strict = hi_strict = False
+        if self._draft <= 4:
+            lo_strict = schema.get("exclusiveMinimum") is True and lo is not None
+            hi_strict = schema.get("exclusiveMaximum") is True and hi is not None
+        ex_min, ex_max = number("exclusiveMinimum"), number("exclusiveMaximum")
+        if ex_min is not None and (lo is None or ex_min >= lo):
+            lo, lo_strict = ex_min, True
+        if ex_max is not None and (hi is None or ex_max <= hi):
+            hi, hi_strict = ex_max, True
+        return lo, lo_strict, hi, hi_strict
+
+    def _integer_bounds(self, schema, ptr) -> tuple[int | None, int | None]:
+        """Inclusive integer bounds."""
+        lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
+        ilo = None if lo is None else (math.floor(lo) + 1 if lo_strict else math.ceil(lo))
+        ihi = None if hi is None else (math.ceil(hi) - 1 if hi_strict else math.floor(hi))
+        return ilo, ihi
 
     def _type_number(self, schema, ptr):
-        return "j_number"
+        lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
+        k = schema.get("multipleOf")
+        if k is not None:
+            if isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0 and float(k).is_integer():
+                return self._type_integer(schema, ptr)  # multiples of an integer are integers
+            raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' on numbers is not "
+                                         "supported yet")
+        if lo is None and hi is None:
+            return "j_number"
+        digits = number_range(lo, lo_strict, hi, hi_strict, self.rules)
+        if digits is None:
+            raise Unsatisfiable
+        # Approximation (documented): a bounded number is spelled without an exponent.
+        return self.rules.add("number_range", digits)
 
     def _type_string(self, schema, ptr):
         lo = self._int_keyword(schema, "minLength", ptr) or 0
