@@ -31,11 +31,12 @@ ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "depre
                "$schema", "$id", "id", "$anchor", "$defs", "definitions", "$vocabulary", "contentMediaType",
                "contentEncoding", "contentSchema", "format"}
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
-OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentRequired"}
+OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentRequired", "minProperties",
+                   "maxProperties"}
 ARRAY_KEYWORDS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "uniqueItems"}
 STRING_KEYWORDS = {"minLength", "maxLength"}
 NUMBER_KEYWORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
-SUPPORTED = ANNOTATIONS | OBJECT_KEYWORDS | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS | {
+SUPPORTED = {"not", "unevaluatedProperties", "unevaluatedItems"} | ANNOTATIONS | OBJECT_KEYWORDS | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS | {
     "type", "enum", "const", "$ref", "allOf", "anyOf", "oneOf"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}
@@ -137,6 +138,10 @@ class SchemaConverter:
         if not isinstance(schema, dict):
             raise SchemaError(ptr, f"a schema must be an object or a boolean, got {type(schema).__name__}")
         self._check_keywords(schema, ptr)
+        schema = self._rewrite_not(schema, ptr)
+        if schema is False:
+            raise Unsatisfiable
+        schema = self._rewrite_unevaluated(schema, ptr)
         if "$ref" in schema:
             return self._visit_ref(schema, ptr)
         if "allOf" in schema:
@@ -152,6 +157,64 @@ class SchemaConverter:
         if "enum" in schema or "const" in schema:
             return self._visit_values(schema, ptr)
         return self._visit_types(schema, ptr)
+
+    # ----------------------------------------------------------------------------------------------------------
+    # Rewrites into keywords the visitor handles
+    APPLICATORS = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas")
+
+    def _rewrite_not(self, schema: dict, ptr: str):
+        """``not`` of a schema that only restricts the type becomes the complementary type list."""
+        if "not" not in schema:
+            return schema
+        inner = self._deref(schema["not"], f"{ptr}/not")
+        rest = {k: v for k, v in schema.items() if k != "not"}
+        if inner is True or inner == {}:
+            return False
+        if inner is False:
+            return rest
+        if isinstance(inner, dict) and set(inner) - ANNOTATIONS == {"type"}:
+            t = inner["type"]
+            banned = {t} if isinstance(t, str) else set(t)
+            if "number" in banned:
+                banned.add("integer")
+            elif "integer" in banned:
+                raise UnsupportedSchemaError(f"{ptr}/not", "'not' of type integer (non-integral numbers only) is "
+                                             "not supported yet")
+            outer = rest.get("type", list(TYPES))
+            outer = [outer] if isinstance(outer, str) else list(outer)
+            if "number" in outer and "integer" not in outer:
+                outer.append("integer")
+            kept = [x for x in outer if x not in banned]
+            if not kept:
+                return False
+            return {**rest, "type": kept}
+        raise UnsupportedSchemaError(f"{ptr}/not", "'not' is supported only for schemas that restrict the type")
+
+    def _rewrite_unevaluated(self, schema: dict, ptr: str):
+        """Without applicators, unevaluatedProperties / unevaluatedItems mean additionalProperties / items."""
+        if "unevaluatedProperties" not in schema and "unevaluatedItems" not in schema:
+            return schema
+        if any(k in schema for k in self.APPLICATORS):
+            kw = "unevaluatedProperties" if "unevaluatedProperties" in schema else "unevaluatedItems"
+            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' next to applicators ($ref, allOf, anyOf, oneOf, "
+                                         "not, if/then/else, dependentSchemas) is not supported yet")
+        out = dict(schema)
+        if "unevaluatedProperties" in out:
+            value = out.pop("unevaluatedProperties")
+            if "additionalProperties" not in out:
+                out["additionalProperties"] = value  # otherwise every property is already evaluated
+        if "unevaluatedItems" in out:
+            value = out.pop("unevaluatedItems")
+            if "contains" in out:
+                raise UnsupportedSchemaError(f"{ptr}/unevaluatedItems", "'unevaluatedItems' next to 'contains' is "
+                                             "not supported yet")
+            if self._draft >= 2020 and "items" not in out:
+                out["items"] = value
+            elif self._draft < 2020 and isinstance(out.get("items"), list) and "additionalItems" not in out:
+                out["additionalItems"] = value
+            elif self._draft < 2020 and "items" not in out:
+                out["items"] = value
+        return out
 
     # ----------------------------------------------------------------------------------------------------------
     # Keyword checks
@@ -267,6 +330,13 @@ class SchemaConverter:
             return a
         if not isinstance(a, dict) or not isinstance(b, dict):
             raise SchemaError(ptr, "allOf entries must be schemas")
+        # Keywords whose meaning depends on their own schema object are rewritten before the objects are merged.
+        for side in (a, b):
+            self._check_keywords(side, ptr)
+        a, b = self._rewrite_not(a, ptr), self._rewrite_not(b, ptr)
+        if a is False or b is False:
+            return False
+        a, b = self._rewrite_unevaluated(a, ptr), self._rewrite_unevaluated(b, ptr)
         if "$ref" in b:
             b = self._deref(b, ptr) if set(b) - ANNOTATIONS == {"$ref"} else b
             if isinstance(b, dict) and "$ref" in b:
@@ -664,33 +734,46 @@ class SchemaConverter:
         required = schema.get("required", [])
         if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
             raise SchemaError(f"{ptr}/required", "'required' must be an array of strings")
-        if "dependentRequired" in schema:
-            raise UnsupportedSchemaError(f"{ptr}/dependentRequired", "'dependentRequired' is not supported yet")
+        dependent = schema.get("dependentRequired", {})
+        if not isinstance(dependent, dict) or not all(isinstance(v, list) for v in dependent.values()):
+            raise SchemaError(f"{ptr}/dependentRequired", "'dependentRequired' must map names to arrays of names")
+        lo = self._int_keyword(schema, "minProperties", ptr) or 0
+        hi = self._int_keyword(schema, "maxProperties", ptr)
+        counted = bool(dependent) or lo > 0 or hi is not None
+        if counted and not self.any_order:
+            kw = "dependentRequired" if dependent else "minProperties" if lo else "maxProperties"
+            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' is supported with any_order=True only (so far)")
         additional = schema.get("additionalProperties", True)
-        entries = []  # (expr, required)
-        for name, sub in props.items():
+        # Every name the object keywords mention is a declared member; undeclared ones take additionalProperties.
+        names = list(dict.fromkeys(list(props) + list(required) + list(dependent) +
+                                   [n for deps in dependent.values() for n in deps]))
+        entries = []  # (name, "key": value expression, required)
+        for name in names:
+            sub = props.get(name, additional)
             try:
-                value = self.visit(sub, f"{ptr}/properties/{_escape_pointer(name)}")
+                value = self.visit(sub, f"{ptr}/properties/{_escape_pointer(name)}" if name in props
+                                   else f"{ptr}/additionalProperties")
             except Unsatisfiable:
                 if name in required:
                     raise
                 continue
-            entries.append((seq(json_literal(name), self.key_sep, value), name in required))
-        for name in required:
-            if name not in props:
-                if additional is False:
-                    raise Unsatisfiable
-                entries.append((seq(json_literal(name), self.key_sep, self._visit_or_none(additional, ptr) or "j_value"),
-                                True))
+            entries.append((name, seq(json_literal(name), self.key_sep, value), name in required))
+        present = {e[0] for e in entries}
+        # A property whose dependencies can never be present cannot be present either.
+        entries = [e for e in entries if all(d in present for d in dependent.get(e[0], []))]
         extra = None
         if additional is not False:
             try:
                 value = self.visit(additional, f"{ptr}/additionalProperties")
-                key = self._key_except(list(props) + [r for r in required if r not in props])
-                extra = seq(key, self.key_sep, value)
+                extra = seq(self._key_except(names), self.key_sep, value)
             except Unsatisfiable:
                 extra = None
-        return self._object_expr(entries, extra)
+        if counted:
+            index = {e[0]: i for i, e in enumerate(entries)}
+            deps = [sum(1 << index[d] for d in dependent.get(e[0], [])) for e in entries]
+            return self._any_order_object([(e[1], e[2]) for e in entries], extra, deps=deps, min_count=lo,
+                                          max_count=hi)
+        return self._object_expr([(e[1], e[2]) for e in entries], extra)
 
     def _visit_or_none(self, schema, ptr):
         try:
@@ -723,34 +806,54 @@ class SchemaConverter:
 
     MAX_ANY_ORDER_PROPERTIES = 10
 
-    def _any_order_object(self, entries: list[tuple[str, bool]], extra: str | None) -> str:
+    def _any_order_object(self, entries: list[tuple[str, bool]], extra: str | None, *, deps: list[int] | None = None,
+                          min_count: int = 0, max_count: int | None = None) -> str:
         """Members in any order, each declared property at most once, every required one present, extra properties
-        anywhere: one rule per reachable set of used properties (2^n for n declared properties, so n is bounded)."""
+        anywhere. One rule per reachable state (set of used properties, number of members so far up to the point
+        where it no longer matters), so that minProperties / maxProperties / dependentRequired are exact: the object
+        may close once every required and dependent property is present and the count is within bounds."""
         n = len(entries)
         if n > self.MAX_ANY_ORDER_PROPERTIES:
             raise UnsupportedSchemaError("", f"any_order=True with {n} declared properties (the limit is "
                                          f"{self.MAX_ANY_ORDER_PROPERTIES}: one grammar rule per subset)")
+        deps = deps or [0] * n
         sep = self.item_sep
         required = sum(1 << i for i, (_, req) in enumerate(entries) if req)
-        names: dict[int, str] = {}
+        cap = max_count if max_count is not None else min_count  # counts above cap behave alike
+        names: dict[tuple[int, int], str] = {}
+        if (1 << n) * (cap + 1) > 1 << 14:
+            raise UnsupportedSchemaError("", "the object's property bounds need too many grammar rules")
 
-        def more(used: int) -> str:
-            """After at least one member, with the properties in ``used`` already present."""
-            if used in names:
-                return names[used]
-            name = names[used] = self.rules.reserve(f"obj_any_{used}")
-            options = ['""'] if used & required == required else []
-            options += [seq(sep, entries[i][0], more(used | 1 << i)) for i in range(n) if not used >> i & 1]
-            if extra:
-                options.append(seq(sep, extra, name))
-            self.rules.define(name, " | ".join(options))
+        def closable(used: int, count: int) -> bool:
+            return (used & required == required and count >= min_count
+                    and all(used & deps[i] == deps[i] for i in range(n) if used >> i & 1))
+
+        def more(used: int, count: int) -> str:
+            """After at least one member; ``count`` members so far (capped)."""
+            key = (used, count)
+            if key in names:
+                return names[key]
+            name = names[key] = self.rules.reserve(f"obj_any_{used}_{count}")
+            room = max_count is None or count < max_count
+            nxt = min(count + 1, cap) if max_count is None else count + 1
+            options = ['""'] if closable(used, count) else []
+            if room:
+                options += [seq(sep, entries[i][0], more(used | 1 << i, nxt)) for i in range(n) if not used >> i & 1]
+                if extra:
+                    options.append(seq(sep, extra, more(used, nxt)))
+            self.rules.define(name, " | ".join(options) if options else "j_never")
             return name
 
-        first = [seq(entries[i][0], more(1 << i)) for i in range(n)]
-        if extra:
-            first.append(seq(extra, more(0)))
-        if not required:
+        first_count = min(1, cap) if max_count is None else 1
+        first = []
+        if max_count is None or max_count > 0:
+            first = [seq(entries[i][0], more(1 << i, first_count)) for i in range(n)]
+            if extra:
+                first.append(seq(extra, more(0, first_count)))
+        if closable(0, 0):
             first.append('""')
+        if not first:
+            raise Unsatisfiable
         return self.rules.add("object", seq(literal("{"), self.ws, "( " + " | ".join(first) + " )", self.ws,
                                             literal("}")))
 

@@ -198,7 +198,7 @@ class _FractionRules:
                 nxt = self.step(lo, hi, d)
                 if nxt != "dead":
                     options.append(f'"{d}" {self.rest(*nxt)}')
-            self.rules.define(name, " | ".join(options) if options else '"\\x00" "\\x00"')
+            self.rules.define(name, " | ".join(options) if options else "j_never")
         return self.names[key]
 
     def part(self, lo: str | None, hi: str | None) -> str | None:
