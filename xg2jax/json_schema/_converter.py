@@ -36,7 +36,7 @@ OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentR
 ARRAY_KEYWORDS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "uniqueItems"}
 STRING_KEYWORDS = {"minLength", "maxLength"}
 NUMBER_KEYWORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
-SUPPORTED = {"not", "unevaluatedProperties", "unevaluatedItems"} | ANNOTATIONS | OBJECT_KEYWORDS | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS | {
+SUPPORTED = {"not", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"} | ANNOTATIONS | OBJECT_KEYWORDS | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS | {
     "type", "enum", "const", "$ref", "allOf", "anyOf", "oneOf"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}
@@ -162,33 +162,71 @@ class SchemaConverter:
     # Rewrites into keywords the visitor handles
     APPLICATORS = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas")
 
-    def _rewrite_not(self, schema: dict, ptr: str):
-        """``not`` of a schema that only restricts the type becomes the complementary type list."""
-        if "not" not in schema:
-            return schema
-        inner = self._deref(schema["not"], f"{ptr}/not")
-        rest = {k: v for k, v in schema.items() if k != "not"}
+    # keyword -> (type it applies to, the keyword of the complementary bound, how the value changes)
+    _COMPLEMENTS = {
+        "minimum": ("number", "exclusiveMaximum", lambda v: v),
+        "exclusiveMinimum": ("number", "maximum", lambda v: v),
+        "maximum": ("number", "exclusiveMinimum", lambda v: v),
+        "exclusiveMaximum": ("number", "minimum", lambda v: v),
+        "minLength": ("string", "maxLength", lambda v: v - 1),
+        "maxLength": ("string", "minLength", lambda v: v + 1),
+        "minItems": ("array", "maxItems", lambda v: v - 1),
+        "maxItems": ("array", "minItems", lambda v: v + 1),
+        "minProperties": ("object", "maxProperties", lambda v: v - 1),
+        "maxProperties": ("object", "minProperties", lambda v: v + 1),
+    }
+
+    def _negate(self, inner, ptr: str) -> list:
+        """Schemas whose union is the complement of ``inner`` (for the shapes a grammar can complement here:
+        booleans, type restrictions, one bound keyword)."""
+        inner = self._deref(inner, ptr)
         if inner is True or inner == {}:
-            return False
+            return []
         if inner is False:
-            return rest
-        if isinstance(inner, dict) and set(inner) - ANNOTATIONS == {"type"}:
-            t = inner["type"]
-            banned = {t} if isinstance(t, str) else set(t)
-            if "number" in banned:
-                banned.add("integer")
-            elif "integer" in banned:
-                raise UnsupportedSchemaError(f"{ptr}/not", "'not' of type integer (non-integral numbers only) is "
-                                             "not supported yet")
-            outer = rest.get("type", list(TYPES))
-            outer = [outer] if isinstance(outer, str) else list(outer)
-            if "number" in outer and "integer" not in outer:
-                outer.append("integer")
-            kept = [x for x in outer if x not in banned]
-            if not kept:
+            return [True]
+        if isinstance(inner, dict):
+            keys = set(inner) - ANNOTATIONS
+            if keys == {"type"}:
+                t = inner["type"]
+                banned = {t} if isinstance(t, str) else set(t)
+                if "number" in banned:
+                    banned.add("integer")
+                elif "integer" in banned:
+                    raise UnsupportedSchemaError(ptr, "the complement of type integer (non-integral numbers) is not "
+                                                 "supported yet")
+                kept = [x for x in TYPES if x not in banned]
+                return [{"type": kept}] if kept else []
+            if len(keys) == 1 and next(iter(keys)) in self._COMPLEMENTS:
+                kw = next(iter(keys))
+                applies, other, change = self._COMPLEMENTS[kw]
+                if self._draft <= 4 and kw.startswith("exclusive"):
+                    raise UnsupportedSchemaError(ptr, "the complement of a draft-04 exclusive bound is not supported")
+                others = [x for x in TYPES if x != applies and not (applies == "number" and x == "integer")]
+                value = change(inner[kw])
+                out = [{"type": others}]
+                if value >= 0 or applies == "number":
+                    out.append({"type": applies, other: value})
+                return out
+        raise UnsupportedSchemaError(ptr, "'not' / 'if' is supported only for schemas that restrict the type or "
+                                     "hold one bound keyword")
+
+    def _rewrite_not(self, schema: dict, ptr: str):
+        """``not S`` -> ``anyOf`` of the complement of S; ``if/then/else`` -> ``anyOf [if + then, not-if + else]``."""
+        if "not" in schema:
+            rest = {k: v for k, v in schema.items() if k != "not"}
+            branches = self._negate(schema["not"], f"{ptr}/not")
+            if not branches:
                 return False
-            return {**rest, "type": kept}
-        raise UnsupportedSchemaError(f"{ptr}/not", "'not' is supported only for schemas that restrict the type")
+            schema = {**rest, "allOf": list(rest.get("allOf", [])) + [{"anyOf": branches}]}
+        if "if" in schema:
+            rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+            cond = schema["if"]
+            yes = {"allOf": [cond, schema.get("then", True)]}
+            no = [{"allOf": [b, schema.get("else", True)]} for b in self._negate(cond, f"{ptr}/if")]
+            schema = {**rest, "allOf": list(rest.get("allOf", [])) + [{"anyOf": [yes] + no}]}
+        elif "then" in schema or "else" in schema:
+            schema = {k: v for k, v in schema.items() if k not in ("then", "else")}  # ignored without "if"
+        return schema
 
     def _rewrite_unevaluated(self, schema: dict, ptr: str):
         """Without applicators, unevaluatedProperties / unevaluatedItems mean additionalProperties / items."""
