@@ -33,10 +33,14 @@ ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "depre
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentRequired", "minProperties",
                    "maxProperties"}
-ARRAY_KEYWORDS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "uniqueItems"}
+ARRAY_KEYWORDS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains",
+                  "maxContains", "uniqueItems"}
 STRING_KEYWORDS = {"minLength", "maxLength"}
 NUMBER_KEYWORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
-SUPPORTED = {"not", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"} | ANNOTATIONS | OBJECT_KEYWORDS | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS | {
+# Internal keyword: a number with a non-zero fractional part (the complement of integer among numbers), spelled
+# without an exponent (the documented approximation for bounded and non-integral numbers).
+FRACTION_ONLY = "x-xg2jax-non-integral"
+SUPPORTED = {FRACTION_ONLY, "not", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"} | ANNOTATIONS | OBJECT_KEYWORDS | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS | {
     "type", "enum", "const", "$ref", "allOf", "anyOf", "oneOf"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}
@@ -186,16 +190,21 @@ class SchemaConverter:
             return [True]
         if isinstance(inner, dict):
             keys = set(inner) - ANNOTATIONS
+            if len(keys) > 1:  # not (A and B) = (not A) or (not B)
+                out = []
+                for k in sorted(keys):
+                    out += self._negate({k: inner[k]}, ptr)
+                return out
             if keys == {"type"}:
                 t = inner["type"]
                 banned = {t} if isinstance(t, str) else set(t)
+                out = []
+                if "integer" in banned and "number" not in banned:
+                    out.append({"type": "number", FRACTION_ONLY: True})  # numbers that are not integers
                 if "number" in banned:
                     banned.add("integer")
-                elif "integer" in banned:
-                    raise UnsupportedSchemaError(ptr, "the complement of type integer (non-integral numbers) is not "
-                                                 "supported yet")
-                kept = [x for x in TYPES if x not in banned]
-                return [{"type": kept}] if kept else []
+                kept = [x for x in TYPES if x not in banned and not (x == "number" and "integer" in banned)]
+                return ([{"type": kept}] if kept else []) + out
             if len(keys) == 1 and next(iter(keys)) in self._COMPLEMENTS:
                 kw = next(iter(keys))
                 applies, other, change = self._COMPLEMENTS[kw]
@@ -424,11 +433,11 @@ class SchemaConverter:
                 out[kw] = max(va, vb)
             elif kw in ("maxLength", "maxItems", "maxProperties"):
                 out[kw] = min(va, vb)
-            elif kw in ("anyOf", "oneOf", "allOf"):
-                out.setdefault("allOf", [])
-                out["allOf"] = list(out.get("allOf", [])) + [{kw: vb}]
-                if kw != "allOf":
-                    out[kw] = va
+            elif kw == "allOf":
+                out[kw] = list(va) + list(vb)
+            elif kw in ("anyOf", "oneOf"):
+                # (x1 | x2) & (y1 | y2) = (x1 & (y1 | y2)) | (x2 & (y1 | y2)); the same for exactly-one.
+                out[kw] = [{"allOf": [x, {kw: vb}]} for x in va]
             elif kw == "prefixItems" or (kw == "items" and (isinstance(va, list) or isinstance(vb, list))):
                 raise UnsupportedSchemaError(f"{ptr}/{kw}", f"allOf: merging two positional '{kw}' is not "
                                              "supported yet")
@@ -449,8 +458,17 @@ class SchemaConverter:
         branches = self._schema_list(schema, kw, ptr)
         rest = {k: v for k, v in schema.items() if k != kw}
         merged = [self._merge(rest, self._deref(b, f"{ptr}/{kw}/{i}"), f"{ptr}/{kw}/{i}") for i, b in enumerate(branches)]
-        if kw == "oneOf":
-            self._check_disjoint(merged, ptr)
+        if kw == "oneOf" and not self._disjoint(merged):
+            # Exactly one: branch i and the complement of every other branch (complements of simple schemas only).
+            try:
+                merged = [{"allOf": [m] + [{"not": b} for j, b in enumerate(branches) if j != i]}
+                          for i, m in enumerate(merged)]
+                for i, m in enumerate(merged):
+                    self._rewrite_not(m["allOf"][1], f"{ptr}/oneOf/{i}") if len(m["allOf"]) > 1 else None
+            except UnsupportedSchemaError:
+                raise UnsupportedSchemaError(f"{ptr}/oneOf", "oneOf branches may overlap; exactly-one semantics is "
+                                             "enforced only for disjoint branches or branches a grammar can "
+                                             "complement (type restrictions, one bound keyword)") from None
         options = []
         for i, m in enumerate(merged):
             try:
@@ -476,7 +494,8 @@ class SchemaConverter:
             return t | ({"integer"} if "number" in t else set())
         return None
 
-    def _check_disjoint(self, branches: list, ptr: str) -> None:
+    def _disjoint(self, branches: list) -> bool:
+        """True if no JSON value can satisfy two of the branches (decided from types and constants)."""
         types = [self._possible_types(b) for b in branches]
         for i in range(len(branches)):
             for j in range(i + 1, len(branches)):
@@ -487,8 +506,8 @@ class SchemaConverter:
                 if (isinstance(bi, dict) and isinstance(bj, dict) and "const" in bi and "const" in bj
                         and not _json_equal(bi["const"], bj["const"])):
                     continue
-                raise UnsupportedSchemaError(f"{ptr}/oneOf", f"oneOf branches {i} and {j} may overlap; exactly-one "
-                                             "semantics is only enforced for provably disjoint branches")
+                return False
+        return True
 
     # ----------------------------------------------------------------------------------------------------------
     # enum / const
@@ -563,6 +582,8 @@ class SchemaConverter:
             k = schema.get("multipleOf")
             if k is not None and not float(value / k).is_integer():
                 return False
+            if schema.get(FRACTION_ONLY) and float(value).is_integer():
+                return False
         if t == "string":
             n = len(value)
             if n < schema.get("minLength", 0) or n > schema.get("maxLength", math.inf):
@@ -599,7 +620,9 @@ class SchemaConverter:
                                   f"got {json.dumps(t)}")
         else:
             types = list(TYPES)
-        if "number" in types and "integer" in types:
+        if "number" in types and "integer" in types and not schema.get(FRACTION_ONLY):
+            types = [x for x in types if x != "integer"]
+        if schema.get(FRACTION_ONLY):
             types = [x for x in types if x != "integer"]
         options = []
         for t in types:
@@ -671,6 +694,11 @@ class SchemaConverter:
 
     def _type_number(self, schema, ptr):
         lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
+        if schema.get(FRACTION_ONLY):
+            if lo is not None or hi is not None or "multipleOf" in schema:
+                raise UnsupportedSchemaError(ptr, "bounds on non-integral numbers (from a complement of integer) are "
+                                             "not supported yet")
+            return self.rules.add("non_integral", '"-"? ( "0" | [1-9] [0-9]* ) "." [0-9]* [1-9] [0-9]*')
         k = schema.get("multipleOf")
         if k is not None:
             if isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0 and float(k).is_integer():
@@ -753,16 +781,60 @@ class SchemaConverter:
         body = body if lo > 0 else f"( {body} )?"
         return self.rules.add("array", seq(literal("["), self.ws, body, self.ws, literal("]")))
 
+    MAX_COUNT_RULES = 1000
+
     def _array_contains(self, schema, prefix, rest, lo, hi, ptr):
-        if prefix or rest not in (True, {}) or any(k in schema for k in ("minContains", "maxContains")):
-            raise UnsupportedSchemaError(f"{ptr}/contains", "'contains' is supported only with unconstrained items "
-                                         "and no minContains/maxContains yet")
-        if hi is not None or lo > 1:
-            raise UnsupportedSchemaError(f"{ptr}/contains", "'contains' with minItems > 1 or maxItems is not "
-                                         "supported yet")
-        c = self.visit(schema["contains"], f"{ptr}/contains")
+        """Arrays whose number of items matching ``contains`` is within [minContains, maxContains] (default [1, inf)).
+        Each item matches C or its complement, so one rule per count so far (capped) keeps the count exactly."""
+        if prefix or rest not in (True, {}):
+            raise UnsupportedSchemaError(f"{ptr}/contains", "'contains' is supported only with unconstrained items")
+        if self._draft < 2019 and any(k in schema for k in ("minContains", "maxContains")):
+            schema = {k: v for k, v in schema.items() if k not in ("minContains", "maxContains")}  # not keywords yet
+        c_lo = self._int_keyword(schema, "minContains", ptr)
+        c_lo = 1 if c_lo is None else c_lo
+        c_hi = self._int_keyword(schema, "maxContains", ptr)
+        if c_hi is not None and c_hi < c_lo:
+            raise Unsatisfiable
         sep = self.item_sep
-        body = seq(f"( j_value {sep} )*", c, f"( {sep} j_value )*")
+        if c_lo == 0 and c_hi is None:
+            return self._type_array({k: v for k, v in schema.items() if k != "contains"}, ptr)
+        if c_lo == 1 and c_hi is None and hi is None and lo <= 1:
+            c = self.visit(schema["contains"], f"{ptr}/contains")
+            body = seq(f"( j_value {sep} )*", c, f"( {sep} j_value )*")
+            return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
+        if lo > 0 or hi is not None:
+            raise UnsupportedSchemaError(f"{ptr}/contains", "counting 'contains' together with minItems / maxItems "
+                                         "is not supported yet")
+        cap = c_hi if c_hi is not None else c_lo
+        if cap + 1 > self.MAX_COUNT_RULES:
+            raise UnsupportedSchemaError(f"{ptr}/maxContains", f"counts above {self.MAX_COUNT_RULES} are not supported")
+        try:
+            match = self.visit(schema["contains"], f"{ptr}/contains")
+        except Unsatisfiable:
+            match = None
+        other_options = []
+        for i, branch in enumerate(self._negate(schema["contains"], f"{ptr}/contains")):
+            try:
+                other_options.append(self.visit(branch, f"{ptr}/contains"))
+            except Unsatisfiable:
+                pass
+        other = choice(other_options) if other_options else None
+        names = [self.rules.reserve(f"contains_{k}") for k in range(cap + 1)]
+        for k in range(cap + 1):
+            options = ['""'] if k >= c_lo else []
+            if match is not None and (c_hi is None or k < c_hi):
+                options.append(seq(sep, match, names[min(k + 1, cap)]))
+            if other is not None:
+                options.append(seq(sep, other, names[k]))
+            self.rules.define(names[k], " | ".join(options) if options else "j_never")
+        first = []
+        if match is not None and (c_hi is None or c_hi > 0):
+            first.append(seq(match, names[min(1, cap)]))
+        if other is not None:
+            first.append(seq(other, names[0]))
+        body = "( " + " | ".join(first) + " )" if first else "j_never"
+        if c_lo == 0:
+            body = f"( {body} )?"
         return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
 
     def _type_object(self, schema, ptr):
