@@ -55,7 +55,33 @@ CASES = {
 }
 
 
+FORMAT_CASES = {
+    "date": (["2024-02-29", "1999-12-31"], ["2024-13-01", "24-01-01", "2024-1-01"]),
+    "time": (["12:30:59Z", "23:59:60+01:00", "00:00:00.123z"], ["24:00:00Z", "12:30Z", "12:30:59"]),
+    "date-time": (["2024-01-01T12:00:00Z"], ["2024-01-01 12:00:00Z"]),
+    "duration": (["P1Y2M3DT4H5M6S", "PT1S", "P2W", "P1D"], ["P", "PT", "1Y", "P1S"]),
+    "email": (["a.b@example.com", "x+y@a-b.org"], ["a@", "@b.com", "a..b@c.com"]),
+    "hostname": (["example.com", "a-b.c"], ["-a.com", "a..b"]),
+    "ipv4": (["192.168.0.1", "0.0.0.0", "255.255.255.255"], ["256.0.0.1", "1.2.3", "01.2.3.4"]),
+    "ipv6": (["::1", "2001:db8::8a2e:370:7334", "::", "1:2:3:4:5:6:7:8", "::ffff:192.0.2.1", "1::"],
+             ["1:2:3:4:5:6:7:8:9", ":::1", "1::2::3", "12345::"]),
+    "uuid": (["123e4567-e89b-12d3-a456-426614174000"], ["123e4567e89b12d3a456426614174000"]),
+    "uri": (["https://example.com/a?b=c#d", "mailto:x@y.z", "urn:isbn:123", "http://[::1]:80/"],
+            ["/relative", "no scheme"]),
+    "uri-reference": (["/relative/path?q", "https://x.y", "#frag", ""], ["\\x"]),
+    "json-pointer": (["", "/a/b", "/a~0b/~1"], ["a", "/~2"]),
+}
+
+
 class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
+    @parameterized.named_parameters(*[(f.replace("-", "_"), f, *c) for f, c in FORMAT_CASES.items()])
+    def test_formats(self, fmt, valid, invalid):
+        grammar = xg2jax.Grammar.from_json_schema({"type": "string", "format": fmt})
+        for text in valid:
+            self.assertGrammarAccepts(grammar, json.dumps(text))
+        for text in invalid:
+            self.assertGrammarRejects(grammar, json.dumps(text))
+
     @parameterized.named_parameters(*[(name, *case) for name, case in CASES.items()])
     def test_instances(self, schema, valid, invalid):
         grammar = xg2jax.Grammar.from_json_schema(schema)

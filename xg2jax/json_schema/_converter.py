@@ -25,6 +25,7 @@ import urllib.parse
 from typing import Any
 
 from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, choice, json_literal, literal, seq
+from xg2jax.json_schema._formats import FORMATS
 from xg2jax.json_schema._numbers import integer_range, multiple_of, number_range
 
 ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
@@ -718,6 +719,17 @@ class SchemaConverter:
         hi = self._int_keyword(schema, "maxLength", ptr)
         if hi is not None and hi < lo:
             raise Unsatisfiable
+        fmt = schema.get("format")
+        if isinstance(fmt, str) and fmt in FORMATS:
+            if lo or hi is not None:
+                raise UnsupportedSchemaError(f"{ptr}/format", f"format '{fmt}' together with minLength / maxLength "
+                                             "is not supported yet")
+            name, body = FORMATS[fmt]
+            if name not in self.rules.rules:
+                if fmt in ("uri", "uri-reference", "email"):  # they reference the IPv6 rule
+                    self.rules.define(*FORMATS["ipv6"]) if "ip_v6" not in self.rules.rules else None
+                self.rules.define(name, body)
+            return self.rules.add(f"string_{name}", f'"\\"" {name} "\\""')
         if lo == 0 and hi is None:
             return "j_string"
         bound = f"{{{lo},}}" if hi is None else f"{{{lo},{hi}}}"
