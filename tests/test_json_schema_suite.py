@@ -31,7 +31,8 @@ def _run(draft: str):
             if isinstance(schema, dict) and "$schema" not in schema:
                 schema = {"$schema": DIALECTS[draft], **schema}  # the folder's dialect, as the suite prescribes
             try:
-                grammar = xg2jax.Grammar.from_json_schema(schema, any_order=True)
+                # The suite's required tests treat format as an annotation (the spec's default).
+                grammar = xg2jax.Grammar.from_json_schema(schema, any_order=True, enforce_formats=False)
             except SchemaError:
                 table[keyword]["error"] += len(group["tests"])
                 continue

@@ -31,8 +31,14 @@ def schema_as_dict(schema: Any) -> Any:
 
 def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
                         separators: tuple[str, str] | None = None, strict_mode: bool = True,
-                        max_whitespace_cnt: int | None = None, any_order: bool = False) -> str:
-    """EBNF text (root rule ``root``) accepting exactly the JSON texts valid under ``schema``."""
+                        max_whitespace_cnt: int | None = None, any_order: bool = False,
+                        enforce_formats: bool = True) -> str:
+    """EBNF text (root rule ``root``) accepting exactly the JSON texts valid under ``schema``.
+
+    ``enforce_formats`` (an xg2jax extension): check ``format`` for the formats in ``_formats.FORMATS``, as
+    xgrammar does and as generation wants. JSON Schema's default treats ``format`` as an annotation only; pass
+    False for that (unknown formats are always annotations).
+    """
     return SchemaConverter(schema_as_dict(schema), any_whitespace=any_whitespace, indent=indent,
                            separators=separators, strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt,
-                           any_order=any_order).convert()
+                           any_order=any_order, enforce_formats=enforce_formats).convert()

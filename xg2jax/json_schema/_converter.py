@@ -102,8 +102,9 @@ def _json_equal(a, b) -> bool:
 class SchemaConverter:
     def __init__(self, schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
                  separators: tuple[str, str] | None = None, strict_mode: bool = True,
-                 max_whitespace_cnt: int | None = None, any_order: bool = False):
+                 max_whitespace_cnt: int | None = None, any_order: bool = False, enforce_formats: bool = True):
         self.any_order = any_order
+        self.enforce_formats = enforce_formats
         self.root = schema
         self.strict = strict_mode
         self.any_whitespace = any_whitespace
@@ -720,7 +721,7 @@ class SchemaConverter:
         if hi is not None and hi < lo:
             raise Unsatisfiable
         fmt = schema.get("format")
-        if isinstance(fmt, str) and fmt in FORMATS:
+        if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
             if lo or hi is not None:
                 raise UnsupportedSchemaError(f"{ptr}/format", f"format '{fmt}' together with minLength / maxLength "
                                              "is not supported yet")
