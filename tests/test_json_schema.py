@@ -34,6 +34,8 @@ CASES = {
     "one_of_disjoint_types": ({"oneOf": [{"type": "string"}, {"type": "integer"}]}, ['"x"', "3"], ["true", "1.5"]),
     "one_of_overlapping_bounds": ({"oneOf": [{"type": "integer", "minimum": 2}, {"type": "integer", "maximum": 5}]},
                                   ["1", "7"], ["3", "5", '"x"']),
+    "dependent_schemas": ({"dependentSchemas": {"a": {"required": ["b"]}}, "properties": {"a": {}, "b": {}}},
+                          ['{"a": 1, "b": 2}', '{"b": 2}', "{}", "3"], ['{"a": 1}']),
     "min_max_contains": ({"type": "array", "contains": {"type": "string"}, "minContains": 2, "maxContains": 3},
                          ['["a", 1, "b"]', '["a","b","c",4]'], ['["a"]', '["a","b","c","d"]', "[1, 2]"]),
     "all_of_objects_merged": (
@@ -117,7 +119,7 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
         ("bad_type", {"type": "strin"}, SchemaError, "JSON Schema at '/type': 'type' must be one of"),
         ("negative_min_items", {"type": "array", "minItems": -1}, SchemaError,
          "JSON Schema at '/minItems': 'minItems' must be a non-negative integer, got -1"),
-        ("overlapping_one_of", {"oneOf": [{"type": "integer"}, {"type": "object", "required": ["a"]}, {}]},
+        ("overlapping_one_of", {"oneOf": [{"properties": {"a": {"type": "integer"}}}, {"type": "object"}]},
          UnsupportedSchemaError, "JSON Schema at '/oneOf': oneOf branches may overlap"),
         ("unsatisfiable", {"type": "array", "minItems": 3, "maxItems": 2}, SchemaError, "the schema accepts no JSON value"),
         ("not_json", "{not json", SchemaError, "the schema is not valid JSON"),

@@ -41,7 +41,9 @@ NUMBER_KEYWORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
 # Internal keyword: a number with a non-zero fractional part (the complement of integer among numbers), spelled
 # without an exponent (the documented approximation for bounded and non-integral numbers).
 FRACTION_ONLY = "x-xg2jax-non-integral"
-SUPPORTED = {FRACTION_ONLY, "not", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"} | ANNOTATIONS | OBJECT_KEYWORDS | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS | {
+# Internal keyword: names an object must not have (the complement of "required").
+ABSENT = "x-xg2jax-absent"
+SUPPORTED = {FRACTION_ONLY, ABSENT, "dependencies", "dependentSchemas", "not", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"} | ANNOTATIONS | OBJECT_KEYWORDS | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS | {
     "type", "enum", "const", "$ref", "allOf", "anyOf", "oneOf"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}
@@ -207,6 +209,12 @@ class SchemaConverter:
                     banned.add("integer")
                 kept = [x for x in TYPES if x not in banned and not (x == "number" and "integer" in banned)]
                 return ([{"type": kept}] if kept else []) + out
+            if keys == {"required"} and isinstance(inner["required"], list):
+                names = inner["required"]
+                if not names:
+                    return []
+                others = [x for x in TYPES if x != "object"]
+                return [{"type": others}] + [{"type": "object", ABSENT: [n]} for n in names]
             if len(keys) == 1 and next(iter(keys)) in self._COMPLEMENTS:
                 kw = next(iter(keys))
                 applies, other, change = self._COMPLEMENTS[kw]
@@ -221,8 +229,34 @@ class SchemaConverter:
         raise UnsupportedSchemaError(ptr, "'not' / 'if' is supported only for schemas that restrict the type or "
                                      "hold one bound keyword")
 
+    def _rewrite_dependencies(self, schema: dict, ptr: str) -> dict:
+        """Draft 7's ``dependencies`` -> ``dependentRequired`` (arrays) and ``dependentSchemas`` (schemas);
+        ``dependentSchemas {p: S}`` -> ``if {required: [p]} then S`` for each p."""
+        if "dependencies" in schema and self._draft < 2019:
+            deps = schema["dependencies"]
+            if not isinstance(deps, dict):
+                raise SchemaError(f"{ptr}/dependencies", "'dependencies' must be an object")
+            schema = {k: v for k, v in schema.items() if k != "dependencies"}
+            arrays = {k: v for k, v in deps.items() if isinstance(v, list)}
+            schemas = {k: v for k, v in deps.items() if not isinstance(v, list)}
+            if arrays:
+                schema["dependentRequired"] = {**schema.get("dependentRequired", {}), **arrays}
+            if schemas:
+                schema["dependentSchemas"] = {**schema.get("dependentSchemas", {}), **schemas}
+        elif "dependencies" in schema:
+            schema = {k: v for k, v in schema.items() if k != "dependencies"}  # not a keyword since 2019-09
+        if "dependentSchemas" in schema:
+            deps = schema["dependentSchemas"]
+            if not isinstance(deps, dict):
+                raise SchemaError(f"{ptr}/dependentSchemas", "'dependentSchemas' must be an object")
+            rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
+            rules = [{"if": {"required": [name]}, "then": sub} for name, sub in deps.items()]
+            schema = {**rest, "allOf": list(rest.get("allOf", [])) + rules}
+        return schema
+
     def _rewrite_not(self, schema: dict, ptr: str):
         """``not S`` -> ``anyOf`` of the complement of S; ``if/then/else`` -> ``anyOf [if + then, not-if + else]``."""
+        schema = self._rewrite_dependencies(schema, ptr)
         if "not" in schema:
             rest = {k: v for k, v in schema.items() if k != "not"}
             branches = self._negate(schema["not"], f"{ptr}/not")
@@ -422,7 +456,7 @@ class SchemaConverter:
                 if not both:
                     return False
                 out[kw] = sorted(both)
-            elif kw == "required":
+            elif kw in ("required", ABSENT):
                 out[kw] = list(dict.fromkeys(list(va) + list(vb)))
             elif kw == "properties":
                 # A property declared on one side only is still checked by the other side's additionalProperties.
@@ -605,6 +639,8 @@ class SchemaConverter:
         if t == "object":
             props = schema.get("properties", {})
             if any(k not in value for k in schema.get("required", [])):
+                return False
+            if any(k in value for k in schema.get(ABSENT, [])):
                 return False
             for k, v in value.items():
                 if not self._validate(v, props[k] if k in props else schema.get("additionalProperties", True), ptr):
@@ -868,11 +904,12 @@ class SchemaConverter:
             raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' is supported with any_order=True only (so far)")
         additional = schema.get("additionalProperties", True)
         # Every name the object keywords mention is a declared member; undeclared ones take additionalProperties.
+        absent = set(schema.get(ABSENT, []))
         names = list(dict.fromkeys(list(props) + list(required) + list(dependent) +
-                                   [n for deps in dependent.values() for n in deps]))
+                                   [n for deps in dependent.values() for n in deps] + sorted(absent)))
         entries = []  # (name, "key": value expression, required)
         for name in names:
-            sub = props.get(name, additional)
+            sub = False if name in absent else props.get(name, additional)
             try:
                 value = self.visit(sub, f"{ptr}/properties/{_escape_pointer(name)}" if name in props
                                    else f"{ptr}/additionalProperties")
