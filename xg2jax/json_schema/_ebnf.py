@@ -54,7 +54,8 @@ BASE_RULES = {
     "j_bool": r'"true" | "false"',
     "j_null": r'"null"',
     "j_value": r'j_object | j_array | j_string | j_number | j_bool | j_null',
-    "j_object": r'"{" j_ws ( j_string j_ws ":" j_ws j_value ( j_ws "," j_ws j_string j_ws ":" j_ws j_value )* j_ws )? "}"',
+    "j_member": r'j_string j_ws ":" j_ws j_value',
+    "j_object": r'"{" j_ws ( j_member ( j_ws "," j_ws j_member )* j_ws )? "}"',
     "j_array": r'"[" j_ws ( j_value ( j_ws "," j_ws j_value )* j_ws )? "]"',
     # Derives no string (left recursion without a base case): the body of a state no valid text can leave. The
     # engine trims unproductive rules, so nothing leads into it in a mask.

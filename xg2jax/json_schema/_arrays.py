@@ -1,0 +1,123 @@
+"""Arrays: positional items, rest items, length bounds, and ``contains`` with counts."""
+
+from __future__ import annotations
+
+
+from xg2jax.json_schema._common import (SchemaError, Unsatisfiable, UnsupportedSchemaError)
+from xg2jax.json_schema._ebnf import choice, literal, seq
+
+
+class ArraysMixin:
+    def _type_array(self, schema, ptr):
+        lo = self._int_keyword(schema, "minItems", ptr) or 0
+        hi = self._int_keyword(schema, "maxItems", ptr)
+        if hi is not None and hi < lo:
+            raise Unsatisfiable
+        if self._draft >= 2020:
+            prefix = schema.get("prefixItems", [])
+            rest = schema.get("items", True)
+        elif isinstance(schema.get("items"), list):
+            prefix, rest = schema["items"], schema.get("additionalItems", True)
+        else:
+            prefix, rest = [], schema.get("items", True)
+        if not isinstance(prefix, list):
+            raise SchemaError(f"{ptr}/prefixItems", "'prefixItems' must be an array of schemas")
+        if "contains" in schema:
+            return self._array_contains(schema, prefix, rest, lo, hi, ptr)
+        items: list[str] = []
+        rest_expr: str | None = None
+        for i, sub in enumerate(prefix):
+            try:
+                items.append(self.visit(sub, f"{ptr}/prefixItems/{i}"))
+            except Unsatisfiable:
+                break  # no array can reach position i, so nothing after it either
+        else:
+            try:
+                rest_expr = self.visit(rest, f"{ptr}/items")
+            except Unsatisfiable:
+                rest_expr = None
+        p = len(items)
+        if rest_expr is None and p < lo:
+            raise Unsatisfiable
+        sep = self.item_sep
+
+        def tail(k: int) -> str:
+            """Elements k.. given that element k-1 exists; the array may end here iff k >= lo."""
+            if hi is not None and k >= hi:
+                return ""
+            if k >= p:
+                if rest_expr is None:
+                    return ""
+                need = max(0, lo - k)
+                if hi is None:
+                    bound = "*" if need == 0 else "+" if need == 1 else f"{{{need},}}"
+                else:
+                    bound = f"{{{need},{hi - k}}}"
+                return f"( {sep} {rest_expr} ){bound}"
+            inner = seq(sep, items[k], tail(k + 1))
+            return inner if k < lo else f"( {inner} )?"
+
+        first = items[0] if p else rest_expr
+        if first is None or hi == 0:
+            if lo > 0:
+                raise Unsatisfiable
+            return seq(literal("["), self.ws, literal("]"))
+        body = seq(first, tail(1))
+        body = body if lo > 0 else f"( {body} )?"
+        return self.rules.add("array", seq(literal("["), self.ws, body, self.ws, literal("]")))
+
+    MAX_COUNT_RULES = 1000
+
+    def _array_contains(self, schema, prefix, rest, lo, hi, ptr):
+        """Arrays whose number of items matching ``contains`` is within [minContains, maxContains] (default [1, inf)).
+        Each item matches C or its complement, so one rule per count so far (capped) keeps the count exactly."""
+        if prefix or rest not in (True, {}):
+            raise UnsupportedSchemaError(f"{ptr}/contains", "'contains' is supported only with unconstrained items")
+        if self._draft < 2019 and any(k in schema for k in ("minContains", "maxContains")):
+            schema = {k: v for k, v in schema.items() if k not in ("minContains", "maxContains")}  # not keywords yet
+        c_lo = self._int_keyword(schema, "minContains", ptr)
+        c_lo = 1 if c_lo is None else c_lo
+        c_hi = self._int_keyword(schema, "maxContains", ptr)
+        if c_hi is not None and c_hi < c_lo:
+            raise Unsatisfiable
+        sep = self.item_sep
+        if c_lo == 0 and c_hi is None:
+            return self._type_array({k: v for k, v in schema.items() if k != "contains"}, ptr)
+        if c_lo == 1 and c_hi is None and hi is None and lo <= 1:
+            c = self.visit(schema["contains"], f"{ptr}/contains")
+            body = seq(f"( j_value {sep} )*", c, f"( {sep} j_value )*")
+            return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
+        if lo > 0 or hi is not None:
+            raise UnsupportedSchemaError(f"{ptr}/contains", "counting 'contains' together with minItems / maxItems "
+                                         "is not supported yet")
+        cap = c_hi if c_hi is not None else c_lo
+        if cap + 1 > self.MAX_COUNT_RULES:
+            raise UnsupportedSchemaError(f"{ptr}/maxContains", f"counts above {self.MAX_COUNT_RULES} are not supported")
+        try:
+            match = self.visit(schema["contains"], f"{ptr}/contains")
+        except Unsatisfiable:
+            match = None
+        other_options = []
+        for i, branch in enumerate(self._negate(schema["contains"], f"{ptr}/contains")):
+            try:
+                other_options.append(self.visit(branch, f"{ptr}/contains"))
+            except Unsatisfiable:
+                pass
+        other = choice(other_options) if other_options else None
+        names = [self.rules.reserve(f"contains_{k}") for k in range(cap + 1)]
+        for k in range(cap + 1):
+            options = ['""'] if k >= c_lo else []
+            if match is not None and (c_hi is None or k < c_hi):
+                options.append(seq(sep, match, names[min(k + 1, cap)]))
+            if other is not None:
+                options.append(seq(sep, other, names[k]))
+            self.rules.define(names[k], " | ".join(options) if options else "j_never")
+        first = []
+        if match is not None and (c_hi is None or c_hi > 0):
+            first.append(seq(match, names[min(1, cap)]))
+        if other is not None:
+            first.append(seq(other, names[0]))
+        body = "( " + " | ".join(first) + " )" if first else "j_never"
+        if c_lo == 0:
+            body = f"( {body} )?"
+        return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))

@@ -1,0 +1,155 @@
+"""``allOf`` as a keyword-by-keyword merge; ``anyOf`` / ``oneOf`` distributed over their siblings."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from xg2jax.json_schema._common import (ABSENT, ANNOTATIONS, SchemaError, Unsatisfiable, UnsupportedSchemaError,
+                                        json_equal, json_type)
+from xg2jax.json_schema._ebnf import choice
+
+
+class CombinatorsMixin:
+    # ----------------------------------------------------------------------------------------------------------
+    # allOf: merge keyword by keyword
+    def _merge(self, a: Any, b: Any, ptr: str) -> Any:
+        if a is False or b is False:
+            return False
+        if a is True or a == {}:
+            return b
+        if b is True or b == {}:
+            return a
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            raise SchemaError(ptr, "allOf entries must be schemas")
+        # Keywords whose meaning depends on their own schema object are rewritten before the objects are merged.
+        for side in (a, b):
+            self._check_keywords(side, ptr)
+        a, b = self._rewrite_not(a, ptr), self._rewrite_not(b, ptr)
+        if a is False or b is False:
+            return False
+        a, b = self._rewrite_unevaluated(a, ptr), self._rewrite_unevaluated(b, ptr)
+        if "$ref" in b:
+            b = self._deref(b, ptr) if set(b) - ANNOTATIONS == {"$ref"} else b
+            if isinstance(b, dict) and "$ref" in b:
+                raise UnsupportedSchemaError(ptr, "allOf with a $ref that has sibling keywords is not supported yet")
+            if not isinstance(b, dict):
+                return self._merge(a, b, ptr)
+        out = dict(a)
+        # Positional items on one side only are still checked by the other side's items (2020-12).
+        if self._draft >= 2020:
+            for x, y in ((a, b), (b, a)):
+                if "prefixItems" in x and "prefixItems" not in y and y.get("items", True) is not True:
+                    out["prefixItems"] = [{"allOf": [p, y["items"]]} for p in x["prefixItems"]]
+                    if x is b:
+                        b = {k: v for k, v in b.items() if k != "prefixItems"}
+        if "properties" in a and "properties" not in b and b.get("additionalProperties", True) is not True:
+            add_b = b["additionalProperties"]
+            out["properties"] = {n: {"allOf": [sa, add_b]} for n, sa in a["properties"].items()}
+        if "properties" in b and "properties" not in a and a.get("additionalProperties", True) is not True:
+            add_a = a["additionalProperties"]
+            out["properties"] = {n: {"allOf": [add_a, sb]} for n, sb in b["properties"].items()}
+            b = {k: v for k, v in b.items() if k != "properties"}
+        for kw, vb in b.items():
+            if kw in ANNOTATIONS:
+                continue
+            if kw not in out:
+                out[kw] = vb
+                continue
+            va = out[kw]
+            if kw == "type":
+                ta = {va} if isinstance(va, str) else set(va)
+                tb = {vb} if isinstance(vb, str) else set(vb)
+                both = ta & tb | ({"integer"} if ("number" in ta and "integer" in tb) or
+                                  ("integer" in ta and "number" in tb) else set())
+                if not both:
+                    return False
+                out[kw] = sorted(both)
+            elif kw in ("required", ABSENT):
+                out[kw] = list(dict.fromkeys(list(va) + list(vb)))
+            elif kw == "properties":
+                # A property declared on one side only is still checked by the other side's additionalProperties.
+                add_a, add_b = a.get("additionalProperties", True), b.get("additionalProperties", True)
+                props = {}
+                for name in list(va) + [n for n in vb if n not in va]:
+                    props[name] = {"allOf": [va.get(name, add_a), vb.get(name, add_b)]}
+                out[kw] = props
+            elif kw in ("minLength", "minItems", "minProperties"):
+                out[kw] = max(va, vb)
+            elif kw in ("maxLength", "maxItems", "maxProperties"):
+                out[kw] = min(va, vb)
+            elif kw == "allOf":
+                out[kw] = list(va) + list(vb)
+            elif kw in ("anyOf", "oneOf"):
+                # (x1 | x2) & (y1 | y2) = (x1 & (y1 | y2)) | (x2 & (y1 | y2)); the same for exactly-one.
+                out[kw] = [{"allOf": [x, {kw: vb}]} for x in va]
+            elif kw == "prefixItems" or (kw == "items" and (isinstance(va, list) or isinstance(vb, list))):
+                raise UnsupportedSchemaError(f"{ptr}/{kw}", f"allOf: merging two positional '{kw}' is not "
+                                             "supported yet")
+            elif kw in ("items", "additionalProperties", "contains"):
+                out[kw] = {"allOf": [va, vb]}
+            elif kw == "enum":
+                out[kw] = [x for x in va if any(json_equal(x, y) for y in vb)]
+            elif kw == "const":
+                if not json_equal(va, vb):
+                    return False
+            elif json.dumps(va, sort_keys=True) != json.dumps(vb, sort_keys=True):
+                raise UnsupportedSchemaError(f"{ptr}/{kw}", f"allOf: cannot merge two different '{kw}' keywords yet")
+        return out
+
+    # anyOf / oneOf
+    def _visit_alternatives(self, schema: dict, kw: str, ptr: str) -> str:
+        branches = self._schema_list(schema, kw, ptr)
+        rest = {k: v for k, v in schema.items() if k != kw}
+        merged = [self._merge(rest, self._deref(b, f"{ptr}/{kw}/{i}"), f"{ptr}/{kw}/{i}")
+                  for i, b in enumerate(branches)]
+        if kw == "oneOf" and not self._disjoint(merged):
+            # Exactly one: branch i and the complement of every other branch (complements of simple schemas only).
+            try:
+                merged = [{"allOf": [m] + [{"not": b} for j, b in enumerate(branches) if j != i]}
+                          for i, m in enumerate(merged)]
+                for i, m in enumerate(merged):
+                    self._rewrite_not(m["allOf"][1], f"{ptr}/oneOf/{i}") if len(m["allOf"]) > 1 else None
+            except UnsupportedSchemaError:
+                raise UnsupportedSchemaError(f"{ptr}/oneOf", "oneOf branches may overlap; exactly-one semantics is "
+                                             "enforced only for disjoint branches or branches a grammar can "
+                                             "complement (type restrictions, one bound keyword)") from None
+        options = []
+        for i, m in enumerate(merged):
+            try:
+                options.append(self.visit(m, f"{ptr}/{kw}/{i}"))
+            except Unsatisfiable:
+                continue
+        if not options:
+            raise Unsatisfiable
+        return choice(options)
+
+    def _possible_types(self, schema) -> set[str] | None:
+        """The JSON types a schema can accept, or None if unknown."""
+        if schema is False:
+            return set()
+        if not isinstance(schema, dict):
+            return None
+        if "const" in schema:
+            return {json_type(schema["const"])}
+        if "enum" in schema and isinstance(schema["enum"], list):
+            return {json_type(v) for v in schema["enum"]}
+        if "type" in schema:
+            t = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
+            return t | ({"integer"} if "number" in t else set())
+        return None
+
+    def _disjoint(self, branches: list) -> bool:
+        """True if no JSON value can satisfy two of the branches (decided from types and constants)."""
+        types = [self._possible_types(b) for b in branches]
+        for i in range(len(branches)):
+            for j in range(i + 1, len(branches)):
+                ti, tj = types[i], types[j]
+                if ti is not None and tj is not None and not (ti & tj):
+                    continue
+                bi, bj = branches[i], branches[j]
+                if (isinstance(bi, dict) and isinstance(bj, dict) and "const" in bi and "const" in bj
+                        and not json_equal(bi["const"], bj["const"])):
+                    continue
+                return False
+        return True

@@ -1,0 +1,77 @@
+"""Shared pieces of the JSON Schema front end: keyword sets, errors, JSON value helpers."""
+
+from __future__ import annotations
+
+ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
+               "$schema", "$id", "id", "$anchor", "$defs", "definitions", "$vocabulary", "contentMediaType",
+               "contentEncoding", "contentSchema", "format"}
+TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
+OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentRequired", "minProperties",
+                   "maxProperties"}
+ARRAY_KEYWORDS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains",
+                  "maxContains", "uniqueItems"}
+STRING_KEYWORDS = {"minLength", "maxLength"}
+NUMBER_KEYWORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+# Internal keyword: a number with a non-zero fractional part (the complement of integer among numbers), spelled
+# without an exponent (the documented approximation for bounded and non-integral numbers).
+FRACTION_ONLY = "x-xg2jax-non-integral"
+# Internal keyword: names an object must not have (the complement of "required").
+ABSENT = "x-xg2jax-absent"
+APPLICATOR_KEYWORDS = {"$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependencies",
+                       "dependentSchemas", "unevaluatedProperties", "unevaluatedItems"}
+SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT} | APPLICATOR_KEYWORDS | ANNOTATIONS | OBJECT_KEYWORDS
+             | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS)
+# Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
+NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}
+
+
+class SchemaError(ValueError):
+    """The schema itself is invalid (wrong keyword types, dangling $ref, unsatisfiable combinations)."""
+
+    def __init__(self, pointer: str, message: str):
+        super().__init__(f"JSON Schema at '{pointer or '/'}': {message}")
+        self.pointer = pointer
+
+
+class UnsupportedSchemaError(SchemaError):
+    """A keyword (or combination) this version cannot enforce exactly."""
+
+
+class Unsatisfiable(Exception):
+    """No JSON value satisfies the (sub)schema."""
+
+
+def escape_pointer(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def json_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    raise TypeError(f"not a JSON value: {value!r}")
+
+
+def json_equal(a, b) -> bool:
+    """Equality as JSON Schema defines it (1 == 1.0, True != 1)."""
+    ta, tb = json_type(a), json_type(b)
+    if {ta, tb} <= {"integer", "number"}:
+        return a == b
+    if ta != tb:
+        return False
+    if ta == "array":
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if ta == "object":
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return a == b

@@ -1,0 +1,138 @@
+"""Per-type grammars for null, boolean, integer, number and string (bounds, multipleOf, lengths, formats)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from xg2jax.json_schema._common import (FRACTION_ONLY, TYPES, SchemaError, Unsatisfiable, UnsupportedSchemaError)
+from xg2jax.json_schema._ebnf import choice
+from xg2jax.json_schema._formats import FORMATS
+from xg2jax.json_schema._numbers import integer_range, multiple_of, number_range
+
+
+class ScalarsMixin:
+    # ----------------------------------------------------------------------------------------------------------
+    # Types
+    def _visit_types(self, schema: dict, ptr: str) -> str:
+        if "type" in schema:
+            t = schema["type"]
+            types = [t] if isinstance(t, str) else t
+            if not isinstance(types, list) or not all(isinstance(x, str) and x in TYPES for x in types):
+                raise SchemaError(f"{ptr}/type", f"'type' must be one of {list(TYPES)} or an array of them, "
+                                  f"got {json.dumps(t)}")
+        else:
+            types = list(TYPES)
+        if "number" in types and "integer" in types and not schema.get(FRACTION_ONLY):
+            types = [x for x in types if x != "integer"]
+        if schema.get(FRACTION_ONLY):
+            types = [x for x in types if x != "integer"]
+        options = []
+        for t in types:
+            try:
+                options.append(getattr(self, f"_type_{t}")(schema, ptr))
+            except Unsatisfiable:
+                continue
+        if not options:
+            raise Unsatisfiable
+        return choice(options)
+
+    def _type_null(self, schema, ptr):
+        return "j_null"
+
+    def _type_boolean(self, schema, ptr):
+        return "j_bool"
+
+    def _type_integer(self, schema, ptr):
+        lo, hi = self._integer_bounds(schema, ptr)
+        k = schema.get("multipleOf")
+        if k is not None:
+            if isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0:
+                raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
+            if not float(k).is_integer():
+                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' is not supported yet")
+            if lo is not None or hi is not None:
+                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "'multipleOf' together with bounds is not "
+                                             "supported yet")
+            try:
+                digits = multiple_of(int(k), self.rules)
+            except ValueError as e:
+                raise UnsupportedSchemaError(f"{ptr}/multipleOf", str(e)) from None
+        elif lo is None and hi is None:
+            return "j_integer"
+        else:
+            digits = integer_range(lo, hi)
+            if digits is None:
+                raise Unsatisfiable
+        return self.rules.add(f"integer_{lo}_{hi}_{k}", f'{digits} ( "." "0"+ )?')
+
+    def _bounds(self, schema, ptr):
+        """(lo, lo_strict, hi, hi_strict) from minimum / maximum / exclusive bounds (draft 4's booleans too)."""
+        def number(kw):
+            v = schema.get(kw)
+            if v is None or (isinstance(v, bool) and self._draft <= 4 and kw.startswith("exclusive")):
+                return None
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise SchemaError(f"{ptr}/{kw}", f"'{kw}' must be a number, got {json.dumps(v)}")
+            return v
+
+        lo, hi = number("minimum"), number("maximum")
+        lo_strict = hi_strict = False
+        if self._draft <= 4:
+            lo_strict = schema.get("exclusiveMinimum") is True and lo is not None
+            hi_strict = schema.get("exclusiveMaximum") is True and hi is not None
+        ex_min, ex_max = number("exclusiveMinimum"), number("exclusiveMaximum")
+        if ex_min is not None and (lo is None or ex_min >= lo):
+            lo, lo_strict = ex_min, True
+        if ex_max is not None and (hi is None or ex_max <= hi):
+            hi, hi_strict = ex_max, True
+        return lo, lo_strict, hi, hi_strict
+
+    def _integer_bounds(self, schema, ptr) -> tuple[int | None, int | None]:
+        """Inclusive integer bounds."""
+        lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
+        ilo = None if lo is None else (math.floor(lo) + 1 if lo_strict else math.ceil(lo))
+        ihi = None if hi is None else (math.ceil(hi) - 1 if hi_strict else math.floor(hi))
+        return ilo, ihi
+
+    def _type_number(self, schema, ptr):
+        lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
+        if schema.get(FRACTION_ONLY):
+            if lo is not None or hi is not None or "multipleOf" in schema:
+                raise UnsupportedSchemaError(ptr, "bounds on non-integral numbers (from a complement of integer) are "
+                                             "not supported yet")
+            return self.rules.add("non_integral", '"-"? ( "0" | [1-9] [0-9]* ) "." [0-9]* [1-9] [0-9]*')
+        k = schema.get("multipleOf")
+        if k is not None:
+            if isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0 and float(k).is_integer():
+                return self._type_integer(schema, ptr)  # multiples of an integer are integers
+            raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' on numbers is not "
+                                         "supported yet")
+        if lo is None and hi is None:
+            return "j_number"
+        digits = number_range(lo, lo_strict, hi, hi_strict, self.rules)
+        if digits is None:
+            raise Unsatisfiable
+        # Approximation (documented): a bounded number is spelled without an exponent.
+        return self.rules.add("number_range", digits)
+
+    def _type_string(self, schema, ptr):
+        lo = self._int_keyword(schema, "minLength", ptr) or 0
+        hi = self._int_keyword(schema, "maxLength", ptr)
+        if hi is not None and hi < lo:
+            raise Unsatisfiable
+        fmt = schema.get("format")
+        if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
+            if lo or hi is not None:
+                raise UnsupportedSchemaError(f"{ptr}/format", f"format '{fmt}' together with minLength / maxLength "
+                                             "is not supported yet")
+            name, body = FORMATS[fmt]
+            if name not in self.rules.rules:
+                if fmt in ("uri", "uri-reference", "email"):  # they reference the IPv6 rule
+                    self.rules.define(*FORMATS["ipv6"]) if "ip_v6" not in self.rules.rules else None
+                self.rules.define(name, body)
+            return self.rules.add(f"string_{name}", f'"\\"" {name} "\\""')
+        if lo == 0 and hi is None:
+            return "j_string"
+        bound = f"{{{lo},}}" if hi is None else f"{{{lo},{hi}}}"
+        return self.rules.add(f"string_{lo}_{hi}", f'"\\"" j_char{bound} "\\""')

@@ -1,0 +1,115 @@
+"""``enum`` / ``const``: the listed values that satisfy their siblings (checked by a small validator), each
+spelled as a grammar with the configured whitespace."""
+
+from __future__ import annotations
+
+import math
+
+from xg2jax.json_schema._common import (ABSENT, FRACTION_ONLY, SchemaError, Unsatisfiable, json_equal, json_type)
+from xg2jax.json_schema._ebnf import choice, json_literal, literal, seq
+
+
+class ValuesMixin:
+    # ----------------------------------------------------------------------------------------------------------
+    # enum / const
+    def _visit_values(self, schema: dict, ptr: str) -> str:
+        if "const" in schema:
+            values = [schema["const"]]
+        else:
+            values = schema["enum"]
+            if not isinstance(values, list):
+                raise SchemaError(f"{ptr}/enum", "'enum' must be an array")
+        rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
+        if "const" in schema and "enum" in schema:
+            values = [v for v in values if any(json_equal(v, e) for e in schema["enum"])]
+        kept = [v for v in values if self._validate(v, rest, ptr)]
+        if not kept:
+            raise Unsatisfiable
+        return choice([self._value_expr(v) for v in kept])
+
+    def _value_expr(self, value) -> str:
+        """A grammar for exactly ``value`` (objects and arrays with the configured whitespace)."""
+        if isinstance(value, dict):
+            if not value:
+                return seq(literal("{"), self.ws, literal("}"))
+            items = [seq(json_literal(str(k)), self.key_sep, self._value_expr(v)) for k, v in value.items()]
+            if self.any_order and len(items) > 1:
+                return self._any_order_object([(i, True) for i in items], None)
+            body = f" {self.item_sep} ".join(items)
+            return seq(literal("{"), self.ws, body, self.ws, literal("}"))
+        if isinstance(value, list):
+            if not value:
+                return seq(literal("["), self.ws, literal("]"))
+            body = f" {self.item_sep} ".join(self._value_expr(v) for v in value)
+            return seq(literal("["), self.ws, body, self.ws, literal("]"))
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer():
+            # 1, 1.0 and 1.00 are the same JSON Schema value.
+            return seq(json_literal(int(value)), '( "." "0"+ )?')
+        return json_literal(value)
+
+    def _validate(self, value, schema, ptr: str) -> bool:
+        """Does ``value`` satisfy ``schema``? For the keywords this converter supports (used to intersect enum and
+        const with their siblings exactly)."""
+        if schema is True or schema == {}:
+            return True
+        if schema is False:
+            return False
+        if "$ref" in schema:
+            _, target = self._resolve(schema["$ref"], ptr)
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            return self._validate(value, target, ptr) and (self._draft < 2019 or self._validate(value, rest, ptr))
+        t = json_type(value)
+        if "type" in schema:
+            allowed = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
+            if t not in allowed and not (t == "integer" and "number" in allowed):
+                return False
+        if "const" in schema and not json_equal(value, schema["const"]):
+            return False
+        if "enum" in schema and not any(json_equal(value, e) for e in schema["enum"]):
+            return False
+        for sub in schema.get("allOf", []):
+            if not self._validate(value, sub, ptr):
+                return False
+        if "anyOf" in schema and not any(self._validate(value, s, ptr) for s in schema["anyOf"]):
+            return False
+        if "oneOf" in schema and sum(self._validate(value, s, ptr) for s in schema["oneOf"]) != 1:
+            return False
+        if t in ("integer", "number"):
+            lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
+            if lo is not None and (value <= lo if lo_strict else value < lo):
+                return False
+            if hi is not None and (value >= hi if hi_strict else value > hi):
+                return False
+            k = schema.get("multipleOf")
+            if k is not None and not float(value / k).is_integer():
+                return False
+            if schema.get(FRACTION_ONLY) and float(value).is_integer():
+                return False
+        if t == "string":
+            n = len(value)
+            if n < schema.get("minLength", 0) or n > schema.get("maxLength", math.inf):
+                return False
+        if t == "array":
+            if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", math.inf):
+                return False
+            prefix = schema.get("prefixItems", []) if self._draft >= 2020 else (
+                schema["items"] if isinstance(schema.get("items"), list) else [])
+            if self._draft >= 2020 or not isinstance(schema.get("items"), list):
+                rest_schema = schema.get("items", True)
+            else:
+                rest_schema = schema.get("additionalItems", True)
+            for i, v in enumerate(value):
+                if not self._validate(v, prefix[i] if i < len(prefix) else rest_schema, ptr):
+                    return False
+            if "contains" in schema and not any(self._validate(v, schema["contains"], ptr) for v in value):
+                return False
+        if t == "object":
+            props = schema.get("properties", {})
+            if any(k not in value for k in schema.get("required", [])):
+                return False
+            if any(k in value for k in schema.get(ABSENT, [])):
+                return False
+            for k, v in value.items():
+                if not self._validate(v, props[k] if k in props else schema.get("additionalProperties", True), ptr):
+                    return False
+        return True
