@@ -57,10 +57,25 @@ EXCEPTIONS: tuple[LabelException, ...] = (
         "xgrammar builtin TagDispatch(...)", r"\bTagDispatch\(",
         "xgrammar builtin TagDispatch(...) is not supported yet (README: EBNF dialect)",
         "unsupported", "builtin 'TagDispatch(...)' is not supported"),
+    # Regex("pattern") is supported; its extra arguments and a few regex constructs are not.
     LabelException(
-        "xgrammar builtin Regex(...)", r"\bRegex\(",
-        "xgrammar builtin Regex(...) is not supported yet (README: EBNF dialect)",
-        "unsupported", "builtin 'Regex(...)' is not supported"),
+        "xgrammar Regex(..., flags=...)", r"""\bRegex\((?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*,\s*flags\s*=""",
+        "Regex(...) takes only the pattern: regex flags (i, s, u) are not supported",
+        "unsupported", "Regex(...) argument 'flags' is not supported"),
+    LabelException(
+        "xgrammar Regex(..., json_string=...)",
+        r"""\bRegex\((?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*,\s*json_string\s*=""",
+        "Regex(...) takes only the pattern: json_string=true (the match escaped as JSON string content) is "
+        "not supported",
+        "unsupported", "Regex(...) argument 'json_string' is not supported"),
+    LabelException(
+        "regex inline modifier (?i)", r'(?<=\bRegex\(")\(\?[a-z]+\)',
+        "regex flags, inline modifiers included, are not supported (frontends/regex.h)",
+        "unsupported", "inline modifier '(?i)' is not supported"),
+    LabelException(
+        "regex lookahead (?= / (?!", r'(?<=\bRegex\(")[^"]*\(\?[=!]',
+        "regex lookahead assertions are not supported (frontends/regex.h)",
+        "unsupported", "lookahead assertion '(?"),
     LabelException(
         "xgrammar builtin Substring(...)", r"\bSubstring\(",
         "xgrammar builtin Substring(...) is not supported yet",
@@ -329,3 +344,9 @@ def test_classify_patterns():
     assert classify('root ::= r\nr[lazy] ::= "a"').name.startswith("xgrammar rule attributes")
     assert classify('root ::= a [0-9]\na ::= "x"') is None  # a char class after a rule ref is no attribute
     assert classify('root ::= [a-z]+') is None
+    assert classify('root ::= Regex("[a-z]+")') is None  # supported
+    assert classify('root ::= Regex("a, flags=b")') is None  # a comma inside the pattern is no argument
+    assert classify('root ::= Regex("a", flags="i")').name == "xgrammar Regex(..., flags=...)"
+    assert classify('root ::= Regex("(?i)a", json_string=true)').name == "xgrammar Regex(..., json_string=...)"
+    assert classify('root ::= Regex("x(?i)a")') is None  # not at the start: the pattern must say why
+    assert classify('root ::= Regex("a(?!b)c")').name == "regex lookahead (?= / (?!"

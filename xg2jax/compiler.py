@@ -1,7 +1,7 @@
 """Grammar, GrammarCompiler and CompiledGrammar: from grammar text to a compiled grammar.
 
 Usage order: ``TokenizerInfo`` -> ``GrammarCompiler(tokenizer_info)`` ->
-``compiler.compile_grammar(ebnf)`` -> ``GrammarMatcher(compiled)``.
+``compiler.compile_grammar(ebnf)`` (or ``compile_regex(pattern)``) -> ``GrammarMatcher(compiled)``.
 """
 
 from __future__ import annotations
@@ -41,20 +41,47 @@ class Grammar:
     @staticmethod
     def from_json_schema(schema, *, any_whitespace: bool = True, indent: int | None = None,
                          separators: tuple[str, str] | None = None, strict_mode: bool = True,
-                         max_whitespace_cnt: int | None = None, any_order: bool = False) -> "Grammar":
+                         max_whitespace_cnt: int | None = None, any_order: bool = False,
+                         enforce_formats: bool = True) -> "Grammar":
         """The grammar of the JSON texts valid under a JSON Schema (str, dict, or pydantic model class).
 
         Options follow xgrammar: ``any_whitespace`` allows any JSON whitespace between tokens (else the fixed
         ``separators``, default ``(", ", ": ")``); ``max_whitespace_cnt`` bounds each whitespace run;
         ``strict_mode`` makes keywords that no grammar can enforce (``uniqueItems``) an error instead of being
-        ignored. Work in progress (issue 4): keywords not yet supported raise ``UnsupportedSchemaError`` (a
-        ``ValueError``) naming the JSON pointer of the keyword; ``indent`` and ``any_order=True`` raise too.
+        ignored; ``any_order`` accepts declared properties in any order; ``enforce_formats`` (an xg2jax
+        extension, default True as in xgrammar) checks ``format`` (JSON Schema's default: annotation only).
+        Work in progress (issue 4): keywords not yet supported raise ``UnsupportedSchemaError`` (a ``ValueError``)
+        naming the JSON pointer of the keyword; ``indent`` with ``any_whitespace=False`` raises too.
         """
         from xg2jax.json_schema import json_schema_to_ebnf
 
         return Grammar.from_ebnf(json_schema_to_ebnf(
             schema, any_whitespace=any_whitespace, indent=indent, separators=separators, strict_mode=strict_mode,
-            max_whitespace_cnt=max_whitespace_cnt, any_order=any_order))
+            max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats))
+
+    @staticmethod
+    def from_regex(pattern: str, *, search: bool = False) -> "Grammar":
+        """A grammar with one rule, ``root``, for a regular expression.
+
+        The dialect is described in :meth:`GrammarCompiler.compile_regex`.
+
+        Parameters
+        ----------
+        pattern : str
+            The regular expression.
+        search : bool, optional
+            False (default): the whole output must match. True: JSON Schema ``pattern`` semantics,
+            the output must *contain* a match; a top-level alternative written with a leading ``^``
+            must match at the start, one with a trailing ``$`` at the end.
+
+        Raises
+        ------
+        ValueError
+            On a syntax error or an unsupported construct, as
+            ``"regex error at position P: <what>"`` (P counts code points from 0) followed by the
+            pattern and a caret under position P.
+        """
+        return Grammar(_core.Grammar.from_regex(_grammar_bytes(pattern, "Grammar.from_regex"), bool(search)))
 
     @staticmethod
     def builtin_json_grammar() -> "Grammar":
@@ -170,13 +197,57 @@ class GrammarCompiler:
     def compile_json_schema(self, schema, *, any_whitespace: bool = True, indent: int | None = None,
                             separators: tuple[str, str] | None = None, strict_mode: bool = True,
                             max_whitespace_cnt: int | None = None, any_order: bool = False,
-                            precompute_masks: bool = False) -> CompiledGrammar:
+                            enforce_formats: bool = True, precompute_masks: bool = False) -> CompiledGrammar:
         """Compile a JSON Schema (see :meth:`Grammar.from_json_schema` for the options)."""
         from xg2jax.json_schema import json_schema_to_ebnf
 
         ebnf = json_schema_to_ebnf(schema, any_whitespace=any_whitespace, indent=indent, separators=separators,
-                                   strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt, any_order=any_order)
+                                   strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt, any_order=any_order,
+                                   enforce_formats=enforce_formats)
         return self.compile_grammar(ebnf, precompute_masks=precompute_masks)
+
+    def compile_regex(self, pattern: str, *, precompute_masks: bool = False) -> CompiledGrammar:
+        r"""Compile a regular expression that the whole output must match.
+
+        The dialect is ECMAScript's (as in JSON Schema ``pattern``), read as Unicode code points:
+
+        - literals, ``.`` (any code point except ``\n \r \u2028 \u2029``), escapes ``\n \r \t
+          \f \v \0 \xHH \uHHHH \u{H...} \cX`` and escaped punctuation (``\. \\ \/ \- ...``);
+        - classes ``[a-z]``, ``[^...]``, with escapes and ``\d \w \s`` inside (``[\b]`` is backspace,
+          ``[^]`` any code point); ``\d \w \s \D \W \S`` (ASCII digits, ASCII word characters,
+          ECMAScript white space);
+        - quantifiers ``* + ? {m} {m,} {m,n}`` and their lazy forms (same language; bounds up to
+          1048576); groups ``( )``, ``(?: )``, ``(?<name> )``; alternation ``|``, empty alternatives;
+          a ``{`` that starts no quantifier, and ``}`` / ``]`` outside a class, are literals;
+        - ``^`` at the start and ``$`` at the end of the pattern or of a top-level alternative
+          (no-ops here: the whole output must match anyway).
+
+        These raise ``ValueError`` naming the construct and its position: backreferences (``\1``,
+        ``\k<name>``), lookahead and lookbehind, word boundaries ``\b \B``, ``\p{...}``, flags and
+        inline modifiers (``(?i)``), atomic groups and possessive quantifiers, anchors anywhere
+        else, unknown letter escapes (``\a``, ``\A``), classes that match nothing (``[]``), and
+        syntax errors (unbalanced brackets, nothing to repeat, ``{3,2}``, reversed ranges).
+
+        Parameters
+        ----------
+        pattern : str
+            The regular expression.
+        precompute_masks : bool, optional
+            Build every token-mask entry now (eager) rather than when first reached (JIT, default).
+
+        Returns
+        -------
+        CompiledGrammar
+            Cached by pattern, like :meth:`compile_grammar`.
+
+        Raises
+        ------
+        ValueError
+            ``"regex error at position P: <what>"`` (P counts code points from 0), then the pattern
+            and a caret under position P.
+        """
+        h = self._handle.compile_regex(_grammar_bytes(pattern, "compile_regex"), bool(precompute_masks))
+        return CompiledGrammar(h, self._tokenizer_info)
 
     def compile_builtin_json_grammar(self, *, precompute_masks: bool = False) -> CompiledGrammar:
         """Compile the standard any-JSON grammar."""

@@ -1,5 +1,6 @@
 #include "compiler/grammar_compiler.h"
 
+#include "frontends/regex.h"
 #include "grammar/builtin_grammars.h"
 #include "grammar/ebnf_parser.h"
 #include "grammar/printer.h"
@@ -50,6 +51,11 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileGrammar(const Gra
 
 std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileBuiltinJsonGrammar(bool precompute_masks) {
   return Cached({"builtin_json", "", "root"}, precompute_masks, [] { return ParseEbnf(BuiltinJsonGrammarEbnf(), "root"); });
+}
+
+std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileRegex(const std::string& pattern,
+                                                                     bool precompute_masks) {
+  return Cached({"regex", pattern, "root"}, precompute_masks, [&] { return RegexToGrammar(pattern); });
 }
 
 void GrammarCompiler::ClearCache() {

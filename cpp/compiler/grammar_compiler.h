@@ -1,7 +1,7 @@
 // GrammarCompiler: turns grammar sources into CompiledGrammars for one vocabulary, with a cache.
 //
 // The cache here is the plain one: a map from (source kind, source text, root rule) to the compiled
-// grammar, guarded by a mutex; compilation runs outside the lock. GetCacheSizeBytes sums the memory
+// grammar (kinds: "ebnf", "grammar", "builtin_json", "regex"), guarded by a mutex; compilation runs outside the lock. GetCacheSizeBytes sums the memory
 // of the grammars held (lazily built mask entries included, so it grows while matchers run).
 // The generation-fenced LRU cache and the cross-grammar rule-level cache are their own issue.
 #pragma once
@@ -28,6 +28,8 @@ class GrammarCompiler {
                                                      bool precompute_masks = false);
   std::shared_ptr<const CompiledGrammar> CompileGrammar(const Grammar& grammar, bool precompute_masks = false);
   std::shared_ptr<const CompiledGrammar> CompileBuiltinJsonGrammar(bool precompute_masks = false);
+  // A regex (frontends/regex.h) that the whole output must match.
+  std::shared_ptr<const CompiledGrammar> CompileRegex(const std::string& pattern, bool precompute_masks = false);
 
   void ClearCache();
   int64_t GetCacheSizeBytes() const;

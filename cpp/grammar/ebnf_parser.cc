@@ -3,9 +3,11 @@
 // before they are defined. Each error names the line and column and shows the line.
 #include "grammar/ebnf_parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <unordered_map>
 
+#include "frontends/regex.h"
 #include "support/check.h"
 #include "support/utf8.h"
 
@@ -328,6 +330,7 @@ class EbnfParser {
     if (IsNameStart(c)) {
       size_t name_pos = pos_;
       std::string name = ParseName();
+      if (Peek() == '(' && name == "Regex") return ParseRegexCall();
       if (Peek() == '(' && IsBuiltinName(name)) {
         pos_ = name_pos;
         Fail("builtin '" + name + "(...)' is not supported by this version of xg2jax");
@@ -408,6 +411,14 @@ class EbnfParser {
   }
 
   int32_t ParseString() {
+    std::string bytes = ParseStringLiteral(nullptr);
+    if (bytes.empty()) return g_.Add(Expr{});
+    return g_.AddBytes(std::move(bytes));
+  }
+
+  // The decoded UTF-8 of the string literal at pos_. With `sources`, also the text offset where
+  // each decoded code point was written, plus one final entry for the closing quote.
+  std::string ParseStringLiteral(std::vector<size_t>* sources) {
     char quote = Peek();
     size_t open = pos_;
     ++pos_;
@@ -417,6 +428,7 @@ class EbnfParser {
         pos_ = open;
         Fail("unterminated string literal");
       }
+      if (sources) sources->push_back(pos_);
       if (Peek() == quote) {
         ++pos_;
         break;
@@ -424,8 +436,36 @@ class EbnfParser {
       bool esc;
       AppendUtf8(ParseCodepoint(false, &esc), &bytes);
     }
-    if (bytes.empty()) return g_.Add(Expr{});
-    return g_.AddBytes(std::move(bytes));
+    return bytes;
+  }
+
+  // xgrammar's `Regex("pattern")`: the literal's EBNF escapes are decoded first, then the pattern is
+  // compiled by the regex front end, with `.` matching any code point as in xgrammar's macro.
+  // Regex errors point at the offending pattern character in the grammar text.
+  int32_t ParseRegexCall() {
+    ++pos_;  // '('
+    SkipSpace();
+    if (Peek() != '"' && Peek() != '\'') Fail("Regex(...) takes a string literal pattern, as in Regex(\"[a-z]+\")");
+    std::vector<size_t> sources;
+    std::string pattern = ParseStringLiteral(&sources);
+    SkipSpace();
+    if (Peek() == ',') {
+      ++pos_;
+      SkipSpace();
+      size_t arg = pos_;
+      std::string name = IsNameStart(Peek()) ? ParseName() : "";
+      pos_ = arg;
+      Fail(name.empty() ? std::string("Regex(...) takes only the pattern; a second argument is not supported")
+                        : "Regex(...) argument '" + name + "' is not supported (only the pattern is)");
+    }
+    if (Peek() != ')') Fail("expected ')' to close Regex(...)");
+    ++pos_;
+    try {
+      return AddRegex(&g_, pattern, RegexMode::kFullMatch, RegexDot::kAnyCodePoint);
+    } catch (const RegexError& e) {
+      pos_ = sources[std::min(e.position(), sources.size() - 1)];
+      Fail("in the Regex(...) pattern at position " + std::to_string(e.position()) + ": " + e.description());
+    }
   }
 
   int32_t ParseClass() {

@@ -4,13 +4,15 @@
 //   choice    ::= sequence ( "|" sequence )*
 //   sequence  ::= postfix*
 //   postfix   ::= primary ( "*" | "+" | "?" | "{" m "}" | "{" m "," "}" | "{" m "," n "}" )*
-//   primary   ::= STRING | CLASS | NAME | "(" choice ")" | "."
+//   primary   ::= STRING | CLASS | NAME | "(" choice ")" | "." | "Regex(" STRING ")"
 //
 // Whitespace and newlines are insignificant; a rule ends where the next `NAME ::=` begins. `#`
 // starts a comment to the end of the line. Strings take \n \t \r \" \' \\ \xHH \uHHHH \UHHHHHHHH
 // (\x is a code point, as in GBNF); classes take the same plus \] \[ \- \^ and ranges over code
-// points, negation with a leading ^. Errors are InputError with "line:column" and the offending line
-// with a caret.
+// points, negation with a leading ^. `Regex("...")` (xgrammar's builtin) embeds a regex
+// (frontends/regex.h) after decoding the string's escapes; as in xgrammar, its `.` matches any code
+// point. The other xgrammar builtins (TagDispatch, Substring, ...) are rejected. Errors are
+// InputError with "line:column" and the offending line with a caret.
 #pragma once
 
 #include <string>

@@ -6,6 +6,7 @@
 
 #include "compiler/compiled_grammar.h"
 #include "compiler/grammar_compiler.h"
+#include "frontends/regex.h"
 #include "grammar/builtin_grammars.h"
 #include "grammar/ebnf_parser.h"
 #include "grammar/passes.h"
@@ -103,6 +104,13 @@ PYBIND11_MODULE(_core, m) {
             return ParseEbnf(text, root);
           },
           py::arg("text"), py::arg("root_rule_name") = "root")
+      .def_static(
+          "from_regex",
+          [](const std::string& pattern, bool search) {
+            py::gil_scoped_release release;
+            return RegexToGrammar(pattern, search ? RegexMode::kSearch : RegexMode::kFullMatch);
+          },
+          py::arg("pattern"), py::arg("search") = false)
       .def_static("builtin_json_ebnf", [] { return BuiltinJsonGrammarEbnf(); })
       .def("to_string", [](const Grammar& g) { return PrintGrammar(g); })
       .def("normalized", [](const Grammar& g) {
@@ -181,6 +189,12 @@ PYBIND11_MODULE(_core, m) {
             return std::const_pointer_cast<CompiledGrammar>(c.CompileGrammar(g, eager));
           },
           py::arg("grammar"), py::arg("precompute_masks"), py::call_guard<py::gil_scoped_release>())
+      .def(
+          "compile_regex",
+          [](GrammarCompiler& c, const std::string& pattern, bool eager) {
+            return std::const_pointer_cast<CompiledGrammar>(c.CompileRegex(pattern, eager));
+          },
+          py::arg("pattern"), py::arg("precompute_masks"), py::call_guard<py::gil_scoped_release>())
       .def(
           "compile_builtin_json_grammar",
           [](GrammarCompiler& c, bool eager) {

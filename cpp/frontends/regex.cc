@@ -1,0 +1,217 @@
+// Regex front end: from an ECMAScript-style pattern to grammar IR nodes.
+//
+// The algorithm, in the style of re2's notes:
+//
+// A regex is just a grammar with one rule and no recursion, so there is no regex engine here: the
+// pattern is translated into the IR's expression nodes and the rest of the pipeline (normalising
+// passes, per-rule byte DFAs, the Earley parser, the token-mask cache) treats it like any EBNF rule.
+// Translation has two steps.
+//
+// 1. Parsing (regex_parser.cc). The UTF-8 pattern is decoded to code points once, and a
+//    recursive-descent parser builds a small syntax tree whose leaves are already semantic: every
+//    escape is decoded, every class (including `.`, \d, \w, \s and their negations, and [^...]) is
+//    a normalised set of code-point ranges, groups disappear into their contents, and lazy
+//    quantifiers are plain repeats, because laziness changes which match a backtracking engine
+//    reports, never which strings match. Constructs whose language is not regular (backreferences)
+//    or that need a different automaton (lookaround, word boundaries) are recognised and rejected
+//    by name. Anchors are only meaningful at the edges of a top-level alternative, so the parser
+//    records them there as flags and rejects them anywhere else.
+//
+// 2. Lowering (this file). Literals become byte strings (runs of adjacent literals are joined, so
+//    `abc*` is "ab" "c"*), classes become IR character classes (stored negated when that is the
+//    shorter form, which keeps printed grammars readable), concatenation, alternation and counted
+//    repetition map to kSequence, kChoice and kRepeat. In search mode (JSON Schema `pattern`)
+//    each top-level alternative not anchored at its start is preceded by "any string" (a repeat of
+//    the class of all code points), and likewise followed when not anchored at its end: the
+//    language is the union of `[^]*(?:alt)[^]*` over the alternatives. Alternatives with the same
+//    anchors share one prefix and suffix (see SearchLanguage). The FSM builder determinises and
+//    minimises the rule, so the prefix costs no ambiguity at run time.
+#include "frontends/regex.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "frontends/regex_parser.h"
+#include "support/utf8.h"
+
+namespace xg {
+namespace {
+
+using regex::CodepointRanges;
+using regex::Node;
+
+// How a pattern is quoted in an error: one display unit per code point (an invalid byte is one
+// unit), control characters and line separators shown as '?', and a window around the error
+// position when the pattern is long. Returns the excerpt and the caret's column in it.
+std::pair<std::string, size_t> Excerpt(const std::string& pattern, size_t position) {
+  std::vector<std::string> units;
+  for (size_t i = 0; i < pattern.size();) {
+    size_t j = i;
+    uint32_t cp;
+    if (DecodeUtf8(pattern, &j, &cp)) {
+      bool unprintable = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
+      units.push_back(unprintable ? std::string("?") : pattern.substr(i, j - i));
+      i = j;
+    } else {
+      units.push_back("?");
+      ++i;
+    }
+  }
+  constexpr size_t kWindow = 72;
+  size_t begin = 0, end = units.size();
+  if (units.size() > kWindow) {
+    begin = position > kWindow / 2 ? position - kWindow / 2 : 0;
+    end = std::min(units.size(), begin + kWindow);
+    begin = end - kWindow;
+  }
+  std::string excerpt = begin > 0 ? "..." : "";
+  size_t caret = excerpt.size() + (position - std::min(position, begin));
+  for (size_t i = begin; i < end; ++i) excerpt += units[i];
+  if (end < units.size()) excerpt += "...";
+  return {excerpt, caret};
+}
+
+std::string FormatRegexError(const std::string& pattern, size_t position, const std::string& description) {
+  auto [excerpt, caret] = Excerpt(pattern, position);
+  return "regex error at position " + std::to_string(position) + ": " + description + "\n  " + excerpt + "\n  " +
+         std::string(caret, ' ') + "^";
+}
+
+const CodepointRanges kDotRanges = {{0, '\n' - 1}, {'\n' + 1, '\r' - 1}, {'\r' + 1, 0x2027}, {0x202A, kMaxCodepoint}};
+const CodepointRanges kAnyCodepoint = {{0, kMaxCodepoint}};
+
+class Lowering {
+ public:
+  explicit Lowering(Grammar* g) : g_(g) {}
+
+  int32_t Lower(const Node& n) {
+    switch (n.kind) {
+      case Node::Kind::kEmpty: return g_->Add(Expr{});
+      case Node::Kind::kLiteral: {
+        std::string bytes;
+        AppendUtf8(n.codepoint, &bytes);
+        return g_->AddBytes(std::move(bytes));
+      }
+      case Node::Kind::kClass: return AddClass(n.ranges);
+      case Node::Kind::kConcat: {
+        std::vector<int32_t> items;
+        std::string run;  // pending adjacent literals
+        for (const Node& child : n.children) {
+          if (child.kind == Node::Kind::kLiteral) {
+            AppendUtf8(child.codepoint, &run);
+            continue;
+          }
+          if (!run.empty()) items.push_back(g_->AddBytes(std::move(run))), run.clear();
+          items.push_back(Lower(child));
+        }
+        if (!run.empty()) items.push_back(g_->AddBytes(std::move(run)));
+        return items.size() == 1 ? items[0] : g_->AddNode(ExprKind::kSequence, std::move(items));
+      }
+      case Node::Kind::kAlternate: {
+        std::vector<int32_t> alternatives;
+        for (const Node& child : n.children) alternatives.push_back(Lower(child));
+        return g_->AddNode(ExprKind::kChoice, std::move(alternatives));
+      }
+      case Node::Kind::kRepeat: {
+        Expr e;
+        e.kind = ExprKind::kRepeat;
+        e.children = {Lower(n.children[0])};
+        e.min = n.min;
+        e.max = n.max;
+        return g_->Add(std::move(e));
+      }
+    }
+    return g_->Add(Expr{});  // unreachable: every kind is handled above
+  }
+
+  // Any string: [^]* (every code point, newlines included).
+  int32_t AnyString() {
+    Expr e;
+    e.kind = ExprKind::kRepeat;
+    e.children = {AddClass(kAnyCodepoint)};
+    return g_->Add(std::move(e));
+  }
+
+ private:
+  // `ranges` is normalised (sorted, merged, surrogates excluded) and non-empty.
+  int32_t AddClass(const CodepointRanges& ranges) {
+    if (ranges.size() == 1 && ranges[0].first == ranges[0].second) {
+      std::string bytes;
+      AppendUtf8(ranges[0].first, &bytes);
+      return g_->AddBytes(std::move(bytes));
+    }
+    Expr e;
+    e.kind = ExprKind::kCharClass;
+    CodepointRanges complement = NormalizeRanges(ranges, /*negate=*/true);
+    if (complement.empty()) {
+      e.ranges = kAnyCodepoint;  // all code points: one range, as the EBNF `.` is written
+    } else if (complement.size() < ranges.size()) {
+      e.negated = true;  // [^a] rather than three ranges around 'a' and the surrogates
+      e.ranges = std::move(complement);
+    } else {
+      e.ranges = ranges;
+    }
+    return g_->Add(std::move(e));
+  }
+
+  Grammar* g_;
+};
+
+}  // namespace
+
+RegexError::RegexError(const std::string& pattern, size_t position, const std::string& description)
+    : InputError(FormatRegexError(pattern, position, description)), position_(position), description_(description) {}
+
+namespace {
+
+int32_t ChoiceOf(Grammar* g, std::vector<int32_t> alternatives) {
+  return alternatives.size() == 1 ? alternatives[0] : g->AddNode(ExprKind::kChoice, std::move(alternatives));
+}
+
+// Search mode: the alternatives grouped by their anchors, so that at most two "any string" prefixes
+// and one suffix are emitted. One prefix/suffix per alternative would be the same language, but the
+// subset construction would then track which alternatives have already matched: 2^n DFA subsets
+// for n unanchored alternatives (`Normal|Fighting|...` with 18 words never finished compiling).
+//   [^]* (unanchored bodies) | (start-anchored bodies)          followed by [^]*   (no trailing $)
+//   [^]* (end-anchored bodies) | (bodies anchored at both ends)                    (trailing $)
+int32_t SearchLanguage(Grammar* g, Lowering* lowering, const std::vector<regex::TopLevelAlternative>& alternatives,
+                       const std::vector<int32_t>& bodies) {
+  std::vector<int32_t> by_anchors[2][2];  // [anchored_start][anchored_end]
+  for (size_t i = 0; i < alternatives.size(); ++i)
+    by_anchors[alternatives[i].anchored_start][alternatives[i].anchored_end].push_back(bodies[i]);
+  std::vector<int32_t> parts;
+  for (int end = 0; end < 2; ++end) {
+    std::vector<int32_t> starts;
+    if (!by_anchors[0][end].empty()) {
+      starts.push_back(g->AddNode(ExprKind::kSequence, {lowering->AnyString(), ChoiceOf(g, by_anchors[0][end])}));
+    }
+    if (!by_anchors[1][end].empty()) starts.push_back(ChoiceOf(g, by_anchors[1][end]));
+    if (starts.empty()) continue;
+    int32_t part = ChoiceOf(g, std::move(starts));
+    parts.push_back(end ? part : g->AddNode(ExprKind::kSequence, {part, lowering->AnyString()}));
+  }
+  return ChoiceOf(g, std::move(parts));
+}
+
+}  // namespace
+
+int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode, RegexDot dot) {
+  std::vector<regex::TopLevelAlternative> alternatives =
+      regex::ParseRegexPattern(pattern, dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : kDotRanges);
+  Lowering lowering(g);
+  std::vector<int32_t> bodies;
+  for (const regex::TopLevelAlternative& alt : alternatives) bodies.push_back(lowering.Lower(alt.body));
+  if (mode == RegexMode::kSearch) return SearchLanguage(g, &lowering, alternatives, bodies);
+  return ChoiceOf(g, std::move(bodies));
+}
+
+Grammar RegexToGrammar(const std::string& pattern, RegexMode mode) {
+  Grammar g;
+  int32_t body = AddRegex(&g, pattern, mode);
+  g.rules.push_back(Rule{"root", body, -1});
+  g.root = 0;
+  return g;
+}
+
+}  // namespace xg

@@ -1,0 +1,483 @@
+// Recursive-descent parser for the regex dialect of frontends/regex.h, over the pattern's code
+// points (decoded once up front, so positions in errors are code-point offsets).
+//
+//   pattern      ::= ( "^"* sequence "$"* ) ( "|" "^"* sequence "$"* )*     anchors: top level only
+//   disjunction  ::= sequence ( "|" sequence )*
+//   sequence     ::= quantified*
+//   quantified   ::= atom ( quantifier "?"? )?                              "?" = lazy, same language
+//   quantifier   ::= "*" | "+" | "?" | "{" m "}" | "{" m ",}" | "{" m "," n "}"
+//   atom         ::= literal | "." | escape | class | "(" ( "?:" | "?<" name ">" )? disjunction ")"
+//
+// Unsupported constructs are recognised explicitly (rather than failing as generic syntax errors)
+// so that every error names what the user wrote.
+#include "frontends/regex_parser.h"
+
+#include <algorithm>
+
+#include "frontends/regex.h"
+#include "support/utf8.h"
+
+namespace xg {
+namespace regex {
+namespace {
+
+constexpr uint32_t kEnd = 0xFFFFFFFFu;  // Peek() past the end of the pattern
+constexpr int kMaxGroupDepth = 1000;    // keeps the recursive parser and lowering off the stack limit
+
+const CodepointRanges kDigit = {{'0', '9'}};
+const CodepointRanges kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
+// ECMAScript WhiteSpace and LineTerminator: \t \n \v \f \r, space, NBSP, OGHAM SPACE MARK, the
+// Zs spaces U+2000-U+200A, LS, PS, NNBSP, MMSP, IDEOGRAPHIC SPACE, BOM.
+const CodepointRanges kSpace = {{'\t', '\r'},     {' ', ' '},       {0xA0, 0xA0},     {0x1680, 0x1680},
+                                {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F},
+                                {0x3000, 0x3000}, {0xFEFF, 0xFEFF}};
+
+bool IsDigit(uint32_t c) { return c >= '0' && c <= '9'; }
+bool IsAsciiLetter(uint32_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+int HexValue(uint32_t c) {
+  if (IsDigit(c)) return static_cast<int>(c - '0');
+  if (c >= 'a' && c <= 'f') return static_cast<int>(c - 'a' + 10);
+  if (c >= 'A' && c <= 'F') return static_cast<int>(c - 'A' + 10);
+  return -1;
+}
+bool IsSurrogate(uint32_t c) { return c >= 0xD800 && c <= 0xDFFF; }
+
+Node Literal(uint32_t cp) {
+  Node n;
+  n.kind = Node::Kind::kLiteral;
+  n.codepoint = cp;
+  return n;
+}
+
+Node Class(CodepointRanges ranges) {
+  Node n;
+  n.kind = Node::Kind::kClass;
+  n.ranges = std::move(ranges);
+  return n;
+}
+
+Node Combine(Node::Kind kind, std::vector<Node> items) {
+  if (items.empty()) return Node{};
+  if (items.size() == 1) return std::move(items[0]);
+  Node n;
+  n.kind = kind;
+  n.children = std::move(items);
+  return n;
+}
+
+// A decoded escape or class item: one code point, or a set (\d \w \s and their negations).
+struct ClassAtom {
+  bool is_set = false;
+  uint32_t codepoint = 0;
+  CodepointRanges set;
+};
+
+ClassAtom Single(uint32_t cp) {
+  ClassAtom a;
+  a.codepoint = cp;
+  return a;
+}
+
+ClassAtom Set(const CodepointRanges& ranges, bool negate) {
+  ClassAtom a;
+  a.is_set = true;
+  a.set = NormalizeRanges(ranges, negate);
+  return a;
+}
+
+struct Quantifier {
+  int64_t min = 0, max = Node::kUnbounded;
+  size_t end = 0;  // one past its last code point
+};
+
+class Parser {
+ public:
+  Parser(const std::string& pattern, const CodepointRanges& dot) : pattern_(pattern), dot_(dot) {
+    for (size_t i = 0; i < pattern.size();) {
+      uint32_t cp;
+      size_t before = i;
+      if (!DecodeUtf8(pattern, &i, &cp)) {
+        Fail(cps_.size(), "invalid UTF-8 in the pattern (byte offset " + std::to_string(before) + ")");
+      }
+      cps_.push_back(cp);
+    }
+  }
+
+  std::vector<TopLevelAlternative> Parse() {
+    std::vector<TopLevelAlternative> alternatives;
+    while (true) {
+      TopLevelAlternative alt;
+      while (Peek() == '^') {
+        alt.anchored_start = true;
+        ++pos_;
+      }
+      alt.body = ParseSequence(/*top_level=*/true, &alt.anchored_end);
+      alternatives.push_back(std::move(alt));
+      if (Peek() != '|') break;
+      ++pos_;
+    }
+    if (!AtEnd()) Fail(pos_, "unbalanced ')': no matching '('");  // only ')' ends a top-level sequence
+    return alternatives;
+  }
+
+ private:
+  [[noreturn]] void Fail(size_t position, const std::string& what) const {
+    throw RegexError(pattern_, position, what);
+  }
+
+  bool AtEnd() const { return pos_ >= cps_.size(); }
+  uint32_t Peek(size_t k = 0) const { return pos_ + k < cps_.size() ? cps_[pos_ + k] : kEnd; }
+
+  // The pattern text [begin, end) as UTF-8, for messages.
+  std::string Text(size_t begin, size_t end) const {
+    std::string out;
+    for (size_t i = begin; i < end && i < cps_.size(); ++i) AppendUtf8(cps_[i], &out);
+    return out;
+  }
+
+  Node ParseSequence(bool top_level, bool* anchored_end) {
+    std::vector<Node> items;
+    while (true) {
+      uint32_t c = Peek();
+      if (c == kEnd || c == '|' || c == ')') break;
+      if (c == '$') {
+        size_t after = pos_;
+        while (after < cps_.size() && cps_[after] == '$') ++after;
+        if (!top_level || !(after == cps_.size() || cps_[after] == '|')) {
+          Fail(pos_, "anchor '$' is only supported at the end of the pattern or of a top-level alternative");
+        }
+        *anchored_end = true;
+        pos_ = after;
+        break;
+      }
+      if (c == '^') {
+        Fail(pos_, "anchor '^' is only supported at the start of the pattern or of a top-level alternative");
+      }
+      items.push_back(ParseQuantified());
+    }
+    // Adjacent literals stay separate nodes here; the lowering joins them into one byte string.
+    return Combine(Node::Kind::kConcat, std::move(items));
+  }
+
+  Node ParseDisjunction() {
+    std::vector<Node> alternatives;
+    bool unused_anchor = false;  // anchors inside groups are rejected by ParseSequence
+    alternatives.push_back(ParseSequence(/*top_level=*/false, &unused_anchor));
+    while (Peek() == '|') {
+      ++pos_;
+      alternatives.push_back(ParseSequence(/*top_level=*/false, &unused_anchor));
+    }
+    return Combine(Node::Kind::kAlternate, std::move(alternatives));
+  }
+
+  // A quantifier at `at`, without consuming it. `{` that does not form one is a literal (Annex B).
+  bool PeekQuantifier(size_t at, Quantifier* q) const {
+    auto cp = [&](size_t i) { return i < cps_.size() ? cps_[i] : kEnd; };
+    uint32_t c = cp(at);
+    if (c == '*' || c == '+' || c == '?') {
+      q->min = c == '+' ? 1 : 0;
+      q->max = c == '?' ? 1 : Node::kUnbounded;
+      q->end = at + 1;
+      return true;
+    }
+    if (c != '{') return false;
+    // Saturating reads: a bound too large is reported by the caller, once the syntax is known valid.
+    auto read_number = [&](size_t* i, int64_t* v) {
+      size_t start = *i;
+      *v = 0;
+      while (IsDigit(cp(*i))) {
+        *v = std::min<int64_t>(*v * 10 + (cp(*i) - '0'), int64_t{1} << 40);
+        ++*i;
+      }
+      return *i > start;
+    };
+    size_t i = at + 1;
+    if (!read_number(&i, &q->min)) return false;
+    if (cp(i) == '}') {
+      q->max = q->min;
+    } else if (cp(i) == ',') {
+      ++i;
+      if (!read_number(&i, &q->max)) q->max = Node::kUnbounded;
+    } else {
+      return false;
+    }
+    if (cp(i) != '}') return false;
+    q->end = i + 1;
+    return true;
+  }
+
+  Node ParseQuantified() {
+    if (++depth_ > kMaxGroupDepth) Fail(pos_, "groups are nested too deeply (the limit is 1000)");
+    Node atom = ParseAtom();
+    --depth_;
+    size_t q_pos = pos_;
+    Quantifier q;
+    if (!PeekQuantifier(pos_, &q)) return atom;
+    if (q.min > kMaxRegexRepeatBound || q.max > kMaxRegexRepeatBound) {
+      Fail(q_pos, "repetition bound too large (the limit is " + std::to_string(kMaxRegexRepeatBound) + ")");
+    }
+    if (q.max != Node::kUnbounded && q.max < q.min) {
+      Fail(q_pos, "repetition {" + std::to_string(q.min) + "," + std::to_string(q.max) + "} has max < min");
+    }
+    pos_ = q.end;
+    if (Peek() == '?') {
+      ++pos_;  // lazy: the same language
+    } else if (Peek() == '+') {
+      Fail(q_pos, "possessive quantifier '" + Text(q_pos, pos_ + 1) + "' is not supported");
+    }
+    Quantifier again;
+    if (PeekQuantifier(pos_, &again)) {
+      Fail(pos_, "quantifier '" + Text(pos_, again.end) + "' has nothing to repeat (it follows another quantifier)");
+    }
+    Node repeat;
+    repeat.kind = Node::Kind::kRepeat;
+    repeat.min = static_cast<int32_t>(q.min);
+    repeat.max = static_cast<int32_t>(q.max);
+    repeat.children.push_back(std::move(atom));
+    return repeat;
+  }
+
+  Node ParseAtom() {
+    const uint32_t c = Peek();
+    const size_t at = pos_;
+    switch (c) {
+      case '(': return ParseGroup();
+      case '[': return ParseClass();
+      case '.': ++pos_; return Class(dot_);
+      case '\\': {
+        ClassAtom a = ParseEscape(/*in_class=*/false);
+        return a.is_set ? Class(std::move(a.set)) : Literal(a.codepoint);
+      }
+      case '*': case '+': case '?': {
+        Fail(at, "quantifier '" + Text(at, at + 1) + "' has nothing to repeat");
+      }
+      case '{': {
+        Quantifier q;
+        if (PeekQuantifier(at, &q)) Fail(at, "quantifier '" + Text(at, q.end) + "' has nothing to repeat");
+        ++pos_;
+        return Literal('{');
+      }
+      default: ++pos_; return Literal(c);
+    }
+  }
+
+  Node ParseGroup() {
+    const size_t open = pos_;
+    ++pos_;
+    if (Peek() == '?') {
+      const uint32_t k = Peek(1), k2 = Peek(2);
+      if (k == ':') {
+        pos_ += 2;
+      } else if (k == '<' && k2 != '=' && k2 != '!') {
+        pos_ += 2;
+        ParseGroupName();
+      } else if (k == 'P' && k2 == '<') {  // Python's spelling of a named group
+        pos_ += 3;
+        ParseGroupName();
+      } else {
+        Fail(open, UnsupportedGroup(open));
+      }
+    }
+    Node inner = ParseDisjunction();
+    if (Peek() != ')') Fail(open, "unbalanced '(': no matching ')'");
+    ++pos_;
+    return inner;
+  }
+
+  // The message for `(?` followed by anything but `:`, `<name>` or `P<name>`.
+  std::string UnsupportedGroup(size_t open) const {
+    const uint32_t k = Peek(1), k2 = Peek(2);
+    if (k == '=') return "lookahead assertion '(?=' is not supported";
+    if (k == '!') return "negative lookahead assertion '(?!' is not supported";
+    if (k == '<' && k2 == '=') return "lookbehind assertion '(?<=' is not supported";
+    if (k == '<' && k2 == '!') return "negative lookbehind assertion '(?<!' is not supported";
+    if (k == '>') return "atomic group '(?>' is not supported";
+    if (k == 'P' && k2 == '=') return "backreference '(?P=name)' is not supported";
+    if (k == 'P' && k2 == '>') return "recursion '(?P>name)' is not supported";
+    if (k == '#') return "comment group '(?#...)' is not supported";
+    if (k == '(') return "conditional group '(?(...)' is not supported";
+    // Flag letters of ECMAScript, Python and PCRE modifiers: (?i) (?s-m) (?x:...).
+    auto is_flag = [](uint32_t c) {
+      return c < 0x80 && std::string("aimsuxLnUJ-").find(static_cast<char>(c)) != std::string::npos;
+    };
+    size_t i = open + 2;
+    while (i < cps_.size() && is_flag(cps_[i])) ++i;
+    if (i > open + 2 && i < cps_.size() && (cps_[i] == ')' || cps_[i] == ':')) {
+      return "inline modifier '" + Text(open, i + 1) + "' is not supported (regex flags are not supported)";
+    }
+    return "invalid group '" + Text(open, std::min(open + 3, cps_.size())) +
+           "' (expected '(?:', '(?<name>' or a plain '(')";
+  }
+
+  // The name of (?<name>...): ECMAScript identifier characters, then '>'.
+  void ParseGroupName() {
+    const size_t start = pos_;
+    while (Peek() != kEnd && Peek() != '>') {
+      uint32_t c = Peek();
+      bool ok = IsAsciiLetter(c) || c == '_' || c == '$' || c >= 0x80 || (IsDigit(c) && pos_ > start);
+      if (!ok) break;
+      ++pos_;
+    }
+    if (Peek() != '>' || pos_ == start) {
+      Fail(pos_, "invalid group name (expected '(?<name>...)', the name made of letters, digits, '_' or '$')");
+    }
+    ++pos_;
+  }
+
+  Node ParseClass() {
+    const size_t open = pos_;
+    ++pos_;
+    bool negated = false;
+    if (Peek() == '^') {
+      negated = true;
+      ++pos_;
+    }
+    if (Peek() == ']') {  // ECMAScript: [] matches nothing, [^] any code point
+      ++pos_;
+      if (!negated) Fail(open, "empty character class '[]' matches nothing (write '[\\]]' for a literal ']')");
+      return Class({{0, kMaxCodepoint}});
+    }
+    CodepointRanges ranges;
+    while (true) {
+      if (AtEnd()) Fail(open, "unterminated character class '['");
+      if (Peek() == ']') {
+        ++pos_;
+        break;
+      }
+      const size_t item = pos_;
+      ClassAtom lo = ParseClassAtom();
+      if (Peek() == '-' && Peek(1) != ']' && Peek(1) != kEnd) {
+        ++pos_;
+        ClassAtom hi = ParseClassAtom();
+        if (lo.is_set || hi.is_set) {
+          Fail(item, "a class escape such as '\\d' cannot be a range endpoint (write '\\-' for a literal '-')");
+        }
+        if (hi.codepoint < lo.codepoint) Fail(item, "character class range is reversed (start > end)");
+        ranges.push_back({lo.codepoint, hi.codepoint});
+      } else if (lo.is_set) {
+        ranges.insert(ranges.end(), lo.set.begin(), lo.set.end());
+      } else {
+        ranges.push_back({lo.codepoint, lo.codepoint});
+      }
+    }
+    CodepointRanges set = NormalizeRanges(std::move(ranges), negated);
+    if (set.empty()) Fail(open, "character class matches no character");
+    return Class(std::move(set));
+  }
+
+  ClassAtom ParseClassAtom() {
+    if (Peek() == '\\') return ParseEscape(/*in_class=*/true);
+    return Single(cps_[pos_++]);
+  }
+
+  // Reads exactly n hex digits at pos_ (consuming them only on success).
+  bool ReadHex(int n, uint32_t* value) {
+    uint32_t v = 0;
+    for (int i = 0; i < n; ++i) {
+      int d = HexValue(Peek(i));
+      if (d < 0) return false;
+      v = v * 16 + static_cast<uint32_t>(d);
+    }
+    pos_ += n;
+    *value = v;
+    return true;
+  }
+
+  // After `\u` (the backslash at `at`): \uHHHH, a \uHHHH\uHHHH surrogate pair, or \u{H...}.
+  uint32_t ParseUnicodeEscape(size_t at) {
+    uint32_t v = 0;
+    if (Peek() == '{') {
+      ++pos_;
+      int digits = 0;
+      for (int d; (d = HexValue(Peek())) >= 0; ++pos_, ++digits) {
+        v = v * 16 + static_cast<uint32_t>(d);
+        if (v > kMaxCodepoint) Fail(at, "escape '\\u{...}' is beyond U+10FFFF");
+      }
+      if (digits == 0 || Peek() != '}') Fail(at, "expected hex digits and '}' in the escape '\\u{...}'");
+      ++pos_;
+    } else {
+      if (!ReadHex(4, &v)) Fail(at, "expected 4 hex digits after '\\u' (or '\\u{...}')");
+      if (v >= 0xD800 && v <= 0xDBFF && Peek() == '\\' && Peek(1) == 'u') {
+        const size_t save = pos_;
+        pos_ += 2;
+        uint32_t low;
+        if (ReadHex(4, &low) && low >= 0xDC00 && low <= 0xDFFF) return 0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00);
+        pos_ = save;
+      }
+    }
+    if (IsSurrogate(v)) {
+      Fail(at, "escape '" + Text(at, pos_) +
+                   "' is a lone surrogate, not a Unicode scalar value (UTF-8 cannot encode it)");
+    }
+    return v;
+  }
+
+  ClassAtom ParseEscape(bool in_class) {
+    const size_t at = pos_;  // the backslash
+    ++pos_;
+    const uint32_t c = Peek();
+    if (c == kEnd) Fail(at, "'\\' at the end of the pattern");
+    ++pos_;
+    switch (c) {
+      case 'd': return Set(kDigit, false);
+      case 'D': return Set(kDigit, true);
+      case 'w': return Set(kWord, false);
+      case 'W': return Set(kWord, true);
+      case 's': return Set(kSpace, false);
+      case 'S': return Set(kSpace, true);
+      case 'n': return Single('\n');
+      case 'r': return Single('\r');
+      case 't': return Single('\t');
+      case 'f': return Single('\f');
+      case 'v': return Single('\v');
+      case '0':
+        if (IsDigit(Peek())) Fail(at, "octal escape '" + Text(at, pos_ + 1) + "' is not supported");
+        return Single(0);
+      case 'x': {
+        uint32_t v;
+        if (!ReadHex(2, &v)) Fail(at, "expected 2 hex digits after '\\x'");
+        return Single(v);
+      }
+      case 'u': return Single(ParseUnicodeEscape(at));
+      case 'c': {
+        const uint32_t letter = Peek();
+        if (!IsAsciiLetter(letter)) Fail(at, "'\\c' must be followed by a letter (A-Z or a-z)");
+        ++pos_;
+        return Single(letter % 32);
+      }
+      case 'b':
+        if (in_class) return Single(0x08);  // [\b] is backspace
+        Fail(at, "word boundary '\\b' is not supported");
+      case 'B':
+        if (in_class) Fail(at, "unknown escape '\\B' in a character class");
+        Fail(at, "word boundary '\\B' is not supported");
+      case 'k': Fail(at, "backreference '\\k<name>' is not supported");
+      case 'p': case 'P':
+        Fail(at, std::string("Unicode property escape '\\") + static_cast<char>(c) + "{...}' is not supported");
+      default: break;
+    }
+    if (c >= '1' && c <= '9') {
+      while (IsDigit(Peek())) ++pos_;
+      Fail(at, (in_class ? "octal escape '" : "backreference '") + Text(at, pos_) + "' is not supported");
+    }
+    // Identity escapes: anything but an ASCII letter or digit stands for itself (\. \\ \/ \- \" ...).
+    // Unknown letters are errors, not literals: \a, \e, \A, \Z mean different things in other dialects.
+    if (IsAsciiLetter(c) || IsDigit(c)) Fail(at, "unknown escape '" + Text(at, pos_) + "'");
+    return Single(c);
+  }
+
+  const std::string& pattern_;
+  const CodepointRanges& dot_;
+  std::vector<uint32_t> cps_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+std::vector<TopLevelAlternative> ParseRegexPattern(const std::string& pattern, const CodepointRanges& dot) {
+  return Parser(pattern, dot).Parse();
+}
+
+}  // namespace regex
+}  // namespace xg
