@@ -4,6 +4,7 @@ hand-written valid / invalid instances, and unsupported or invalid schemas raise
 from __future__ import annotations
 
 import json
+import re
 
 from absl.testing import absltest, parameterized
 
@@ -47,6 +48,10 @@ CASES = {
                    {"properties": {"bar": {}}}]},
         ['{"foo":true,"bar":false}', '{"foo":1,"bar":true}'], ['{"foo":1,"bar":1}']),
     "contains": ({"type": "array", "contains": {"const": 5}}, ["[1,5,2]", "[5]", "[5.0]"], ["[1,2]", "[]"]),
+    "pattern_search_semantics": ({"type": "string", "pattern": "[0-9]{3}"}, ['"ab123"', '"123"', '"x1234y"'],
+                                 ['"12"', '"1a2b3"', "123"]),
+    "pattern_anchored": ({"type": "string", "pattern": "^[a-z]+$"}, ['"abc"'], ['"abc1"', '""']),
+    "pattern_quote_literal": ({"type": "string", "pattern": '^a"b$'}, ['"a\\"b"'], ['"ab"']),
     "const_unicode": ({"const": "héllo"}, ['"héllo"'], ['"hello"']),
     "escaped_property_names": (
         {"properties": {"foo\nbar": {"type": "number"}, 'foo"bar': {"type": "number"}}},
@@ -113,8 +118,10 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
     @parameterized.named_parameters(
         ("unique_items", {"type": "array", "uniqueItems": True}, UnsupportedSchemaError,
          "JSON Schema at '/uniqueItems': keyword 'uniqueItems' cannot be enforced by a grammar"),
-        ("unknown_keyword", {"properties": {"x": {"type": "string", "pattern": "^a"}}}, UnsupportedSchemaError,
-         "JSON Schema at '/properties/x/pattern': keyword 'pattern' is not supported"),
+        ("unknown_keyword", {"properties": {"x": {"patternProperties": {"^a": {}}}}}, UnsupportedSchemaError,
+         "JSON Schema at '/properties/x/patternProperties': keyword 'patternProperties' is not supported"),
+        ("unsupported_regex", {"properties": {"x": {"pattern": "(?<=a)b"}}}, UnsupportedSchemaError,
+         "JSON Schema at '/properties/x/pattern': regex \"(?<=a)b\": at position 0: lookbehind assertion"),
         ("dangling_ref", {"$ref": "#/$defs/nope"}, SchemaError, "JSON Schema at '/$ref': $ref '#/$defs/nope' points to nothing"),
         ("bad_type", {"type": "strin"}, SchemaError, "JSON Schema at '/type': 'type' must be one of"),
         ("negative_min_items", {"type": "array", "minItems": -1}, SchemaError,
@@ -125,7 +132,7 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
         ("not_json", "{not json", SchemaError, "the schema is not valid JSON"),
     )
     def test_errors(self, schema, error, message):
-        with self.assertRaisesRegex(error, message.replace("$", r"\$").replace("[", r"\[").replace("(", r"\(")):
+        with self.assertRaisesRegex(error, re.escape(message)):
             json_schema_to_ebnf(schema)
 
     def test_non_strict_mode_ignores_unique_items(self):

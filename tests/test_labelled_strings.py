@@ -57,17 +57,11 @@ EXCEPTIONS: tuple[LabelException, ...] = (
         "xgrammar builtin TagDispatch(...)", r"\bTagDispatch\(",
         "xgrammar builtin TagDispatch(...) is not supported yet (README: EBNF dialect)",
         "unsupported", "builtin 'TagDispatch(...)' is not supported"),
-    # Regex("pattern") is supported; its extra arguments and a few regex constructs are not.
+    # Regex("pattern", json_string=..., search=...) is supported; flags and a few regex constructs are not.
     LabelException(
         "xgrammar Regex(..., flags=...)", r"""\bRegex\((?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*,\s*flags\s*=""",
-        "Regex(...) takes only the pattern: regex flags (i, s, u) are not supported",
+        "Regex(...) takes json_string= and search= only: regex flags (i, s, u) are not supported",
         "unsupported", "Regex(...) argument 'flags' is not supported"),
-    LabelException(
-        "xgrammar Regex(..., json_string=...)",
-        r"""\bRegex\((?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*,\s*json_string\s*=""",
-        "Regex(...) takes only the pattern: json_string=true (the match escaped as JSON string content) is "
-        "not supported",
-        "unsupported", "Regex(...) argument 'json_string' is not supported"),
     LabelException(
         "regex inline modifier (?i)", r'(?<=\bRegex\(")\(\?[a-z]+\)',
         "regex flags, inline modifiers included, are not supported (frontends/regex.h)",
@@ -347,6 +341,6 @@ def test_classify_patterns():
     assert classify('root ::= Regex("[a-z]+")') is None  # supported
     assert classify('root ::= Regex("a, flags=b")') is None  # a comma inside the pattern is no argument
     assert classify('root ::= Regex("a", flags="i")').name == "xgrammar Regex(..., flags=...)"
-    assert classify('root ::= Regex("(?i)a", json_string=true)').name == "xgrammar Regex(..., json_string=...)"
+    assert classify('root ::= Regex("(?i)a", json_string=true)').name == "regex inline modifier (?i)"
     assert classify('root ::= Regex("x(?i)a")') is None  # not at the start: the pattern must say why
     assert classify('root ::= Regex("a(?!b)c")').name == "regex lookahead (?= / (?!"

@@ -81,16 +81,42 @@ std::string FormatRegexError(const std::string& pattern, size_t position, const 
 const CodepointRanges kDotRanges = {{0, '\n' - 1}, {'\n' + 1, '\r' - 1}, {'\r' + 1, 0x2027}, {0x202A, kMaxCodepoint}};
 const CodepointRanges kAnyCodepoint = {{0, kMaxCodepoint}};
 
+// JSON-string spelling (RegexSpelling::kJsonString): the characters a JSON string cannot hold raw.
+bool NeedsJsonEscape(uint32_t cp) { return cp < 0x20 || cp == '"' || cp == '\\'; }
+
+// Appends code point `cp` as it is spelled inside a JSON string (the short escapes where JSON has them):
+// a literal the pattern names explicitly ('"' in `a"b`) can only appear escaped.
+void AppendJsonChar(uint32_t cp, bool json, std::string* out) {
+  if (!json || !NeedsJsonEscape(cp)) {
+    AppendUtf8(cp, out);
+    return;
+  }
+  switch (cp) {
+    case '"': *out += "\\\""; return;
+    case '\\': *out += "\\\\"; return;
+    case '\n': *out += "\\n"; return;
+    case '\r': *out += "\\r"; return;
+    case '\t': *out += "\\t"; return;
+    case '\b': *out += "\\b"; return;
+    case '\f': *out += "\\f"; return;
+    default: {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", cp);
+      *out += buf;
+    }
+  }
+}
+
 class Lowering {
  public:
-  explicit Lowering(Grammar* g) : g_(g) {}
+  Lowering(Grammar* g, bool json) : g_(g), json_(json) {}
 
   int32_t Lower(const Node& n) {
     switch (n.kind) {
       case Node::Kind::kEmpty: return g_->Add(Expr{});
       case Node::Kind::kLiteral: {
         std::string bytes;
-        AppendUtf8(n.codepoint, &bytes);
+        AppendJsonChar(n.codepoint, json_, &bytes);
         return g_->AddBytes(std::move(bytes));
       }
       case Node::Kind::kClass: return AddClass(n.ranges);
@@ -99,7 +125,7 @@ class Lowering {
         std::string run;  // pending adjacent literals
         for (const Node& child : n.children) {
           if (child.kind == Node::Kind::kLiteral) {
-            AppendUtf8(child.codepoint, &run);
+            AppendJsonChar(child.codepoint, json_, &run);
             continue;
           }
           if (!run.empty()) items.push_back(g_->AddBytes(std::move(run))), run.clear();
@@ -125,17 +151,52 @@ class Lowering {
     return g_->Add(Expr{});  // unreachable: every kind is handled above
   }
 
-  // Any string: [^]* (every code point, newlines included).
+  // Any string: [^]* (every code point, newlines included); as JSON string content, every spelling
+  // of every code point (any escape JSON allows, \uXXXX included).
   int32_t AnyString() {
     Expr e;
     e.kind = ExprKind::kRepeat;
-    e.children = {AddClass(kAnyCodepoint)};
+    if (!json_) {
+      e.children = {AddClass(kAnyCodepoint)};
+    } else {
+      Expr raw;
+      raw.kind = ExprKind::kCharClass;
+      raw.negated = true;
+      raw.ranges = {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}};
+      Expr hex;
+      hex.kind = ExprKind::kCharClass;
+      hex.ranges = {{'0', '9'}, {'A', 'F'}, {'a', 'f'}};
+      int32_t h = g_->Add(hex);
+      Expr simple;
+      simple.kind = ExprKind::kCharClass;
+      simple.ranges = {{'"', '"'}, {'/', '/'}, {'\\', '\\'}, {'b', 'b'}, {'f', 'f'}, {'n', 'n'}, {'r', 'r'}, {'t', 't'}};
+      int32_t unicode = g_->AddNode(ExprKind::kSequence, {g_->AddBytes("u"), h, h, h, h});
+      int32_t escape = g_->AddNode(ExprKind::kSequence,
+                                   {g_->AddBytes("\\"), g_->AddNode(ExprKind::kChoice, {g_->Add(simple), unicode})});
+      e.children = {g_->AddNode(ExprKind::kChoice, {g_->Add(raw), escape})};
+    }
     return g_->Add(std::move(e));
   }
 
  private:
-  // `ranges` is normalised (sorted, merged, surrogates excluded) and non-empty.
+  // `ranges` is normalised (sorted, merged, surrogates excluded) and non-empty. As JSON string
+  // content (xgrammar's json_string semantics), classes and `.` lose the characters a JSON string
+  // cannot hold raw; a class left with none raises.
   int32_t AddClass(const CodepointRanges& ranges) {
+    if (!json_) return AddRawClass(ranges);
+    CodepointRanges raw;
+    for (auto [lo, hi] : ranges) {
+      for (auto [a, b] : CodepointRanges{{0x20, '"' - 1}, {'"' + 1, '\\' - 1}, {'\\' + 1, kMaxCodepoint}}) {
+        uint32_t from = std::max<uint32_t>(lo, a), to = std::min<uint32_t>(hi, b);
+        if (from <= to) raw.push_back({from, to});
+      }
+    }
+    XG_USER_CHECK(!raw.empty()) << "regex: a character class matches only characters that a JSON string must "
+                                   "escape ('\"', '\\\\', control characters), which json_string excludes";
+    return AddRawClass(NormalizeRanges(raw, /*negate=*/false));
+  }
+
+  int32_t AddRawClass(const CodepointRanges& ranges) {
     if (ranges.size() == 1 && ranges[0].first == ranges[0].second) {
       std::string bytes;
       AppendUtf8(ranges[0].first, &bytes);
@@ -156,6 +217,7 @@ class Lowering {
   }
 
   Grammar* g_;
+  bool json_;
 };
 
 }  // namespace
@@ -196,10 +258,10 @@ int32_t SearchLanguage(Grammar* g, Lowering* lowering, const std::vector<regex::
 
 }  // namespace
 
-int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode, RegexDot dot) {
+int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode, RegexDot dot, RegexSpelling spelling) {
   std::vector<regex::TopLevelAlternative> alternatives =
       regex::ParseRegexPattern(pattern, dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : kDotRanges);
-  Lowering lowering(g);
+  Lowering lowering(g, spelling == RegexSpelling::kJsonString);
   std::vector<int32_t> bodies;
   for (const regex::TopLevelAlternative& alt : alternatives) bodies.push_back(lowering.Lower(alt.body));
   if (mode == RegexMode::kSearch) return SearchLanguage(g, &lowering, alternatives, bodies);

@@ -46,6 +46,16 @@ enum class RegexDot {
   kAnyCodePoint,
 };
 
+// How a matched string is written: as is (UTF-8), or as the content of a JSON string (xgrammar's
+// `json_string=true`): classes and `.` exclude the characters a JSON string cannot hold raw ('"',
+// '\\', control characters), and a literal the pattern names explicitly is spelled as its JSON escape.
+// Approximation (documented): escaped spellings of other characters (\u0041 for 'A') are accepted only
+// in the search mode's "any string" parts.
+enum class RegexSpelling {
+  kRaw,
+  kJsonString,
+};
+
 // A regex that cannot be compiled. what() is the full message (with the quoted pattern and caret);
 // position() and description() let an embedding front end report it in its own coordinates.
 class RegexError : public InputError {
@@ -62,7 +72,7 @@ class RegexError : public InputError {
 // Appends expression nodes for `pattern` to `g` (no rules are added) and returns the index of the
 // root expression. Throws RegexError; `g` may then hold unreferenced nodes.
 int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode,
-                 RegexDot dot = RegexDot::kNoLineTerminators);
+                 RegexDot dot = RegexDot::kNoLineTerminators, RegexSpelling spelling = RegexSpelling::kRaw);
 
 // A grammar with the single rule `root ::= <pattern>`.
 Grammar RegexToGrammar(const std::string& pattern, RegexMode mode = RegexMode::kFullMatch);

@@ -449,19 +449,39 @@ class EbnfParser {
     std::vector<size_t> sources;
     std::string pattern = ParseStringLiteral(&sources);
     SkipSpace();
-    if (Peek() == ',') {
+    // Keyword arguments: json_string=true|false (xgrammar's: the match spelled as JSON string content)
+    // and search=true|false (xg2jax's: JSON Schema `pattern` semantics, an unanchored search with
+    // ECMAScript's `.`, which excludes line terminators).
+    bool json_string = false, search = false;
+    while (Peek() == ',') {
       ++pos_;
       SkipSpace();
       size_t arg = pos_;
       std::string name = IsNameStart(Peek()) ? ParseName() : "";
-      pos_ = arg;
-      Fail(name.empty() ? std::string("Regex(...) takes only the pattern; a second argument is not supported")
-                        : "Regex(...) argument '" + name + "' is not supported (only the pattern is)");
+      if (name != "json_string" && name != "search") {
+        pos_ = arg;
+        Fail(name.empty() ? std::string("Regex(...) expects name=value arguments after the pattern")
+                          : "Regex(...) argument '" + name + "' is not supported (json_string and search are)");
+      }
+      SkipSpace();
+      if (Peek() != '=') Fail("expected '=' after Regex(...) argument '" + name + "'");
+      ++pos_;
+      SkipSpace();
+      size_t value_at = pos_;
+      std::string value = IsNameStart(Peek()) ? ParseName() : "";
+      if (value != "true" && value != "false") {
+        pos_ = value_at;
+        Fail("Regex(...) argument '" + name + "' takes true or false");
+      }
+      (name == "json_string" ? json_string : search) = value == "true";
+      SkipSpace();
     }
     if (Peek() != ')') Fail("expected ')' to close Regex(...)");
     ++pos_;
     try {
-      return AddRegex(&g_, pattern, RegexMode::kFullMatch, RegexDot::kAnyCodePoint);
+      return AddRegex(&g_, pattern, search ? RegexMode::kSearch : RegexMode::kFullMatch,
+                      search ? RegexDot::kNoLineTerminators : RegexDot::kAnyCodePoint,
+                      json_string ? RegexSpelling::kJsonString : RegexSpelling::kRaw);
     } catch (const RegexError& e) {
       pos_ = sources[std::min(e.position(), sources.size() - 1)];
       Fail("in the Regex(...) pattern at position " + std::to_string(e.position()) + ": " + e.description());

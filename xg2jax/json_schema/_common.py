@@ -10,7 +10,7 @@ OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentR
                    "maxProperties"}
 ARRAY_KEYWORDS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains",
                   "maxContains", "uniqueItems"}
-STRING_KEYWORDS = {"minLength", "maxLength"}
+STRING_KEYWORDS = {"minLength", "maxLength", "pattern"}
 NUMBER_KEYWORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 # Internal keyword: a number with a non-zero fractional part (the complement of integer among numbers), spelled
 # without an exponent (the documented approximation for bounded and non-integral numbers).

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import math
 
+from xg2jax import _core
+
 from xg2jax.json_schema._common import (FRACTION_ONLY, TYPES, SchemaError, Unsatisfiable, UnsupportedSchemaError)
-from xg2jax.json_schema._ebnf import choice
+from xg2jax.json_schema._ebnf import choice, literal
 from xg2jax.json_schema._formats import FORMATS
 from xg2jax.json_schema._numbers import integer_range, multiple_of, number_range
 
@@ -122,6 +124,8 @@ class ScalarsMixin:
         if hi is not None and hi < lo:
             raise Unsatisfiable
         fmt = schema.get("format")
+        if "pattern" in schema:
+            return self._string_pattern(schema, lo, hi, ptr)
         if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
             if lo or hi is not None:
                 raise UnsupportedSchemaError(f"{ptr}/format", f"format '{fmt}' together with minLength / maxLength "
@@ -136,3 +140,26 @@ class ScalarsMixin:
             return "j_string"
         bound = f"{{{lo},}}" if hi is None else f"{{{lo},{hi}}}"
         return self.rules.add(f"string_{lo}_{hi}", f'"\\"" j_char{bound} "\\""')
+
+    def _string_pattern(self, schema, lo: int, hi: int | None, ptr: str) -> str:
+        """``pattern``: an unanchored ECMAScript search over the string's characters (the EBNF
+        ``Regex(..., json_string=true, search=true)``). Characters a JSON string must escape are excluded from
+        classes and ``.``; literal ones are spelled as escapes (frontends/regex.h)."""
+        pattern = schema["pattern"]
+        if not isinstance(pattern, str):
+            raise SchemaError(f"{ptr}/pattern", f"'pattern' must be a string, got {json.dumps(pattern)}")
+        if lo or hi is not None:
+            raise UnsupportedSchemaError(f"{ptr}/pattern", "'pattern' together with minLength / maxLength is not "
+                                         "supported yet")
+        fmt = schema.get("format")
+        if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
+            raise UnsupportedSchemaError(f"{ptr}/pattern", f"'pattern' together with format '{fmt}' is not "
+                                         "supported yet")
+        try:  # report regex errors against the schema, not against the generated EBNF
+            _core.Grammar.from_ebnf(f"root ::= Regex({literal(pattern)}, json_string=true, search=true)".encode(),
+                                    "root")
+        except ValueError as e:
+            detail = str(e).split("\n")[0].split("in the Regex(...) pattern ", 1)[-1]
+            raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: {detail}") from None
+        return self.rules.add("string_pattern", f'"\\"" Regex({literal(pattern)}, json_string=true, search=true) '
+                                                '"\\""')
