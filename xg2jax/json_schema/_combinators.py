@@ -5,8 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from xg2jax.json_schema._common import (ABSENT, ANNOTATIONS, SchemaError, Unsatisfiable, UnsupportedSchemaError,
-                                        json_equal, json_type)
+from xg2jax.json_schema._common import (
+    ABSENT,
+    ANNOTATIONS,
+    SchemaError,
+    Unsatisfiable,
+    UnsupportedSchemaError,
+    json_equal,
+    json_type,
+    strip_annotations,
+)
 from xg2jax.json_schema._ebnf import choice
 
 
@@ -22,6 +30,7 @@ class CombinatorsMixin:
             return a
         if not isinstance(a, dict) or not isinstance(b, dict):
             raise SchemaError(ptr, "allOf entries must be schemas")
+        a, b = strip_annotations(a), strip_annotations(b)
         # Keywords whose meaning depends on their own schema object are rewritten before the objects are merged.
         for side in (a, b):
             self._check_keywords(side, ptr)

@@ -21,6 +21,10 @@ APPLICATOR_KEYWORDS = {"$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "
                        "dependentSchemas", "unevaluatedProperties", "unevaluatedItems"}
 SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT} | APPLICATOR_KEYWORDS | ANNOTATIONS | OBJECT_KEYWORDS
              | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS)
+# Validation keywords of the supported drafts that this version cannot enforce yet: an error naming them. Any other
+# unknown keyword is an annotation (the spec says to ignore it; real schemas carry many: "x-...", "example", ...).
+KNOWN_UNSUPPORTED = {"patternProperties", "propertyNames", "$dynamicRef", "$dynamicAnchor", "$recursiveRef",
+                     "$recursiveAnchor"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}
 
@@ -75,3 +79,11 @@ def json_equal(a, b) -> bool:
     if ta == "object":
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     return a == b
+
+
+def strip_annotations(schema: dict) -> dict:
+    """``schema`` without unknown keywords (annotations by the spec), so merges and complements see only what
+    constrains instances."""
+    if all(k in SUPPORTED or k in KNOWN_UNSUPPORTED or k in NOT_CONTEXT_FREE for k in schema):
+        return schema
+    return {k: v for k, v in schema.items() if k in SUPPORTED or k in KNOWN_UNSUPPORTED or k in NOT_CONTEXT_FREE}

@@ -22,11 +22,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from xg2jax.json_schema._common import (NOT_CONTEXT_FREE, SUPPORTED, SchemaError, Unsatisfiable, UnsupportedSchemaError,
-                                        escape_pointer)
-from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq
 from xg2jax.json_schema._arrays import ArraysMixin
 from xg2jax.json_schema._combinators import CombinatorsMixin
+from xg2jax.json_schema._common import (
+    KNOWN_UNSUPPORTED,
+    NOT_CONTEXT_FREE,
+    SchemaError,
+    Unsatisfiable,
+    UnsupportedSchemaError,
+    escape_pointer,
+    strip_annotations,
+)
+from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._refs import RefsMixin
 from xg2jax.json_schema._rewrites import RewritesMixin
@@ -42,6 +49,7 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
                  separators: tuple[str, str] | None = None, strict_mode: bool = True,
                  max_whitespace_cnt: int | None = None, any_order: bool = False, enforce_formats: bool = True):
         self.any_order = any_order
+        self._depth = 0
         self.enforce_formats = enforce_formats
         self.root = schema
         self.strict = strict_mode
@@ -81,6 +89,18 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
             raise Unsatisfiable
         if not isinstance(schema, dict):
             raise SchemaError(ptr, f"a schema must be an object or a boolean, got {type(schema).__name__}")
+        if self._depth > self.MAX_DEPTH:
+            raise UnsupportedSchemaError(ptr, f"the schema expands deeper than {self.MAX_DEPTH} levels (a recursive "
+                                         "$ref inlined through allOf / anyOf / oneOf is not supported yet)")
+        self._depth += 1
+        try:
+            return self._visit_dict(strip_annotations(schema), ptr)
+        finally:
+            self._depth -= 1
+
+    MAX_DEPTH = 150
+
+    def _visit_dict(self, schema: dict, ptr: str) -> str:
         self._check_keywords(schema, ptr)
         schema = self._rewrite_not(schema, ptr)
         if schema is False:
@@ -110,7 +130,7 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
                 if self.strict:
                     raise UnsupportedSchemaError(f"{ptr}/{kw}", f"keyword '{kw}' cannot be enforced by a grammar "
                                                  f"({NOT_CONTEXT_FREE[kw]}); pass strict_mode=False to ignore it")
-            elif kw not in SUPPORTED:
+            elif kw in KNOWN_UNSUPPORTED:
                 raise UnsupportedSchemaError(f"{ptr}/{escape_pointer(kw)}",
                                              f"keyword '{kw}' is not supported by this version of xg2jax")
 

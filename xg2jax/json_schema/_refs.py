@@ -6,8 +6,7 @@ import json
 import urllib.parse
 from typing import Any
 
-from xg2jax.json_schema._common import (ANNOTATIONS, SchemaError, Unsatisfiable, UnsupportedSchemaError,
-                                        escape_pointer)
+from xg2jax.json_schema._common import ANNOTATIONS, SchemaError, Unsatisfiable, UnsupportedSchemaError, escape_pointer
 
 
 class RefsMixin:

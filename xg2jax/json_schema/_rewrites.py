@@ -3,8 +3,15 @@ exactly-one ``oneOf``), ``dependencies`` / ``dependentSchemas``, and ``unevaluat
 
 from __future__ import annotations
 
-
-from xg2jax.json_schema._common import (ABSENT, ANNOTATIONS, FRACTION_ONLY, TYPES, SchemaError, UnsupportedSchemaError)
+from xg2jax.json_schema._common import (
+    ABSENT,
+    ANNOTATIONS,
+    FRACTION_ONLY,
+    TYPES,
+    SchemaError,
+    UnsupportedSchemaError,
+    strip_annotations,
+)
 
 
 class RewritesMixin:
@@ -35,6 +42,7 @@ class RewritesMixin:
         if inner is False:
             return [True]
         if isinstance(inner, dict):
+            inner = strip_annotations(inner)
             keys = set(inner) - ANNOTATIONS
             if len(keys) > 1:  # not (A and B) = (not A) or (not B)
                 out = []

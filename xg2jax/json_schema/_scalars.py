@@ -6,8 +6,7 @@ import json
 import math
 
 from xg2jax import _core
-
-from xg2jax.json_schema._common import (FRACTION_ONLY, TYPES, SchemaError, Unsatisfiable, UnsupportedSchemaError)
+from xg2jax.json_schema._common import FRACTION_ONLY, TYPES, SchemaError, Unsatisfiable, UnsupportedSchemaError
 from xg2jax.json_schema._ebnf import choice, literal
 from xg2jax.json_schema._formats import FORMATS
 from xg2jax.json_schema._numbers import integer_range, multiple_of, number_range

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from xg2jax.json_schema._common import (ABSENT, FRACTION_ONLY, SchemaError, Unsatisfiable, json_equal, json_type)
+from xg2jax.json_schema._common import ABSENT, FRACTION_ONLY, SchemaError, Unsatisfiable, json_equal, json_type
 from xg2jax.json_schema._ebnf import choice, json_literal, literal, seq
 
 
