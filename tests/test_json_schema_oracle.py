@@ -15,7 +15,7 @@ import pytest
 import xg2jax
 from real_vocabularies import require
 from xg2jax.json_schema import json_schema_to_ebnf
-from xg2jax.testing import bitmask_to_ids, mask_oracle_diff
+from xg2jax.testing import bitmask_to_ids, greedy_token_ids, mask_oracle_diff
 
 MASKBENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "jsonschemabench" / "maskbench"
 # Subsets of small, realistic schemas (function signatures, API payloads). Schemas whose grammar has a bounded
@@ -53,37 +53,17 @@ CASES = _cases()
 DEFAULT = {name for name, _, _ in CASES[::10]}
 
 
-def _greedy_tokens(text: bytes, table: dict[bytes, int], lengths: list[int]) -> list[int]:
-    ids, i = [], 0
-    while i < len(text):
-        for n in lengths:
-            tid = table.get(text[i:i + n])
-            if tid is not None:
-                ids.append(tid)
-                i += n
-                break
-        else:
-            raise AssertionError(f"no token for byte {text[i]!r}")
-    return ids
-
-
 @pytest.fixture(scope="module")
 def gpt2():
-    loaded = require("gpt2")
-    tok = xg2jax.TokenizerInfo.from_loaded_vocab(loaded)
-    table: dict[bytes, int] = {}
-    specials = set(tok.special_token_ids)
-    for tid, b in enumerate(tok.decoded_vocab):
-        if b and tid not in specials:
-            table.setdefault(b, tid)
-    return tok, xg2jax.GrammarCompiler(tok), table, sorted({len(b) for b in table}, reverse=True)
+    tok = xg2jax.TokenizerInfo.from_loaded_vocab(require("gpt2"))
+    return tok, xg2jax.GrammarCompiler(tok)
 
 
 def _walk(gpt2, name, schema, instance):
-    tok, compiler, table, lengths = gpt2
+    tok, compiler = gpt2
     compiled = compiler.compile_json_schema(schema, any_order=True)
     matcher = xg2jax.GrammarMatcher(compiled)
-    tokens = _greedy_tokens(json.dumps(instance, ensure_ascii=False).encode(), table, lengths)
+    tokens = greedy_token_ids(tok, json.dumps(instance, ensure_ascii=False).encode())
     bitmask = xg2jax.allocate_token_bitmask(1, tok.vocab_size)
     for step, t in enumerate(tokens + tok.stop_token_ids[:1]):
         if step % 4 == 0:

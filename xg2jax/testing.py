@@ -4,6 +4,7 @@
 - :func:`oracle_bitmask`: the token-by-token oracle mask (every token tried with the matcher's
   acceptance rules, no mask cache), to compare with ``fill_next_token_bitmask``.
 - :func:`first_rejected_token`: feed a token sequence to a fresh matcher; where does it fail?
+- :func:`greedy_token_ids`: spell bytes with a vocabulary's tokens (greedy longest match).
 - :class:`GrammarTestCase`: an ``absltest.TestCase`` with ``assertGrammarAccepts`` /
   ``assertGrammarRejects`` (strings), ``assertTokensAccepted`` / ``assertTokensRejected`` (token
   sequences), ``assertMaskMatchesOracle`` and ``assertBitmaskEqual``.
@@ -17,8 +18,8 @@ from xg2jax.compiler import CompiledGrammar, Grammar, GrammarCompiler
 from xg2jax.matcher import GrammarMatcher, allocate_token_bitmask
 from xg2jax.tokenizer_info import TokenizerInfo
 
-__all__ = ["is_grammar_accept_string", "first_rejected_token", "oracle_bitmask", "bitmask_to_ids", "mask_oracle_diff",
-           "GrammarTestCase"]
+__all__ = ["is_grammar_accept_string", "first_rejected_token", "greedy_token_ids", "oracle_bitmask", "bitmask_to_ids",
+           "mask_oracle_diff", "GrammarTestCase"]
 
 _BYTE_TOKENIZER: TokenizerInfo | None = None
 
@@ -53,6 +54,29 @@ def first_rejected_token(compiled: CompiledGrammar, token_ids, *, require_termin
     if require_termination and not m.is_terminated():
         return len(ids)
     return None
+
+
+def greedy_token_ids(tokenizer_info: TokenizerInfo, data: bytes) -> list[int]:
+    """Token ids spelling ``data`` by greedy longest match over the decoded vocabulary (special tokens never
+    used; the lowest id wins among equal spellings). Not the model's own segmentation, but every id decodes to
+    exactly ``data``: what a mask test needs."""
+    table: dict[bytes, int] = {}
+    specials = set(tokenizer_info.special_token_ids)
+    for tid, spelled in enumerate(tokenizer_info.decoded_vocab):
+        if spelled and tid not in specials:
+            table.setdefault(spelled, tid)
+    lengths = sorted({len(b) for b in table}, reverse=True)
+    ids, i = [], 0
+    while i < len(data):
+        for n in lengths:
+            tid = table.get(data[i:i + n])
+            if tid is not None:
+                ids.append(tid)
+                i += n
+                break
+        else:
+            raise ValueError(f"greedy_token_ids: no token spells byte {data[i]:#04x} at offset {i}")
+    return ids
 
 
 def bitmask_to_ids(row: np.ndarray, vocab_size: int) -> np.ndarray:
