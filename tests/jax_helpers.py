@@ -146,7 +146,6 @@ def decode_main(argv: list[str]) -> None:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         jax.distributed.initialize(coordinator_address=os.environ["XG_COORD"], num_processes=2,
                                    process_id=int(os.environ["XG_PROC"]))
-    import jax.numpy as jnp
     from jax.sharding import Mesh, NamedSharding
     from jax.sharding import PartitionSpec as P
 

@@ -10,7 +10,6 @@ import re
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 from absl.testing import absltest, parameterized
 
 import xg2jax.jax as xj
@@ -103,8 +102,8 @@ class ConstrainedSampleTest(GrammarTestCase, parameterized.TestCase):
         # Different grammars per row, different prompts: same shapes, same executable.
         rows = [self.grammars["yes_no"]] * 4 + [None] * 4
         with xj.GrammarState.create(rows, vocab_size=self.tok.vocab_size) as state:
-            p, l = prompts(8, 6, self.tok.vocab_size, seed=7)
-            xj.constrained_sample(self.step_fn, self.params, init_cache(self.config, 8), p, l, state,
+            p, lengths = prompts(8, 6, self.tok.vocab_size, seed=7)
+            xj.constrained_sample(self.step_fn, self.params, init_cache(self.config, 8), p, lengths, state,
                                   max_new_tokens=MAX_NEW, stop_token_ids=self.tok.stop_token_ids)
         self.assertEqual(sampling._sample_jit._cache_size(), size)
 

@@ -1,7 +1,8 @@
 """Token oracle on JSON Schemas: for schemas from JSONSchemaBench (../shared/data/jsonschemabench; skipped when
 absent) that the front end compiles, walk a valid instance token by token on the real GPT-2 vocabulary and check
 that the mask equals the brute-force oracle (every token tried with accept_token's rules, no mask cache) at every
-4th step, and that every token of the walk is allowed and accepted. Default run: 6 schemas; ``slow``: 60 (15 from each of four subsets)."""
+4th step, and that every token of the walk is allowed and accepted. Default run: 6 schemas; ``slow``: 60 (15 from
+each of four subsets)."""
 
 from __future__ import annotations
 

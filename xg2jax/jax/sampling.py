@@ -22,7 +22,6 @@ from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from xg2jax.jax.ops import Path, apply_token_bitmask, next_token_mask, shard_next_token_mask
 from xg2jax.jax.state import GrammarState, StepStatus
