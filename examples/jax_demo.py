@@ -41,6 +41,7 @@ def main() -> None:
     parser.add_argument("--path", default="auto", choices=["auto", "ffi", "callback"])
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("jax").setLevel(logging.WARNING)  # not its backend probing ("no libtpu") at INFO
 
     logging.info("loading the %s vocabulary", args.vocab)
     tok = xg2jax.TokenizerInfo.from_loaded_vocab(getattr(vocab_packages, args.vocab)())
