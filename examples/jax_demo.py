@@ -82,8 +82,14 @@ def main() -> None:
         if rows[r] is None:
             verdict = "unconstrained"
         else:
-            at = first_rejected_token(rows[r], ids)
-            verdict = "accepted by a fresh matcher, terminated" if at is None else f"REJECTED at token {at}"
+            stopped = int(out.finish_reason[r]) == xj.FinishReason.STOP
+            at = first_rejected_token(rows[r], ids, require_termination=stopped)
+            if at is not None:
+                verdict = f"REJECTED at token {at}"
+            elif stopped:
+                verdict = "accepted by a fresh matcher, terminated"
+            else:
+                verdict = "a valid prefix, cut by --max-new-tokens"
             ok &= at is None
         print(f"row {r} [{name or 'free'}] ({verdict}): {text!r}")
     if not ok:
