@@ -114,15 +114,15 @@ class CombinatorsMixin:
                   for i, b in enumerate(branches)]
         if kw == "oneOf" and not self._disjoint(merged):
             # Exactly one: branch i and the complement of every other branch (complements of simple schemas only).
-            try:
-                merged = [{"allOf": [m] + [{"not": b} for j, b in enumerate(branches) if j != i]}
-                          for i, m in enumerate(merged)]
-                for i, m in enumerate(merged):
-                    self._rewrite_not(m["allOf"][1], f"{ptr}/oneOf/{i}") if len(m["allOf"]) > 1 else None
+            try:  # every branch must be complementable; checked once here, so the error names the oneOf
+                for i, b in enumerate(branches):
+                    self._negate(b, f"{ptr}/oneOf/{i}")
             except UnsupportedSchemaError:
                 raise UnsupportedSchemaError(f"{ptr}/oneOf", "oneOf branches may overlap; exactly-one semantics is "
                                              "enforced only for disjoint branches or branches a grammar can "
                                              "complement (type restrictions, one bound keyword)") from None
+            merged = [{"allOf": [m] + [{"not": b} for j, b in enumerate(branches) if j != i]}
+                      for i, m in enumerate(merged)]
         options = []
         for i, m in enumerate(merged):
             try:
