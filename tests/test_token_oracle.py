@@ -706,6 +706,8 @@ class Walker:
 
 
 def run_oracle(spec_name: str, vocab_name: str, budget: Budget, *, precompute: bool = False) -> None:
+    if spec_name.startswith("gbnf-") and not GBNF_DIR.is_dir():  # named in a subset list, data absent
+        _data_missing(GBNF_DIR)()
     spec = SPEC_BY_NAME[spec_name]
     text = spec.load()
     vocab = get_vocab(vocab_name)
