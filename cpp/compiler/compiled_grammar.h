@@ -36,7 +36,7 @@ class CompiledGrammar {
   // The entry of scannable state `state`, built now if needed.
   const TokenMaskEntry& Entry(int32_t state) const;
   // The context entry of (state, parent_states) (see ContextMaskEntry), built now if needed.
-  // parent_states must be sorted and unique.
+  // parent_states: flat (state, count) pairs (see EarleyParser::ResetToItem), sorted and unique.
   const ContextMaskEntry& ContextEntry(int32_t state, const std::vector<int32_t>& parent_states) const;
   int32_t NumContextEntries() const;
   // The entry of `state` if already built, else nullptr (introspection; never builds).

@@ -39,12 +39,12 @@ int32_t ParseConfigCache::InternItems(std::vector<EarleyItem> items, uint8_t fla
     if (it.lineage == 0) flags |= kHasLineage0;
   // Canonical order, so equal sets built in different orders are one configuration.
   std::sort(items.begin(), items.end(), [](const EarleyItem& a, const EarleyItem& b) {
-    return std::tie(a.state, a.origin, a.lineage) < std::tie(b.state, b.origin, b.lineage);
+    return std::tie(a.state, a.origin, a.lineage, a.count) < std::tie(b.state, b.origin, b.lineage, b.count);
   });
   std::vector<int32_t> key;
-  key.reserve(items.size() * 3 + 1);
+  key.reserve(items.size() * 4 + 1);
   key.push_back(flags);
-  for (const EarleyItem& it : items) key.insert(key.end(), {it.state, it.origin, it.lineage});
+  for (const EarleyItem& it : items) key.insert(key.end(), {it.state, it.origin, it.lineage, it.count});
   auto [pos, inserted] = ids_.emplace(std::move(key), static_cast<int32_t>(configs_.size()));
   if (inserted) {
     configs_.push_back({std::move(items), flags});
@@ -104,7 +104,7 @@ int32_t ParseConfigCache::Compute(int32_t config, uint8_t byte) {
     int32_t t = fsm_.Next(scanner->state, byte);
     if (!fsm_.IsFinal(t) && fsm_.RuleEdgesBegin(t) == fsm_.RuleEdgesEnd(t)) {
       int32_t origin = scanner->origin == kSelf ? config : scanner->origin;
-      int32_t id = InternItems({{t, origin, scanner->lineage}}, 0);
+      int32_t id = InternItems({{t, origin, scanner->lineage, scanner->count}}, 0);
       rows_[static_cast<size_t>(config) * 256 + byte] = id;  // rows_ may have grown
       return id;
     }

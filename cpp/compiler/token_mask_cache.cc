@@ -158,11 +158,14 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
   e.num_accepted = static_cast<int32_t>(accepted.size());
   const size_t num_rejected = n - accepted.size() - uncertain.size();
   const size_t bitset_words = tok.MaskWords();
-  if (accepted.size() <= num_rejected && accepted.size() < bitset_words) {
+  // The rejected-list form clears the uncertain tokens too, so it costs rejected + uncertain per
+  // use (a string character inside a counted repetition leaves most of the vocabulary uncertain).
+  const size_t rejected_cost = num_rejected + uncertain.size();
+  if (accepted.size() <= rejected_cost && accepted.size() < bitset_words) {
     e.storage = TokenMaskEntry::Storage::kAcceptedList;
     for (int32_t p : accepted) e.ids.push_back(tok.SortedId(p));
     std::sort(e.ids.begin(), e.ids.end());
-  } else if (num_rejected < accepted.size() && num_rejected < bitset_words) {
+  } else if (rejected_cost < accepted.size() && rejected_cost < bitset_words) {
     e.storage = TokenMaskEntry::Storage::kRejectedList;
     std::vector<uint8_t> listed(n, 0);
     for (int32_t p : accepted) listed[p] = 1;
@@ -199,6 +202,13 @@ ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInf
     }
   });
   std::sort(out.accepted_ids.begin(), out.accepted_ids.end());
+  // Many accepted tokens (a counted item such as a string's character accepts most of the
+  // vocabulary through its parent): a bitset is cheaper to OR at every step.
+  if (out.accepted_ids.size() > static_cast<size_t>(tok.MaskWords())) {
+    out.accepted_bits.assign(tok.MaskWords(), 0);
+    for (int32_t id : out.accepted_ids) out.accepted_bits[id >> 5] |= 1u << (id & 31);
+    out.accepted_ids = {};
+  }
   return out;
 }
 

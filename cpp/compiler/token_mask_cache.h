@@ -53,12 +53,22 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
 // i.e. the set of states where the parent rule resumes once s's rule completes. A token that stays
 // inside the parent (or ends exactly where a rule completes) is accepted in that context; one whose
 // parent also completes mid-token stays uncertain (checked live); the rest are rejected.
+// Parent states are flat (state, count) pairs: a counted parent's count as CountClass gives it
+// (earley_parser.h), so one entry serves every count far from the repetition's bounds.
 // Keyed by (s, parent states) in CompiledGrammar, so JSON-like grammars resolve most uncertain
 // tokens once per context instead of at every step.
 struct ContextMaskEntry {
-  std::vector<int32_t> accepted_ids;  // token ids
-  std::vector<int32_t> uncertain;     // positions in the sorted vocabulary, ascending
-  size_t MemoryBytes() const { return sizeof(*this) + (accepted_ids.capacity() + uncertain.capacity()) * 4; }
+  std::vector<int32_t> accepted_ids;  // token ids (when fewer than the bitset's words)
+  std::vector<uint32_t> accepted_bits;  // or the accepted tokens as a packed bitset
+  std::vector<int32_t> uncertain;       // positions in the sorted vocabulary, ascending
+  // ORs the accepted tokens into `words` (packed, LSB first).
+  void OrAccepted(uint32_t* words) const {
+    for (int32_t id : accepted_ids) words[id >> 5] |= 1u << (id & 31);
+    for (size_t i = 0; i < accepted_bits.size(); ++i) words[i] |= accepted_bits[i];
+  }
+  size_t MemoryBytes() const {
+    return sizeof(*this) + (accepted_ids.capacity() + accepted_bits.capacity() + uncertain.capacity()) * 4;
+  }
 };
 
 ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,

@@ -145,8 +145,8 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
   auto intern = [&](std::vector<int32_t> set) -> int32_t {
     auto it = ids.find(set);
     if (it != ids.end()) return it->second;
-    XG_USER_CHECK(--*budget > 0) << "grammar too large: the automata exceed the state limit "
-                                 << "(a very large bounded repetition?)";
+    XG_USER_CHECK(--*budget > 0) << "grammar too large: the automata exceed the state limit (each DFA state "
+                                 << "costs a 1 KiB transition row)";
     int32_t id = dfa.Size();
     ids.emplace(set, id);
     dfa.final.push_back(std::binary_search(set.begin(), set.end(), end));
@@ -267,7 +267,27 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
   const int32_t n_rules = static_cast<int32_t>(g.rules.size());
   std::vector<LocalDfa> dfas(n_rules);
   int64_t budget = max_states;
+  std::vector<uint8_t> counted(n_rules, 0);
+  std::vector<std::pair<int32_t, int32_t>> repeat(n_rules, {0, 0});
+  std::vector<int32_t> counted_item(n_rules, -1);  // X of a counted rule X{m,n}
   for (int32_t r = 0; r < n_rules; ++r) {
+    if (g.rules[r].counted) {
+      const Expr& body = g.exprs[g.rules[r].body];
+      XG_ICHECK(body.kind == ExprKind::kRepeat && g.exprs[body.children[0]].kind == ExprKind::kRuleRef)
+          << "counted rule '" << g.rules[r].name << "' must have the body X{m,n} over a rule reference";
+      counted[r] = 1;
+      repeat[r] = {body.min, body.max};
+      counted_item[r] = g.exprs[body.children[0]].rule;
+      LocalDfa loop;  // one final state reading X back into itself
+      std::array<int32_t, 256> row;
+      row.fill(-1);
+      loop.next.push_back(row);
+      loop.rule_edges.push_back({{counted_item[r], 0}});
+      loop.final.push_back(1);
+      XG_USER_CHECK(--budget > 0) << "grammar too large: the automata exceed the state limit";
+      dfas[r] = std::move(loop);
+      continue;
+    }
     Nfa nfa(max_states);
     int32_t s = nfa.NewState(), e = nfa.NewState();
     nfa.Build(g, g.rules[r].body, s, e);
@@ -297,8 +317,12 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
   };
   for (bool changed = true; changed;) {
     changed = false;
-    for (int32_t r = 0; r < n_rules; ++r)
-      if (!productive[r] && reaches_final(r, productive, true)) productive[r] = 1, changed = true;
+    for (int32_t r = 0; r < n_rules; ++r) {
+      if (productive[r]) continue;
+      // A counted rule's lone state is final only once min X's are read.
+      bool ok = counted[r] ? repeat[r].first == 0 || productive[counted_item[r]] : reaches_final(r, productive, true);
+      if (ok) productive[r] = 1, changed = true;
+    }
   }
   if (!productive[g.root]) {
     std::string stuck;
@@ -320,6 +344,8 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
   out.rule_start_.assign(n_rules, -1);
   out.rule_nullable_.assign(n_rules, 0);
   out.rule_follow_.assign(n_rules, {});
+  out.rule_counted_ = counted;
+  out.rule_repeat_ = repeat;
   for (auto& r : g.rules) out.rule_names_.push_back(r.name);
   std::vector<std::vector<int32_t>> local_to_global(n_rules);
   int32_t total = 0;
@@ -399,11 +425,14 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
     f.erase(std::unique(f.begin(), f.end()), f.end());
   }
 
-  // Nullable rules: least fixpoint of "start reaches a final through nullable rule edges only".
+  // Nullable rules: least fixpoint of "start reaches a final through nullable rule edges only". A
+  // counted rule's X is never nullable (CompressRepetitions), so it is nullable exactly when min is 0.
+  for (int32_t r = 0; r < n_rules; ++r)
+    if (counted[r] && out.rule_start_[r] >= 0) out.rule_nullable_[r] = repeat[r].first == 0;
   for (bool changed = true; changed;) {
     changed = false;
     for (int32_t r = 0; r < n_rules; ++r) {
-      if (out.rule_start_[r] < 0 || out.rule_nullable_[r]) continue;
+      if (out.rule_start_[r] < 0 || out.rule_nullable_[r] || counted[r]) continue;
       std::vector<int32_t> stack = {out.rule_start_[r]};
       std::vector<int32_t> seen = stack;
       bool nullable = false;
@@ -421,6 +450,9 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
       if (nullable) out.rule_nullable_[r] = 1, changed = true;
     }
   }
+  for (int32_t r = 0; r < n_rules; ++r)
+    XG_ICHECK(!counted[r] || out.rule_start_[r] < 0 || !out.rule_nullable_[counted_item[r]])
+        << "counted rule '" << g.rules[r].name << "' repeats a nullable rule";
   return out;
 }
 

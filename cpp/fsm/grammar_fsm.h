@@ -10,12 +10,17 @@
 // ("productive"). This is what makes "the Earley set is non-empty" equivalent to "the input so far
 // is a prefix of some sentence", which the matcher and the mask cache rely on.
 //
+// Counted rules (Rule::counted, `R ::= X{min,max}`) become one state, final, with a rule edge on X
+// back to itself; the parser keeps the count in the item and consults RepeatMin/RepeatMax for
+// whether the item may complete (count >= min) or read another X (count < max).
+//
 // Nullable rules are handled by the parser with the Aycock-Horspool rule (a prediction of a nullable
 // rule also advances the predicting item), so `nullable` is computed here exactly.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "grammar/grammar.h"
@@ -30,8 +35,11 @@ struct RuleEdge {
 class GrammarFsm {
  public:
   // Builds the automata of every rule of `g` (which should be normalised). Throws InputError when
-  // the root derives no string, or when the automata exceed `max_states` (huge repetitions).
-  static GrammarFsm Build(const Grammar& g, int64_t max_states = 4'000'000);
+  // the root derives no string, or when the automata exceed `max_states`. Each DFA state costs a
+  // 1 KiB transition row, so the default caps the automata at 512 MiB (large counted repetitions
+  // no longer unroll, see grammar.h; what still hits this is a huge regular expression).
+  static constexpr int64_t kDefaultMaxStates = 1 << 19;
+  static GrammarFsm Build(const Grammar& g, int64_t max_states = kDefaultMaxStates);
 
   int32_t NumStates() const { return static_cast<int32_t>(state_rule_.size()); }
   int32_t NumRules() const { return static_cast<int32_t>(rule_start_.size()); }
@@ -47,6 +55,12 @@ class GrammarFsm {
   // Rule edges of state s: [RuleEdgesBegin(s), RuleEdgesEnd(s)).
   const RuleEdge* RuleEdgesBegin(int32_t s) const { return rule_edges_.data() + rule_edge_offset_[s]; }
   const RuleEdge* RuleEdgesEnd(int32_t s) const { return rule_edges_.data() + rule_edge_offset_[s + 1]; }
+
+  // Counted repetition (see file comment). RepeatMax is Expr::kUnbounded when unbounded.
+  bool IsCountedRule(int32_t r) const { return rule_counted_[r]; }
+  bool IsCountedState(int32_t s) const { return rule_counted_[state_rule_[s]]; }
+  int32_t RepeatMin(int32_t r) const { return rule_repeat_[r].first; }
+  int32_t RepeatMax(int32_t r) const { return rule_repeat_[r].second; }
 
   int32_t RuleStart(int32_t r) const { return rule_start_[r]; }
   bool RuleNullable(int32_t r) const { return rule_nullable_[r]; }
@@ -65,6 +79,8 @@ class GrammarFsm {
   std::vector<RuleEdge> rule_edges_;
   std::vector<int32_t> rule_start_;
   std::vector<uint8_t> rule_nullable_;
+  std::vector<uint8_t> rule_counted_;
+  std::vector<std::pair<int32_t, int32_t>> rule_repeat_;  // (min, max) of counted rules
   std::vector<std::string> rule_names_;
   std::vector<std::vector<int32_t>> rule_follow_;
 };

@@ -6,10 +6,15 @@
 // builder (fsm/) lowers both to byte transitions. Each rule may carry a lookahead assertion
 // `rule ::= body (= lookahead)`.
 //
+// Counted repetition: a rule marked `counted` (set by CompressRepetitions in passes.h, never by a
+// front end) has the body `X{min,max}` with X a rule reference to a non-nullable rule. Its automaton
+// is a single state looping on X, and the Earley parser keeps the number of X's read so far in the
+// item (EarleyItem::count), so `x{0,100000}` costs one state instead of 100,000.
+//
 // Room for intrinsics: ExprKind values after kRepeat are reserved for constructs that are
 // evaluated by their own automata rather than lowered to plain FSM edges (TagDispatch with an
-// Aho-Corasick automaton, counted repetition with the count in the parser state). They arrive with
-// their issues; until then the front ends never produce them and the FSM builder rejects them.
+// Aho-Corasick automaton). They arrive with their issues; until then the front ends never produce
+// them and the FSM builder rejects them.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +32,7 @@ enum class ExprKind : uint8_t {
   kSequence,   // children in order
   kChoice,     // one of the children
   kRepeat,     // child repeated min..max times (max == kUnbounded for no upper bound)
-  // Reserved for intrinsics (see file comment): kTagDispatch, kCountedRepeat.
+  // Reserved for intrinsics (see file comment): kTagDispatch.
 };
 
 struct Expr {
@@ -45,6 +50,9 @@ struct Rule {
   std::string name;
   int32_t body = -1;       // index into Grammar::exprs
   int32_t lookahead = -1;  // index into Grammar::exprs, or -1
+  // The body is `X{min,max}` over a rule reference, run with the count in the parser state (see the
+  // file comment). Prints as its body, so printing and parsing back re-derives it.
+  bool counted = false;
 };
 
 class Grammar {

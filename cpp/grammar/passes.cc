@@ -90,7 +90,86 @@ std::vector<bool> LoopBreakers(const Grammar& g) {
   return breaker;
 }
 
+// Nullable rules on the IR (least fixpoint). Used only to decide whether a repetition may be counted,
+// so it may say "nullable" too often but never too rarely; here it is exact on the expression forms.
+bool ExprNullable(const Grammar& g, int32_t id, const std::vector<uint8_t>& rule_nullable) {
+  const Expr& e = g.exprs[id];
+  switch (e.kind) {
+    case ExprKind::kEmpty: return true;
+    case ExprKind::kBytes: return e.bytes.empty();
+    case ExprKind::kCharClass: return false;
+    case ExprKind::kRuleRef: return rule_nullable[e.rule];
+    case ExprKind::kSequence:
+      for (int32_t c : e.children)
+        if (!ExprNullable(g, c, rule_nullable)) return false;
+      return true;
+    case ExprKind::kChoice:
+      for (int32_t c : e.children)
+        if (ExprNullable(g, c, rule_nullable)) return true;
+      return false;
+    case ExprKind::kRepeat: return e.min == 0 || ExprNullable(g, e.children[0], rule_nullable);
+  }
+  return true;
+}
+
+std::vector<uint8_t> RuleNullable(const Grammar& g) {
+  std::vector<uint8_t> nullable(g.rules.size(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < g.rules.size(); ++r)
+      if (!nullable[r] && ExprNullable(g, g.rules[r].body, nullable)) nullable[r] = 1, changed = true;
+  }
+  return nullable;
+}
+
 }  // namespace
+
+void CompressRepetitions(Grammar* g, int32_t unroll_limit) {
+  std::vector<uint8_t> nullable = RuleNullable(*g);
+  auto big = [&](const Expr& e) { return e.min > unroll_limit || e.max > unroll_limit; };
+  int32_t serial = 0;
+  auto fresh_name = [&](const std::string& base) {
+    std::string name;
+    do name = base + "_rep" + std::to_string(serial++);
+    while (g->FindRule(name) >= 0);
+    return name;
+  };
+  auto add_rule = [&](std::string name, int32_t body, bool counted, bool is_nullable) {
+    Rule rule;
+    rule.name = std::move(name);
+    rule.body = body;
+    rule.counted = counted;
+    g->rules.push_back(std::move(rule));
+    nullable.push_back(is_nullable);
+    Expr ref;
+    ref.kind = ExprKind::kRuleRef;
+    ref.rule = static_cast<int32_t>(g->rules.size() - 1);
+    return ref;
+  };
+  // Post-order, so an inner repetition is a counted rule before its parent is looked at.
+  std::function<void(int32_t, int32_t, bool)> visit = [&](int32_t id, int32_t rule, bool is_body) {
+    for (int32_t c : std::vector<int32_t>(g->exprs[id].children)) visit(c, rule, false);
+    const Expr& e = g->exprs[id];
+    if (e.kind != ExprKind::kRepeat || !big(e) || ExprNullable(*g, e.children[0], nullable)) return;
+    const int32_t child = e.children[0];
+    const std::string base = g->rules[rule].name;
+    if (g->exprs[child].kind != ExprKind::kRuleRef) {
+      Expr item_ref = add_rule(fresh_name(base) + "_item", child, false, false);
+      g->exprs[id].children[0] = g->Add(std::move(item_ref));
+    }
+    if (is_body) {  // `R ::= X{m,n}` already has the counted shape
+      g->rules[rule].counted = true;
+      return;
+    }
+    Expr repeat = g->exprs[id];
+    const bool repeat_nullable = repeat.min == 0;
+    const int32_t body = g->Add(std::move(repeat));
+    g->exprs[id] = add_rule(fresh_name(base), body, true, repeat_nullable);
+  };
+  const size_t n = g->rules.size();
+  for (size_t r = 0; r < n; ++r)
+    if (!g->rules[r].counted) visit(g->rules[r].body, static_cast<int32_t>(r), true);
+}
 
 void DropUnreachableRules(Grammar* g) {
   size_t n = g->rules.size();
@@ -127,7 +206,7 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
   std::vector<bool> breaker = LoopBreakers(*g);
   std::vector<bool> inlinable(g->rules.size(), false);
   for (size_t r = 0; r < g->rules.size(); ++r) {
-    inlinable[r] = !breaker[r] && static_cast<int32_t>(r) != g->root && g->rules[r].lookahead < 0 &&
+    inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root && g->rules[r].lookahead < 0 &&
                    CountNodes(*g, g->rules[r].body) <= max_inline_nodes;
   }
   // Replace references until none to inlinable rules remain. Terminates: without the loop breakers
@@ -144,6 +223,7 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     for (int32_t c : children) rewrite(c, depth);
   };
   for (size_t r = 0; r < g->rules.size(); ++r) {
+    if (g->rules[r].counted) continue;  // the body must stay `X{m,n}` over a rule reference
     rewrite(g->rules[r].body, 0);
     if (g->rules[r].lookahead >= 0) rewrite(g->rules[r].lookahead, 0);
   }
@@ -204,6 +284,7 @@ void FuseBytes(Grammar* g) {
 
 void NormalizeGrammar(Grammar* g) {
   DropUnreachableRules(g);
+  CompressRepetitions(g);
   InlineSmallRules(g);
   FuseBytes(g);
 }

@@ -3,6 +3,11 @@
 //   2. InlineSmallRules: a rule with a small body and no lookahead is copied into each reference,
 //      except "loop breakers" (a set of rules that cuts every reference cycle), so recursion stays. Fewer rules means fewer Earley predictions and completions at run time; the size cap
 //      keeps the per-rule FSMs small.
+//   2b. CompressRepetitions (runs before 2): a repetition `x{m,n}` with a bound above
+//      `unroll_limit` over a non-nullable x becomes a reference to a counted rule `R ::= X{m,n}`
+//      (Rule::counted; X is x's rule, lifted into one if x is not a reference), so its automaton is one
+//      state whatever the bound and the parser keeps the count. Small bounds stay unrolled: their
+//      states get exact cached masks at no count bookkeeping.
 //   3. FuseBytes: nested sequences/choices are flattened, adjacent literals in a sequence are joined,
 //      and single-code-point classes become literals.
 // Nullable and productive analysis run on the FSMs (fsm/grammar_fsm.h), where they are exact.
@@ -12,9 +17,13 @@
 
 namespace xg {
 
+// Repetitions whose bounds are all at most this are unrolled; larger ones are counted.
+constexpr int32_t kRepeatUnrollLimit = 32;
+
 void DropUnreachableRules(Grammar* g);
 void InlineSmallRules(Grammar* g, int max_inline_nodes = 48);
 void FuseBytes(Grammar* g);
+void CompressRepetitions(Grammar* g, int32_t unroll_limit = kRepeatUnrollLimit);
 // All of the above, in order; the result prints and parses back to itself.
 void NormalizeGrammar(Grammar* g);
 

@@ -126,6 +126,45 @@ void GrammarMatcher::CheckUncertain(const std::vector<int32_t>& positions, uint3
   parser_.PopSets(parser_.NumSets() - base);
 }
 
+const EarleyItem* GrammarMatcher::AppendWaiters(int32_t rule, int32_t origin, std::vector<int32_t>* pairs) {
+  const GrammarFsm& fsm = grammar_->fsm();
+  const int32_t max_token_bytes = grammar_->tokenizer().MaxTokenBytes();
+  parent_pairs_.clear();
+  const EarleyItem* lone = nullptr;
+  int32_t waiters = 0;
+  for (const EarleyItem* w = parser_.SetBegin(origin); w != parser_.SetEnd(origin); ++w) {
+    int32_t count = 0;
+    if (fsm.IsCountedState(w->state)) {
+      const int32_t max = fsm.RepeatMax(fsm.RuleOf(w->state));
+      if (max != Expr::kUnbounded && w->count >= max) continue;  // reads no more X's
+      count = CountClass(fsm, fsm.RuleOf(w->state), w->count + 1, max_token_bytes);
+    }
+    for (const RuleEdge* e = fsm.RuleEdgesBegin(w->state); e != fsm.RuleEdgesEnd(w->state); ++e) {
+      if (e->rule != rule) continue;
+      parent_pairs_.push_back({e->target, count});
+      lone = w;
+      ++waiters;
+    }
+  }
+  std::sort(parent_pairs_.begin(), parent_pairs_.end());
+  parent_pairs_.erase(std::unique(parent_pairs_.begin(), parent_pairs_.end()), parent_pairs_.end());
+  for (auto [state, count] : parent_pairs_) pairs->push_back(state), pairs->push_back(count);
+  return waiters == 1 ? lone : nullptr;
+}
+
+void GrammarMatcher::ContextFollow(const EarleyItem& it, std::vector<int32_t>* follow) {
+  const GrammarFsm& fsm = grammar_->fsm();
+  follow->clear();
+  const EarleyItem* parent = AppendWaiters(fsm.RuleOf(it.state), it.origin, follow);
+  // A lone counted parent (a string's character inside `char{0,n}`): most tokens that leave the
+  // item also leave the repetition, so resolve one more level, where the grandparent resumes.
+  if (parent == nullptr || !fsm.IsCountedState(parent->state) || parent->origin < 0) return;
+  const size_t level1 = follow->size();
+  follow->push_back(EarleyParser::kFollowLevelSeparator);
+  AppendWaiters(fsm.RuleOf(parent->state), parent->origin, follow);
+  if (follow->size() == level1 + 1) follow->resize(level1);  // no grandparent (the root repeats)
+}
+
 void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
   const TokenizerInfo& tok = grammar_->tokenizer();
   XG_USER_CHECK(num_words >= tok.MaskWords()) << "token bitmask: the bitmask row has " << num_words
@@ -163,15 +202,9 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
     size_t n_entries = 0;
     for (const EarleyItem* it = parser_.SetBegin(k); it != parser_.SetEnd(k); ++it) {
       if (!fsm.HasBytes(it->state) || grammar_->Entry(it->state).uncertain.empty()) continue;
-      parents_.clear();
-      const int32_t rule = fsm.RuleOf(it->state);
-      for (const EarleyItem* w = parser_.SetBegin(it->origin); w != parser_.SetEnd(it->origin); ++w)
-        for (const RuleEdge* e = fsm.RuleEdgesBegin(w->state); e != fsm.RuleEdgesEnd(w->state); ++e)
-          if (e->rule == rule) parents_.push_back(e->target);
-      std::sort(parents_.begin(), parents_.end());
-      parents_.erase(std::unique(parents_.begin(), parents_.end()), parents_.end());
+      ContextFollow(*it, &parents_);
       const ContextMaskEntry& ce = grammar_->ContextEntry(it->state, parents_);
-      for (int32_t id : ce.accepted_ids) words[id >> 5] |= 1u << (id & 31);
+      ce.OrAccepted(words);
       uncertain_.insert(uncertain_.end(), ce.uncertain.begin(), ce.uncertain.end());
       ++n_entries;
     }

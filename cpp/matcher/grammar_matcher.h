@@ -70,6 +70,12 @@ class GrammarMatcher {
   // Re-checks uncertain tokens (positions in the sorted vocabulary, ascending) against the live
   // parser and sets the bits of those that parse.
   void CheckUncertain(const std::vector<int32_t>& sorted_positions, uint32_t* words);
+  // The follow list of a context entry for live item `it` (see ContextMaskEntry): flat (state,
+  // count) pairs where its parent resumes, and a second level for a lone counted parent.
+  void ContextFollow(const EarleyItem& it, std::vector<int32_t>* follow);
+  // Appends the (state, count class) pairs where the items of set `origin` waiting on `rule` resume;
+  // returns the waiting item when there is exactly one.
+  const EarleyItem* AppendWaiters(int32_t rule, int32_t origin, std::vector<int32_t>* pairs);
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   EarleyParser parser_;
@@ -78,7 +84,8 @@ class GrammarMatcher {
   bool terminated_ = false;
   std::vector<Step> history_;
   // Scratch buffers reused across calls.
-  std::vector<int32_t> states_, uncertain_, parents_;
+  std::vector<int32_t> states_, uncertain_, parents_;  // parents_: flat (state, count) pairs
+  std::vector<std::pair<int32_t, int32_t>> parent_pairs_;
   std::vector<uint32_t> scratch_;
 };
 

@@ -1,10 +1,40 @@
 #include "parser/earley_parser.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "support/check.h"
 
 namespace xg {
+
+namespace {
+// The count after one more X (sentinels stay what they are).
+int32_t Incremented(int32_t count) { return count < 0 ? count : count + 1; }
+}  // namespace
+
+int32_t CountClass(const GrammarFsm& fsm, int32_t rule, int32_t count_after, int32_t max_token_bytes) {
+  const int64_t need = static_cast<int64_t>(fsm.RepeatMin(rule)) - count_after;
+  const int64_t room = fsm.RepeatMax(rule) == Expr::kUnbounded ? INT64_MAX
+                                                                : static_cast<int64_t>(fsm.RepeatMax(rule)) - count_after;
+  if (room < max_token_bytes) return count_after;  // the upper bound may be reached within the token
+  if (need <= 0) return kCountFree;
+  if (need > max_token_bytes) return kCountBelowMin;
+  return count_after;  // the lower bound may be reached within the token
+}
+
+bool EarleyParser::CanComplete(const EarleyItem& it) const {
+  const GrammarFsm& g = *fsm_;
+  if (!g.IsFinal(it.state)) return false;
+  if (!g.IsCountedState(it.state)) return true;
+  return it.count == kCountFree || (it.count >= 0 && it.count >= g.RepeatMin(g.RuleOf(it.state)));
+}
+
+bool EarleyParser::CanContinue(const EarleyItem& it) const {
+  const GrammarFsm& g = *fsm_;
+  if (it.count < 0 || !g.IsCountedState(it.state)) return true;
+  const int32_t max = g.RepeatMax(g.RuleOf(it.state));
+  return max == Expr::kUnbounded || it.count < max;
+}
 
 EarleyParser::EarleyParser(const GrammarFsm* fsm) : fsm_(fsm) {
   hash_keys_.assign(1024, 0);
@@ -86,33 +116,41 @@ void EarleyParser::PushClosedSet(const EarleyItem* items, size_t n, uint8_t flag
   set_begin_.push_back(static_cast<int32_t>(items_.size()));
 }
 
-void EarleyParser::Add(int32_t state, int32_t origin, int32_t lineage) {
+void EarleyParser::Add(int32_t state, int32_t origin, int32_t lineage, int32_t count) {
   // Small sets (the common case) are deduplicated by a linear scan; once a set reaches
-  // kLinearLimit items its items move into the open-addressing table.
+  // kLinearLimit items, the indices of its items move into the open-addressing table.
   constexpr size_t kLinearLimit = 16;
   const size_t begin = set_begin_[set_begin_.size() - 2];
   const size_t n = items_.size() - begin;
-  auto key_of = [](int32_t s, int32_t o, int32_t l) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(s)) << 32) | (static_cast<uint32_t>(o + 2) << 1) |
-           static_cast<uint32_t>(l);
+  auto same = [&](const EarleyItem& it) {
+    return it.state == state && it.origin == origin && it.lineage == lineage && it.count == count;
   };
-  auto insert = [&](uint64_t key) -> bool {  // true if newly inserted
+  auto hash_of = [](const EarleyItem& it) {
+    uint64_t h = (static_cast<uint64_t>(static_cast<uint32_t>(it.state)) << 32) ^
+                 (static_cast<uint64_t>(static_cast<uint32_t>(it.origin + 2)) << 1) ^ static_cast<uint64_t>(it.lineage) ^
+                 (static_cast<uint64_t>(static_cast<uint32_t>(it.count)) * 0xC2B2AE3D27D4EB4Full);
+    return (h * 0x9E3779B97F4A7C15ull) >> 40;
+  };
+  // Finds the slot of `probe`: true if an equal item is listed, else the free slot is claimed.
+  auto find_or_claim = [&](const EarleyItem& probe, uint32_t index) -> bool {
     size_t mask = hash_keys_.size() - 1;
-    for (size_t h = (key * 0x9E3779B97F4A7C15ull) >> 40;; ++h) {
+    for (size_t h = hash_of(probe);; ++h) {
       h &= mask;
       if (hash_stamp_[h] != stamp_) {
         hash_stamp_[h] = stamp_;
-        hash_keys_[h] = key;
-        return true;
+        hash_keys_[h] = index;
+        return false;
       }
-      if (hash_keys_[h] == key) return false;
+      const EarleyItem& it = items_[hash_keys_[h]];
+      if (it.state == probe.state && it.origin == probe.origin && it.lineage == probe.lineage &&
+          it.count == probe.count)
+        return true;
     }
   };
+  const EarleyItem item{state, origin, lineage, count};
   if (n < kLinearLimit) {
-    for (size_t i = begin; i < items_.size(); ++i) {
-      const EarleyItem& it = items_[i];
-      if (it.state == state && it.origin == origin && it.lineage == lineage) return;
-    }
+    for (size_t i = begin; i < items_.size(); ++i)
+      if (same(items_[i])) return;
   } else {
     if (n == kLinearLimit || (n + 1) * 2 > hash_keys_.size()) {
       // (Re)build the table for this set: first use, or growth.
@@ -124,11 +162,11 @@ void EarleyParser::Add(int32_t state, int32_t origin, int32_t lineage) {
         std::fill(hash_stamp_.begin(), hash_stamp_.end(), 0);
         stamp_ = 1;
       }
-      for (size_t i = begin; i < items_.size(); ++i) insert(key_of(items_[i].state, items_[i].origin, items_[i].lineage));
+      for (size_t i = begin; i < items_.size(); ++i) find_or_claim(items_[i], static_cast<uint32_t>(i));
     }
-    if (!insert(key_of(state, origin, lineage))) return;
+    if (find_or_claim(item, static_cast<uint32_t>(items_.size()))) return;
   }
-  items_.push_back({state, origin, lineage});
+  items_.push_back(item);
   set_begin_.back() = static_cast<int32_t>(items_.size());
 }
 
@@ -137,19 +175,22 @@ void EarleyParser::Close(size_t from) {
   const GrammarFsm& g = *fsm_;
   for (size_t i = set_begin_[k] + from; i < items_.size(); ++i) {
     const EarleyItem it = items_[i];
-    // Predict.
-    for (const RuleEdge* e = g.RuleEdgesBegin(it.state); e != g.RuleEdgesEnd(it.state); ++e) {
-      Add(g.RuleStart(e->rule), k, it.lineage);
-      if (g.RuleNullable(e->rule)) Add(e->target, it.origin, it.lineage);
+    // Predict (a counted item at its max reads no more X's).
+    if (CanContinue(it)) {
+      const int32_t next_count = g.IsCountedState(it.state) ? Incremented(it.count) : 0;
+      for (const RuleEdge* e = g.RuleEdgesBegin(it.state); e != g.RuleEdgesEnd(it.state); ++e) {
+        Add(g.RuleStart(e->rule), k, it.lineage);
+        if (g.RuleNullable(e->rule)) Add(e->target, it.origin, it.lineage, next_count);
+      }
     }
     // Complete.
-    if (!g.IsFinal(it.state)) continue;
+    if (!CanComplete(it)) continue;
     int32_t rule = g.RuleOf(it.state);
     if (it.origin >= 0) {
       if (it.origin == k) continue;  // empty completion: handled by the nullable rule at prediction
       EarleyItem top;
       if (LeoItem(it.origin, rule, it.lineage, &top)) {
-        Add(top.state, top.origin, top.lineage);
+        Add(top.state, top.origin, top.lineage, top.count);
         continue;
       }
       // Items of the origin set waiting on `rule`. The origin set is frozen; copy bounds first
@@ -158,13 +199,27 @@ void EarleyParser::Close(size_t from) {
       for (int32_t j = b; j < e; ++j) {
         const EarleyItem w = items_[j];
         if (w.lineage != it.lineage) continue;
+        const bool counted = g.IsCountedState(w.state);
+        if (counted && !CanContinue(w)) continue;
         for (const RuleEdge* re = g.RuleEdgesBegin(w.state); re != g.RuleEdgesEnd(w.state); ++re)
-          if (re->rule == rule) Add(re->target, w.origin, w.lineage);
+          if (re->rule == rule) Add(re->target, w.origin, w.lineage, counted ? Incremented(w.count) : 0);
       }
     } else if (it.origin == kTopOrigin) {
       if (k == 0) continue;
       set_flags_[k] |= kTopCompleted;
-      for (int32_t t : follow_override_ ? *follow_override_ : g.RuleFollow(rule)) Add(t, kFollowOrigin, 1);
+      if (follow_override_) {
+        const std::vector<int32_t>& f = *follow_override_;
+        for (size_t p = 0; p + 1 < f.size() && f[p] != kFollowLevelSeparator; p += 2)
+          Add(f[p], kFollowOrigin, 1, f[p + 1]);
+      } else {
+        for (int32_t t : g.RuleFollow(rule)) Add(t, kFollowOrigin, 1, g.IsCountedState(t) ? kCountFree : 0);
+      }
+    } else if (it.origin == kFollowOrigin && follow_override_ &&
+               std::find(follow_override_->begin(), follow_override_->end(), kFollowLevelSeparator) !=
+                   follow_override_->end()) {
+      const std::vector<int32_t>& f = *follow_override_;
+      size_t p = std::find(f.begin(), f.end(), kFollowLevelSeparator) - f.begin() + 1;
+      for (; p + 1 < f.size(); p += 2) Add(f[p], kFollow2Origin, 1, f[p + 1]);
     } else {
       set_flags_[k] |= kFollowCompleted;
     }
@@ -179,7 +234,7 @@ bool EarleyParser::Advance(uint8_t byte) {
   for (int32_t j = b; j < e; ++j) {
     const EarleyItem it = items_[j];
     int32_t t = fsm_->Next(it.state, byte);
-    if (t >= 0) Add(t, it.origin, it.lineage);
+    if (t >= 0) Add(t, it.origin, it.lineage, it.count);
   }
   if (static_cast<int32_t>(items_.size()) == e) {
     set_begin_.pop_back();
@@ -204,7 +259,7 @@ bool EarleyParser::CanAcceptEnd() const {
   int32_t k = NumSets() - 1;
   int32_t root = fsm_->Root();
   for (const EarleyItem* it = SetBegin(k); it != SetEnd(k); ++it)
-    if (it->origin == 0 && fsm_->IsFinal(it->state) && fsm_->RuleOf(it->state) == root) return true;
+    if (it->origin == 0 && fsm_->RuleOf(it->state) == root && CanComplete(*it)) return true;
   return false;
 }
 

@@ -29,6 +29,13 @@
 // uncertain. Lineage keeps the two apart: an item of lineage 1 is alive only through an assumed
 // context.
 //
+// Counted repetition (grammar.h): an item of a counted rule `R ::= X{min,max}` carries the number of
+// X's read since R started in `count` (0 for items of other rules). It may read another X while
+// count < max and complete while count >= min. Two sentinels stand for counts the mask cache does
+// not know exactly but knows enough about for one token (see CountClass): kCountFree (may complete
+// and continue throughout the token) and kCountBelowMin (may continue, cannot complete). Follow
+// states given to ResetToItem are (state, count) pairs for this reason.
+//
 // Call order: construct, then Reset() or ResetToItem(); then any sequence of Advance / PopSets.
 #pragma once
 
@@ -41,14 +48,27 @@ namespace xg {
 
 struct EarleyItem {
   int32_t state;
-  int32_t origin;   // Earley set index, or kTopOrigin / kFollowOrigin
-  int32_t lineage;  // 0: real or top context; 1: assumed follow context (mask cache only)
+  int32_t origin;     // Earley set index, or kTopOrigin / kFollowOrigin
+  int32_t lineage;    // 0: real or top context; 1: assumed follow context (mask cache only)
+  int32_t count = 0;  // counted rules: X's read so far, or kCountFree / kCountBelowMin
 };
+
+// Count sentinels (see the file comment).
+constexpr int32_t kCountFree = -1;
+constexpr int32_t kCountBelowMin = -2;
+
+// The count a counted item resumes with after one more X (real count c), as the mask cache may key
+// it: within a token of at most `max_token_bytes` bytes the item reads at most that many more X's
+// (X is never nullable), so far from both bounds only the sentinel matters and one cache entry
+// serves every such count; near a bound the exact count is kept.
+int32_t CountClass(const GrammarFsm& fsm, int32_t rule, int32_t count_after, int32_t max_token_bytes);
 
 class EarleyParser {
  public:
   static constexpr int32_t kTopOrigin = -1;
   static constexpr int32_t kFollowOrigin = -2;
+  static constexpr int32_t kFollow2Origin = -4;  // the second follow level (see ResetToItem)
+  static constexpr int32_t kFollowLevelSeparator = -3;
   // Per-set flags.
   static constexpr uint8_t kTopCompleted = 1;     // the isolated item's rule completed here
   static constexpr uint8_t kFollowCompleted = 2;  // a follow-context rule completed here
@@ -59,8 +79,11 @@ class EarleyParser {
   void Reset();
   // Set 0 = closure of the isolated item (state, kTopOrigin). Completions of the isolated rule in
   // set 0 itself are not followed (other items of the real set handle that case). When the rule
-  // completes later, parsing continues in `follow` (states where the parent resumes), or in every
-  // state that can follow the rule anywhere if `follow` is null. `follow` must outlive the parse.
+  // completes later, parsing continues in `follow` (flat (state, count) pairs: where the parent
+  // resumes), or in every state that can follow the rule anywhere (counted ones with kCountFree) if
+  // `follow` is null. `follow` may hold a second level after kFollowLevelSeparator: where the
+  // grandparent resumes once the parent completes (used when the parent is a counted repetition,
+  // whose completion is the common way out of it). `follow` must outlive the parse.
   void ResetToItem(int32_t state, const std::vector<int32_t>* follow = nullptr);
 
   // No sets at all, in isolated-item mode (as ResetToItem) with the given follow; for rebuilding a
@@ -87,7 +110,10 @@ class EarleyParser {
 
  private:
   // Adds `item` to the set being built (the last one) unless already present.
-  void Add(int32_t state, int32_t origin, int32_t lineage);
+  void Add(int32_t state, int32_t origin, int32_t lineage, int32_t count = 0);
+  // Whether an item may complete its rule / read another X of its counted rule.
+  bool CanComplete(const EarleyItem& it) const;
+  bool CanContinue(const EarleyItem& it) const;
   // Closes the set being built, from item index `from` on.
   void Close(size_t from);
   void BeginSet();
@@ -110,9 +136,9 @@ class EarleyParser {
   };
   std::vector<std::vector<LeoMemo>> leo_;  // per set, aligned with set_flags_
   const std::vector<int32_t>* follow_override_ = nullptr;
-  // Open-addressing dedup table for the set being built once it is large, invalidated by bumping
-  // `stamp_`.
-  std::vector<uint64_t> hash_keys_;
+  // Open-addressing dedup table for the set being built once it is large (item indices), invalidated
+  // by bumping `stamp_`.
+  std::vector<uint32_t> hash_keys_;
   std::vector<uint32_t> hash_stamp_;
   uint32_t stamp_ = 0;
 };

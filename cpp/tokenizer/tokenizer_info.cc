@@ -43,6 +43,7 @@ TokenizerInfo::TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size
   for (size_t i = 0; i < sorted_ids_.size(); ++i) {
     int32_t id = sorted_ids_[i];
     sorted_bytes_ += tokens_[id];
+    max_token_bytes_ = std::max(max_token_bytes_, static_cast<int32_t>(tokens_[id].size()));
     sorted_offset_.push_back(static_cast<int32_t>(sorted_bytes_.size()));
     normal_mask_[id >> 5] |= 1u << (id & 31);
     if (i > 0) {

@@ -47,11 +47,14 @@ class TokenizerInfo {
   // Packed bitmask words (bit t%32 of word t/32) of all normal tokens.
   const std::vector<uint32_t>& NormalMask() const { return normal_mask_; }
   int32_t MaskWords() const { return (vocab_size_ + 31) / 32; }
+  // The longest non-special token, in bytes (bounds how far one token can move a count).
+  int32_t MaxTokenBytes() const { return max_token_bytes_; }
   size_t MemoryBytes() const;
 
  private:
   std::vector<std::string> tokens_;
   int32_t vocab_size_;
+  int32_t max_token_bytes_ = 1;
   std::vector<uint8_t> is_special_;
   std::vector<int32_t> stop_ids_, special_ids_;
   std::vector<int32_t> sorted_ids_, lcp_;
