@@ -12,5 +12,8 @@ cmake -S . -B build/cpp-tests -G Ninja -DCMAKE_BUILD_TYPE=Release -DXG2JAX_BUILD
 cmake --build build/cpp-tests
 ctest --test-dir build/cpp-tests --output-on-failure -j2 | tail -n 5
 
+# The cache stress test against a ThreadSanitizer build of the extension (a separate build in build/tsan).
+bash scripts/tsan.sh
+
 python -m pytest -q
 python -m pytest -q -m slow -o addopts="-ra" || { rc=$?; [ $rc -eq 5 ] && echo "no slow tests selected"; [ $rc -eq 5 ]; }

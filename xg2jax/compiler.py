@@ -141,16 +141,23 @@ class CompiledGrammar:
 class GrammarCompiler:
     """Compiles grammars for one vocabulary, caching the results.
 
+    Two caches, both thread-safe and compute-once (concurrent requests for one key compile once, outside any lock):
+    whole compiled grammars keyed by (source kind, source, options), and token-mask entries shared across grammars,
+    keyed by the structure of the rules that decide them, so a sub-structure that many grammars share (a tool's
+    argument schema in agent requests with changing tool sets) builds its masks once.
+
     Parameters
     ----------
     tokenizer_info : TokenizerInfo
         The vocabulary.
     max_threads : int, optional
-        Threads used to build masks eagerly (``precompute_masks=True``). Default 8.
+        Threads one compilation may use to build masks eagerly (``precompute_masks=True``). Default 8. Many
+        compilations may run at once.
     cache_enabled : bool, optional
-        Keep compiled grammars, keyed by source and options. Default True.
+        Keep compiled grammars and shared mask entries. Default True. When False every compilation starts cold.
     cache_limit_bytes : int, optional
-        -1 for unlimited (default); a grammar larger than the limit is not cached.
+        -1 for unlimited (default). Otherwise each of the two caches evicts its least recently used entries to stay
+        within this many bytes (together at most twice it); an entry larger than the limit is returned, not kept.
     """
 
     def __init__(
@@ -254,7 +261,22 @@ class GrammarCompiler:
         return CompiledGrammar(self._handle.compile_builtin_json_grammar(bool(precompute_masks)), self._tokenizer_info)
 
     def clear_cache(self) -> None:
+        """Drop every cached grammar and shared mask entry, and reset the byte count to 0.
+
+        Never waits for compilations in flight: they return their grammar to their callers but neither
+        count nor cache it (a generation fence). Grammars already returned stay usable.
+        """
         self._handle.clear_cache()
 
     def get_cache_size_bytes(self) -> int:
+        """Bytes held by both caches: whole grammars (their own memory, measured when added), the token-mask entries
+        shared across grammars (each measured when added), and the table of interned rule structures that keys them.
+        Whenever no compilation runs this equals ``sum(info["grammar_entry_sizes"]) + sum(info["rule_entry_sizes"])
+        + info["structure_bytes"]`` for ``info = cache_info()``."""
         return self._handle.get_cache_size_bytes()
+
+    def cache_info(self) -> dict:
+        """Both caches in detail: ``grammar_entry_sizes`` / ``rule_entry_sizes`` (bytes of each held entry),
+        ``grammar_bytes`` / ``rule_bytes``, hit and miss counts (``grammar_hits``, ``grammar_misses``,
+        ``rule_hits``, ``rule_misses``), and ``generation`` (bumped by every :meth:`clear_cache`)."""
+        return dict(self._handle.cache_info())

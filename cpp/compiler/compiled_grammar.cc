@@ -8,17 +8,27 @@
 
 namespace xg {
 
-CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenizerInfo> tok)
-    : grammar_(std::move(grammar)), tok_(std::move(tok)) {
-  NormalizeGrammar(&grammar_);
-  fsm_ = GrammarFsm::Build(grammar_);
+namespace {
+Grammar Normalized(Grammar g) {
+  NormalizeGrammar(&g);
+  return g;
+}
+}  // namespace
+
+CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenizerInfo> tok,
+                                 std::shared_ptr<CrossGrammarCache> rule_cache)
+    : grammar_(Normalized(std::move(grammar))),
+      fsm_(GrammarFsm::Build(grammar_)),
+      tok_(std::move(tok)),
+      rule_cache_(std::move(rule_cache)),
+      hasher_(fsm_, rule_cache_ ? &rule_cache_->structures : nullptr) {
   entries_.reset(new std::atomic<const TokenMaskEntry*>[fsm_.NumStates()]);
   for (int32_t s = 0; s < fsm_.NumStates(); ++s) entries_[s].store(nullptr, std::memory_order_relaxed);
+  held_.resize(fsm_.NumStates());
+  uncertain_.resize(fsm_.NumStates());
 }
 
-CompiledGrammar::~CompiledGrammar() {
-  for (int32_t s = 0; s < fsm_.NumStates(); ++s) delete entries_[s].load(std::memory_order_relaxed);
-}
+CompiledGrammar::~CompiledGrammar() = default;
 
 const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
   const TokenMaskEntry* e = entries_[state].load(std::memory_order_acquire);
@@ -27,19 +37,35 @@ const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
   std::lock_guard<std::mutex> lock(stripes_[state % kStripes]);
   e = entries_[state].load(std::memory_order_acquire);
   if (e) return *e;
-  // CPU time of this thread, so the figure does not depend on what else the machine runs.
-  auto cpu_us = [] {
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+  auto build = [&] {
+    // CPU time of this thread, so the figure does not depend on what else the machine runs.
+    auto cpu_us = [] {
+      timespec ts;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+    };
+    double t0 = cpu_us();
+    auto built = std::make_shared<TokenMaskEntry>(BuildTokenMaskEntry(fsm_, *tok_, state));
+    built->build_us = static_cast<float>(cpu_us() - t0);
+    return std::shared_ptr<const TokenMaskEntry>(std::move(built));
   };
-  double t0 = cpu_us();
-  auto* built = new TokenMaskEntry(BuildTokenMaskEntry(fsm_, *tok_, state));
-  built->build_us = static_cast<float>(cpu_us() - t0);
-  entry_bytes_.fetch_add(built->MemoryBytes(), std::memory_order_relaxed);
+  std::shared_ptr<const TokenMaskEntry> entry;
+  if (rule_cache_) {
+    entry = rule_cache_->entries.GetOrCompute(hasher_.KeyOf(state), build, [](const TokenMaskEntry& v) {
+      return static_cast<int64_t>(v.MemoryBytes() + sizeof(StructuralKey) + 64);  // + key and map node
+    });
+  } else {
+    entry = build();
+    private_bytes_.fetch_add(entry->MemoryBytes(), std::memory_order_relaxed);
+  }
+  uncertain_[state] = RefineUncertain(fsm_, *tok_, state, entry->uncertain);
+  private_bytes_.fetch_add(uncertain_[state].capacity() * sizeof(int32_t), std::memory_order_relaxed);
+  entry_bytes_.fetch_add(entry->MemoryBytes() + uncertain_[state].capacity() * sizeof(int32_t),
+                         std::memory_order_relaxed);
   built_.fetch_add(1, std::memory_order_relaxed);
-  entries_[state].store(built, std::memory_order_release);
-  return *built;
+  held_[state] = entry;
+  entries_[state].store(entry.get(), std::memory_order_release);
+  return *entry;
 }
 
 const ContextMaskEntry& CompiledGrammar::ContextEntry(int32_t state, const std::vector<int32_t>& parents) const {
@@ -52,11 +78,14 @@ const ContextMaskEntry& CompiledGrammar::ContextEntry(int32_t state, const std::
     auto it = context_.find(key);
     if (it != context_.end()) return *it->second;
   }
-  const TokenMaskEntry& base = Entry(state);
-  auto built = std::make_unique<ContextMaskEntry>(BuildContextMaskEntry(fsm_, *tok_, state, parents, base.uncertain));
+  auto built = std::make_unique<ContextMaskEntry>(BuildContextMaskEntry(fsm_, *tok_, state, parents, Uncertain(state)));
   std::unique_lock<std::shared_mutex> lock(context_mu_);
   auto [it, inserted] = context_.emplace(key, std::move(built));
-  if (inserted) entry_bytes_.fetch_add(it->second->MemoryBytes() + key.size() * 4 + 64, std::memory_order_relaxed);
+  if (inserted) {
+    const size_t bytes = it->second->MemoryBytes() + key.size() * 4 + 64;
+    entry_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    private_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
   return *it->second;
 }
 
@@ -78,9 +107,15 @@ void CompiledGrammar::BuildAllMasks(int num_threads) const {
   ThreadPool::Global().ParallelFor(todo.size(), num_threads, [&](size_t i) { Entry(todo[i]); });
 }
 
-size_t CompiledGrammar::MemoryBytes() const {
+size_t CompiledGrammar::OwnBytes() const {
   return sizeof(*this) + fsm_.MemoryBytes() + grammar_.exprs.size() * sizeof(Expr) +
-         fsm_.NumStates() * sizeof(void*) + entry_bytes_.load(std::memory_order_relaxed);
+         fsm_.NumStates() * (sizeof(void*) + sizeof(std::shared_ptr<const TokenMaskEntry>)) + hasher_.MemoryBytes() +
+         private_bytes_.load(std::memory_order_relaxed);
+}
+
+size_t CompiledGrammar::MemoryBytes() const {
+  // entry_bytes_ counts every entry referenced; the shared ones are those not counted as private.
+  return OwnBytes() + entry_bytes_.load(std::memory_order_relaxed) - private_bytes_.load(std::memory_order_relaxed);
 }
 
 }  // namespace xg

@@ -3,7 +3,10 @@
 //
 // Mask entries are built the first time any matcher reaches a state (JIT), under a striped lock, and
 // published through an atomic pointer so readers never lock. BuildAllMasks builds every scannable
-// state up front (eager mode), in parallel.
+// state up front (eager mode), in parallel. With a rule-level cache (rule_mask_cache.h, shared by
+// the grammars of one GrammarCompiler), an entry is looked up by its state's structural key first
+// and built only on a miss; the grammar holds a reference to every entry it uses, so an entry the
+// cache evicts or clears stays valid for the grammars that already hold it.
 #pragma once
 
 #include <atomic>
@@ -14,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/rule_mask_cache.h"
 #include "compiler/token_mask_cache.h"
 #include "fsm/grammar_fsm.h"
 #include "grammar/grammar.h"
@@ -23,7 +27,8 @@ namespace xg {
 
 class CompiledGrammar {
  public:
-  CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenizerInfo> tok);
+  CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenizerInfo> tok,
+                  std::shared_ptr<CrossGrammarCache> rule_cache = nullptr);
   ~CompiledGrammar();
   CompiledGrammar(const CompiledGrammar&) = delete;
   CompiledGrammar& operator=(const CompiledGrammar&) = delete;
@@ -35,6 +40,12 @@ class CompiledGrammar {
 
   // The entry of scannable state `state`, built now if needed.
   const TokenMaskEntry& Entry(int32_t state) const;
+  // The uncertain tokens of `state` in this grammar (RefineUncertain of its entry's), positions in
+  // the sorted vocabulary, ascending. Builds the entry if needed.
+  const std::vector<int32_t>& Uncertain(int32_t state) const {
+    Entry(state);  // acquire-loads the published entry, after which uncertain_[state] is set
+    return uncertain_[state];
+  }
   // The context entry of (state, parent_states) (see ContextMaskEntry), built now if needed.
   // parent_states: flat (state, count) pairs (see EarleyParser::ResetToItem), sorted and unique.
   const ContextMaskEntry& ContextEntry(int32_t state, const std::vector<int32_t>& parent_states) const;
@@ -45,14 +56,23 @@ class CompiledGrammar {
   void BuildAllMasks(int num_threads) const;
   int32_t NumScannableStates() const;
   int32_t NumBuiltEntries() const { return built_.load(std::memory_order_relaxed); }
+  // Everything this grammar references, shared mask entries included.
   size_t MemoryBytes() const;
+  // What this grammar owns: MemoryBytes() less the entries held by the rule-level cache (those are
+  // counted there). The grammar-level cache counts a grammar by this, measured when it is added.
+  size_t OwnBytes() const;
+  const StructuralHasher& hasher() const { return hasher_; }
 
  private:
   static constexpr int kStripes = 64;
   Grammar grammar_;
   GrammarFsm fsm_;
   std::shared_ptr<const TokenizerInfo> tok_;
+  std::shared_ptr<CrossGrammarCache> rule_cache_;  // null: entries are private to this grammar
+  StructuralHasher hasher_;
   std::unique_ptr<std::atomic<const TokenMaskEntry*>[]> entries_;
+  mutable std::vector<std::shared_ptr<const TokenMaskEntry>> held_;
+  mutable std::vector<std::vector<int32_t>> uncertain_;  // per state: the refined uncertain list  // owners of entries_ (set under the stripe lock)
   mutable std::mutex stripes_[kStripes];
   mutable std::atomic<int32_t> built_{0};
   struct ContextKeyHash {
@@ -65,7 +85,8 @@ class CompiledGrammar {
   // Key: state followed by the parent states. Entries never move once inserted.
   mutable std::shared_mutex context_mu_;
   mutable std::unordered_map<std::vector<int32_t>, std::unique_ptr<ContextMaskEntry>, ContextKeyHash> context_;
-  mutable std::atomic<size_t> entry_bytes_{0};
+  mutable std::atomic<size_t> entry_bytes_{0};    // mask entries referenced (private or shared)
+  mutable std::atomic<size_t> private_bytes_{0};  // entries built without the rule-level cache, and context entries
 };
 
 }  // namespace xg

@@ -11,31 +11,24 @@ namespace xg {
 GrammarCompiler::GrammarCompiler(std::shared_ptr<const TokenizerInfo> tok, int max_threads, bool cache_enabled,
                                  int64_t cache_limit_bytes)
     : tok_(std::move(tok)), max_threads_(max_threads), cache_enabled_(cache_enabled),
-      cache_limit_bytes_(cache_limit_bytes) {
+      cache_limit_bytes_(cache_limit_bytes), grammar_cache_(cache_limit_bytes) {
   XG_USER_CHECK(max_threads_ >= 1) << "GrammarCompiler: max_threads must be >= 1, got " << max_threads_;
   XG_USER_CHECK(cache_limit_bytes_ == -1 || cache_limit_bytes_ >= 0)
       << "GrammarCompiler: cache_limit_bytes must be -1 (unlimited) or >= 0, got " << cache_limit_bytes_;
+  if (cache_enabled_) rule_cache_ = std::make_shared<CrossGrammarCache>(cache_limit_bytes_);
 }
 
 std::shared_ptr<const CompiledGrammar> GrammarCompiler::Cached(const Key& key, bool precompute_masks,
                                                                const std::function<Grammar()>& make) {
-  if (cache_enabled_) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      if (precompute_masks) it->second->BuildAllMasks(max_threads_);
-      return it->second;
-    }
+  std::shared_ptr<const CompiledGrammar> compiled;
+  if (!cache_enabled_) {
+    compiled = std::make_shared<const CompiledGrammar>(make(), tok_);
+  } else {
+    compiled = grammar_cache_.GetOrCompute(
+        key, [&] { return std::make_shared<const CompiledGrammar>(make(), tok_, rule_cache_); },
+        [](const CompiledGrammar& g) { return static_cast<int64_t>(g.OwnBytes()); });
   }
-  auto compiled = std::make_shared<const CompiledGrammar>(make(), tok_);
   if (precompute_masks) compiled->BuildAllMasks(max_threads_);
-  if (cache_enabled_) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (cache_limit_bytes_ < 0 || static_cast<int64_t>(compiled->MemoryBytes()) <= cache_limit_bytes_) {
-      auto [it, inserted] = cache_.emplace(key, compiled);
-      return it->second;
-    }
-  }
   return compiled;
 }
 
@@ -59,15 +52,31 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileRegex(const std::
 }
 
 void GrammarCompiler::ClearCache() {
-  std::lock_guard<std::mutex> lock(mu_);
-  cache_.clear();
+  grammar_cache_.Clear();
+  if (rule_cache_) rule_cache_->Clear();
 }
 
 int64_t GrammarCompiler::GetCacheSizeBytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  int64_t total = 0;
-  for (auto& [k, v] : cache_) total += static_cast<int64_t>(v->MemoryBytes());
-  return total;
+  return grammar_cache_.SizeBytes() + (rule_cache_ ? rule_cache_->SizeBytes() : 0);
+}
+
+GrammarCompiler::CacheInfo GrammarCompiler::GetCacheInfo() const {
+  CacheInfo info;
+  info.grammar_entry_sizes = grammar_cache_.EntrySizes();
+  info.grammar_bytes = grammar_cache_.SizeBytes();
+  info.grammar_hits = grammar_cache_.Hits();
+  info.grammar_misses = grammar_cache_.Misses();
+  info.generation = grammar_cache_.Generation();
+  info.rule_bytes = info.rule_hits = info.rule_misses = info.structure_bytes = info.num_structures = 0;
+  if (rule_cache_) {
+    info.rule_entry_sizes = rule_cache_->entries.EntrySizes();
+    info.rule_bytes = rule_cache_->entries.SizeBytes();
+    info.structure_bytes = rule_cache_->structures.MemoryBytes();
+    info.num_structures = static_cast<int64_t>(rule_cache_->structures.Size());
+    info.rule_hits = rule_cache_->entries.Hits();
+    info.rule_misses = rule_cache_->entries.Misses();
+  }
+  return info;
 }
 
 }  // namespace xg

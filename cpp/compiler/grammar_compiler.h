@@ -1,20 +1,34 @@
-// GrammarCompiler: turns grammar sources into CompiledGrammars for one vocabulary, with a cache.
+// GrammarCompiler: turns grammar sources into CompiledGrammars for one vocabulary, with two caches.
 //
-// The cache here is the plain one: a map from (source kind, source text, root rule) to the compiled
-// grammar (kinds: "ebnf", "grammar", "builtin_json", "regex"), guarded by a mutex; compilation runs outside the lock. GetCacheSizeBytes sums the memory
-// of the grammars held (lazily built mask entries included, so it grows while matchers run).
-// The generation-fenced LRU cache and the cross-grammar rule-level cache are their own issue.
+//   - The grammar-level cache: (source kind, source text, root rule) -> compiled grammar (kinds:
+//     "ebnf", "grammar", "builtin_json", "regex"; a JSON Schema arrives as the EBNF its options
+//     produced, so its key covers schema and options). A grammar is counted by CompiledGrammar::
+//     OwnBytes() when it is added.
+//   - The rule-level (cross-grammar) cache: token-mask entries keyed by structure
+//     (rule_mask_cache.h), shared by every grammar this compiler makes, counted by each entry's size.
+// Both are FencedLruCaches (fenced_lru_cache.h): concurrent requests for one key compile once,
+// compilation runs outside the locks, ClearCache() bumps both generations so nothing computed
+// before it is counted or kept after it, and never waits for compilations in flight. With
+// cache_limit_bytes >= 0 each cache evicts least recently used entries to stay within that many
+// bytes (so the two together hold at most twice it); -1 is unlimited. GetCacheSizeBytes() is the
+// sum of both counts and of the structure-id table's bytes, which at every quiescent point equals
+// the sizes of the entries held plus that table.
+//
+// max_threads parallelises one compilation's work (the eager mask build); many compilations may run
+// at once on different threads.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <map>
+#include <vector>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
 
 #include "compiler/compiled_grammar.h"
+#include "compiler/fenced_lru_cache.h"
+#include "compiler/rule_mask_cache.h"
 
 namespace xg {
 
@@ -36,8 +50,24 @@ class GrammarCompiler {
   const std::shared_ptr<const TokenizerInfo>& tokenizer() const { return tok_; }
   int max_threads() const { return max_threads_; }
 
+ // Introspection for tests and benchmarks: the entries each cache holds and their sizes.
+  struct CacheInfo {
+    std::vector<int64_t> grammar_entry_sizes, rule_entry_sizes;
+    int64_t grammar_bytes, rule_bytes;
+    int64_t structure_bytes, num_structures;  // the structure-id table of the rule-level cache
+    int64_t grammar_hits, grammar_misses, rule_hits, rule_misses;
+    uint64_t generation;
+  };
+  CacheInfo GetCacheInfo() const;
+
  private:
   using Key = std::tuple<std::string, std::string, std::string>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      std::hash<std::string> h;
+      return h(std::get<0>(k)) ^ (h(std::get<1>(k)) * 31) ^ (h(std::get<2>(k)) * 131);
+    }
+  };
   std::shared_ptr<const CompiledGrammar> Cached(const Key& key, bool precompute_masks,
                                                 const std::function<Grammar()>& make);
 
@@ -45,8 +75,8 @@ class GrammarCompiler {
   int max_threads_;
   bool cache_enabled_;
   int64_t cache_limit_bytes_;
-  mutable std::mutex mu_;
-  std::map<Key, std::shared_ptr<const CompiledGrammar>> cache_;
+  FencedLruCache<Key, CompiledGrammar, KeyHash> grammar_cache_;
+  std::shared_ptr<CrossGrammarCache> rule_cache_;  // null when caching is off
 };
 
 }  // namespace xg

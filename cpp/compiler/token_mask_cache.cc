@@ -70,7 +70,7 @@ struct TokenOutcome {
 // token under it at once (RunEnd skips the run without reading the tokens).
 template <typename Report>
 void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::vector<int32_t>* subset,
-                Report&& report) {
+                uint8_t leave_flags, Report&& report) {
   constexpr size_t kMaxConfigs = 1 << 14;  // ~16 MiB of transition rows
   const int32_t count = subset ? static_cast<int32_t>(subset->size()) : tok.NumSorted();
   std::vector<int32_t> config(1, cache.Initial());  // config[d]: configuration after d bytes
@@ -107,7 +107,7 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
       }
       config[depth + 1] = next;
       follow_done[depth + 1] =
-          follow_done[depth] | ((cache.Flags(next) & EarleyParser::kFollowCompleted) != 0);
+          follow_done[depth] | ((cache.Flags(next) & leave_flags) != 0);
     }
     if (!dead) {
       report(pos, TokenOutcome{true, cache.Flags(config[len]), follow_done[len] != 0});
@@ -138,19 +138,22 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
 }  // namespace
 
 TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state) {
-  ParseConfigCache cache(fsm, state, nullptr);
+  // No follow context: a token that outlives the rule is judged by the context at run time (this
+  // is what makes the entry a function of the rule's closure alone; rule_mask_cache.h).
+  static const std::vector<int32_t> kNoFollow;
+  ParseConfigCache cache(fsm, state, &kNoFollow);
   const int32_t n = tok.NumSorted();
   // Positions in the sorted vocabulary; rejected tokens are the rest and are never listed here
   // (most states reject most of the vocabulary).
   std::vector<int32_t> accepted, uncertain;
-  WalkTokens(cache, tok, nullptr, [&](int32_t pos, const TokenOutcome& o) {
+  WalkTokens(cache, tok, nullptr, EarleyParser::kTopCompleted, [&](int32_t pos, const TokenOutcome& o) {
     if (o.alive) {
       // Alive inside the rule (lineage 0), or the rule completed exactly at the end: valid in any
       // context. Alive only through an assumed follow context: depends on the real one.
       bool ok = o.end_flags & (ParseConfigCache::kHasLineage0 | EarleyParser::kTopCompleted);
       (ok ? accepted : uncertain).push_back(pos);
     } else if (o.follow_done) {
-      uncertain.push_back(pos);  // died after leaving every known context: the real stack decides
+      uncertain.push_back(pos);  // died after leaving the rule: the real context decides
     }
   });
 
@@ -189,12 +192,26 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
 
 namespace xg {
 
+std::vector<int32_t> RefineUncertain(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
+                                     const std::vector<int32_t>& structural_uncertain) {
+  std::vector<int32_t> out;
+  if (structural_uncertain.empty()) return out;
+  ParseConfigCache cache(fsm, state, nullptr);  // null follow: every state that can follow the rule
+  WalkTokens(cache, tok, &structural_uncertain, EarleyParser::kFollowCompleted,
+             [&](int32_t pos, const TokenOutcome& o) {
+               // Never accepted here: a structurally uncertain token died inside the rule, so it is
+               // alive now only through an assumed follow context.
+               if (o.alive || o.follow_done) out.push_back(pos);
+             });
+  return out;
+}
+
 ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
                                        const std::vector<int32_t>& parent_states,
                                        const std::vector<int32_t>& base_uncertain) {
   ParseConfigCache cache(fsm, state, &parent_states);
   ContextMaskEntry out;
-  WalkTokens(cache, tok, &base_uncertain, [&](int32_t pos, const TokenOutcome& o) {
+  WalkTokens(cache, tok, &base_uncertain, EarleyParser::kFollowCompleted, [&](int32_t pos, const TokenOutcome& o) {
     if (o.alive) {
       out.accepted_ids.push_back(tok.SortedId(pos));  // alive in this real context
     } else if (o.follow_done) {

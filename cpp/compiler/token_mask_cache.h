@@ -4,10 +4,12 @@
 // token is parsed starting from the isolated item (s, origin unknown):
 //   accepted  - the token's bytes stay inside s's rule (or end exactly where the rule completes):
 //               valid in every context in which an item at s is live;
-//   rejected  - the bytes fail inside the rule, and also in every context that can follow the rule
-//               anywhere in the grammar (the "follow" expansion of earley_parser.h);
-//   uncertain - validity depends on the context below the rule: re-checked at run time against the
+//   rejected  - the bytes fail inside the rule before it could complete;
+//   uncertain - the rule completes before the token ends and the rest depends on what follows the
+//               rule: resolved at run time against the live parent (ContextMaskEntry), then the
 //               live parser.
+// The entry uses no follow context at all, so it is a function of the rule's closure (the rules it
+// reaches) and the vocabulary only, and can be shared across grammars (rule_mask_cache.h).
 // A mask for a whole Earley set is the union of the accepted parts of its scannable states plus
 // the uncertain tokens that pass the run-time check. This is exact: every token path begins with a
 // scan from some scannable item, and a classification never claims more than the isolated parse
@@ -48,6 +50,14 @@ struct TokenMaskEntry {
 
 // Builds the entry of scannable state `state`. Thread-safe (no shared mutable state).
 TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state);
+
+// The grammar's own lookahead applied to a structural entry: of its uncertain tokens (which leave
+// s's rule before their end), those that die in every context that can follow the rule anywhere
+// in the grammar (earley_parser.h's follow expansion) and never complete a follow rule are
+// rejected; the rest stay uncertain. Returns the rest (a subset, ascending). The accepted part of
+// the shared entry is unchanged, so a grammar keeps the shared entry and its own refined list.
+std::vector<int32_t> RefineUncertain(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
+                                     const std::vector<int32_t>& structural_uncertain);
 
 // One level of context: the tokens left uncertain at state s, re-classified for a known parent,
 // i.e. the set of states where the parent rule resumes once s's rule completes. A token that stays

@@ -192,7 +192,7 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
     } else {
       e.OrAccepted(tok, words, &scratch_);
     }
-    any_uncertain |= !e.uncertain.empty();
+    any_uncertain |= !grammar_->Uncertain(states_[i]).empty();
   }
   if (any_uncertain) {
     // Resolve uncertain tokens one context level down: per live item (s, origin), the states where
@@ -201,7 +201,7 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
     const int32_t k = parser_.NumSets() - 1;
     size_t n_entries = 0;
     for (const EarleyItem* it = parser_.SetBegin(k); it != parser_.SetEnd(k); ++it) {
-      if (!fsm.HasBytes(it->state) || grammar_->Entry(it->state).uncertain.empty()) continue;
+      if (!fsm.HasBytes(it->state) || grammar_->Uncertain(it->state).empty()) continue;
       ContextFollow(*it, &parents_);
       const ContextMaskEntry& ce = grammar_->ContextEntry(it->state, parents_);
       ce.OrAccepted(words);

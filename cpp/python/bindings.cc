@@ -202,7 +202,27 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("precompute_masks"), py::call_guard<py::gil_scoped_release>())
       .def("clear_cache", &GrammarCompiler::ClearCache, py::call_guard<py::gil_scoped_release>())
-      .def("get_cache_size_bytes", &GrammarCompiler::GetCacheSizeBytes);
+      .def("get_cache_size_bytes", &GrammarCompiler::GetCacheSizeBytes)
+      .def("cache_info", [](const GrammarCompiler& c) {
+        GrammarCompiler::CacheInfo info;
+        {
+          py::gil_scoped_release release;
+          info = c.GetCacheInfo();
+        }
+        py::dict d;
+        d["grammar_entry_sizes"] = info.grammar_entry_sizes;
+        d["rule_entry_sizes"] = info.rule_entry_sizes;
+        d["grammar_bytes"] = info.grammar_bytes;
+        d["rule_bytes"] = info.rule_bytes;
+        d["structure_bytes"] = info.structure_bytes;
+        d["num_structures"] = info.num_structures;
+        d["grammar_hits"] = info.grammar_hits;
+        d["grammar_misses"] = info.grammar_misses;
+        d["rule_hits"] = info.rule_hits;
+        d["rule_misses"] = info.rule_misses;
+        d["generation"] = info.generation;
+        return d;
+      });
 
   py::class_<GrammarMatcher>(m, "GrammarMatcher")
       .def(py::init([](std::shared_ptr<CompiledGrammar> g, std::optional<std::vector<int32_t>> stops,

@@ -1,0 +1,195 @@
+#include "compiler/rule_mask_cache.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "support/check.h"
+
+namespace xg {
+namespace {
+
+uint64_t Mix(uint64_t h, uint64_t x) {
+  h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  h *= 0xFF51AFD7ED558CCDull;
+  return h ^ (h >> 33);
+}
+
+uint64_t HashBytes(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+void PutInt(std::string* out, int64_t v) { out->append(reinterpret_cast<const char*>(&v), sizeof(v)); }
+
+}  // namespace
+
+int64_t StructureTable::Intern(std::string form) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = ids_.find(form);
+  if (it != ids_.end()) return it->second;
+  bytes_ += static_cast<int64_t>(form.capacity() + sizeof(std::string) + 32);
+  return ids_.emplace(std::move(form), next_id_++).first->second;
+}
+
+void StructureTable::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ids_.clear();
+  bytes_ = 0;
+}
+
+int64_t StructureTable::MemoryBytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+
+size_t StructureTable::Size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ids_.size();
+}
+
+StructuralHasher::StructuralHasher(const GrammarFsm& fsm, StructureTable* table) : fsm_(fsm) {
+  const int32_t n = fsm.NumRules();
+  first_state_.assign(n, -1);
+  for (int32_t r = 0; r < n; ++r) first_state_[r] = fsm.RuleStart(r);
+  structure_id_.assign(n, -1);
+
+  // Local forms and their references, per productive rule.
+  std::vector<uint64_t> local(n, 0);
+  std::vector<std::string> forms(n);
+  std::vector<std::vector<int32_t>> refs(n);
+  for (int32_t r = 0; r < n; ++r) {
+    if (first_state_[r] < 0) continue;
+    forms[r] = LocalForm(r, &refs[r]);
+    local[r] = HashBytes(forms[r]);
+  }
+  // Tarjan's SCCs (iterative), emitted callees first: the bottom-up order.
+  std::vector<int32_t> index(n, -1), low(n, 0), stack, scc_of(n, -1);
+  std::vector<uint8_t> on_stack(n, 0);
+  std::vector<std::vector<int32_t>> sccs;
+  int32_t counter = 0;
+  for (int32_t root = 0; root < n; ++root) {
+    if (first_state_[root] < 0 || index[root] >= 0) continue;
+    std::vector<std::pair<int32_t, size_t>> frames = {{root, 0}};
+    index[root] = low[root] = counter++;
+    stack.push_back(root);
+    on_stack[root] = 1;
+    while (!frames.empty()) {
+      auto& [v, next] = frames.back();
+      if (next < refs[v].size()) {
+        int32_t w = refs[v][next++];
+        if (index[w] < 0) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w);
+          on_stack[w] = 1;
+          frames.push_back({w, 0});
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      if (low[v] == index[v]) {
+        std::vector<int32_t> scc;
+        int32_t w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = 0;
+          scc_of[w] = static_cast<int32_t>(sccs.size());
+          scc.push_back(w);
+        } while (w != v);
+        sccs.push_back(std::move(scc));
+      }
+      int32_t done = v;
+      frames.pop_back();
+      if (!frames.empty()) low[frames.back().first] = std::min(low[frames.back().first], low[done]);
+    }
+  }
+  // Bottom-up: references outside the SCC have final hashes; inside, provisional hashes refined
+  // for |SCC| rounds (a count that depends only on the SCC, so the result only on the closure).
+  rule_hash_.assign(n, 0);
+  std::vector<uint64_t> cur(n, 0), next(n, 0);
+  std::vector<uint64_t> parts;
+  auto ref_hash = [&](int32_t r, const std::vector<uint64_t>& inner, int32_t scc) {
+    parts.clear();
+    for (size_t i = 0; i < refs[r].size(); ++i) {
+      int32_t w = refs[r][i];
+      parts.push_back(Mix(i, scc_of[w] == scc ? Mix(0x5CC, inner[w]) : rule_hash_[w]));
+    }
+    uint64_t h = local[r];
+    for (uint64_t p : parts) h = Mix(h, p);
+    return h;
+  };
+  for (size_t c = 0; c < sccs.size(); ++c) {
+    const auto& scc = sccs[c];
+    for (int32_t r : scc) cur[r] = local[r];
+    const size_t rounds = scc.size() == 1 && std::find(refs[scc[0]].begin(), refs[scc[0]].end(), scc[0]) == refs[scc[0]].end()
+                              ? 1 : scc.size() + 1;
+    for (size_t round = 0; round < rounds; ++round) {
+      for (int32_t r : scc) next[r] = ref_hash(r, cur, static_cast<int32_t>(c));
+      for (int32_t r : scc) cur[r] = next[r];
+    }
+    for (int32_t r : scc) rule_hash_[r] = cur[r];
+    if (table == nullptr) continue;
+    // Structure ids: references outside the component by their (already final) ids; inside, by the
+    // breadth-first order from the rule being named, so each rule of a cycle gets its own form.
+    const bool cyclic = rounds > 1;
+    for (int32_t r : scc) {
+      std::string form = cyclic ? "C" : "R";
+      std::vector<int32_t> order = {r};
+      for (size_t i = 0; i < order.size(); ++i) {
+        const int32_t v = order[i];
+        form += forms[v];
+        for (int32_t w : refs[v]) {
+          if (scc_of[w] == static_cast<int32_t>(c)) {
+            auto pos = std::find(order.begin(), order.end(), w);
+            if (pos == order.end()) order.push_back(w), pos = order.end() - 1;
+            PutInt(&form, -1), PutInt(&form, pos - order.begin());
+          } else {
+            PutInt(&form, -2), PutInt(&form, structure_id_[w]);
+          }
+        }
+        PutInt(&form, -9);
+      }
+      structure_id_[r] = table->Intern(std::move(form));
+    }
+  }
+}
+
+std::string StructuralHasher::LocalForm(int32_t rule, std::vector<int32_t>* refs) const {
+  const GrammarFsm& g = fsm_;
+  const int32_t first = first_state_[rule];
+  int32_t end = first;
+  while (end < g.NumStates() && g.RuleOf(end) == rule) ++end;
+  std::string out;
+  PutInt(&out, end - first);
+  if (g.IsCountedRule(rule)) PutInt(&out, g.RepeatMin(rule)), PutInt(&out, g.RepeatMax(rule));
+  refs->clear();
+  for (int32_t s = first; s < end; ++s) {
+    PutInt(&out, g.IsFinal(s) ? 1 : 0);
+    const int32_t* row = g.NextRow(s);
+    int32_t last = -2;
+    for (int b = 0; b < 256; ++b) {
+      int32_t t = row[b] < 0 ? -1 : row[b] - first;
+      if (t != last) PutInt(&out, b), PutInt(&out, t), last = t;
+    }
+    PutInt(&out, -7);
+    for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e) {
+      PutInt(&out, e->target - first);
+      refs->push_back(e->rule);
+    }
+    PutInt(&out, -8);
+  }
+  return out;
+}
+
+StructuralKey StructuralHasher::KeyOf(int32_t state) const {
+  const int32_t rule = fsm_.RuleOf(state);
+  StructuralKey key;
+  key.position = state - first_state_[rule];
+  key.structure_id = structure_id_[rule];
+  key.hash = Mix(rule_hash_[rule], static_cast<uint64_t>(key.position));
+  return key;
+}
+
+}  // namespace xg

@@ -1,0 +1,105 @@
+// The cross-grammar (rule-level) token-mask cache: mask entries shared by every grammar compiled for
+// one vocabulary, keyed by the structure of the automata that decide them.
+//
+// Why it is exact. A structural entry (token_mask_cache.h, built with no follow context) of
+// scannable state s depends only on s's rule, the rules reachable from it through rule references
+// (its "closure"), s's position in its rule, and the vocabulary: a token is parsed from the isolated
+// item (s, unknown origin), predictions stay inside the closure, and a token that completes s's rule
+// before its end is left uncertain rather than judged by whatever follows the rule in one grammar.
+// So two states whose closures are the same automata up to renaming have the same entry, in any
+// grammar. (The grammar-specific context, the "lookahead", is applied at run time: uncertain tokens
+// are resolved against the live parent, CompiledGrammar::ContextEntry, and then the live parser.)
+//
+// Keys. Each rule gets a hierarchical structural hash over the rule reference graph: a provisional
+// hash of its own automaton (finality, byte transitions, counted bounds, rule edges by position
+// only), then the hashes of the rules it references, bottom-up over the strongly connected
+// components; inside a component (a cycle) the provisional hashes are refined for as many rounds as
+// the component has rules (Weisfeiler-Lehman style), a count that depends only on the component.
+// The hash picks the bucket; identity is exact: every rule also gets a structure id from a table
+// that interns its canonical form (its own automaton with references written as the ids of the
+// rules they name; for a component, all of its rules' forms in breadth-first order from the rule,
+// references inside the component by that order). Equal ids mean equal closures, so a hash
+// collision is a miss, never a wrong mask. Ids are never reused, even across ClearCache().
+//
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/fenced_lru_cache.h"
+#include "compiler/token_mask_cache.h"
+#include "fsm/grammar_fsm.h"
+
+namespace xg {
+
+struct StructuralKey {
+  uint64_t hash = 0;          // the rule's hierarchical hash mixed with the position (bucket only)
+  int64_t structure_id = -1;  // the rule's interned structure (exact identity of its closure)
+  int32_t position = -1;      // the state's position in its rule
+  bool operator==(const StructuralKey& o) const {
+    return structure_id == o.structure_id && position == o.position;
+  }
+};
+
+struct StructuralKeyHash {
+  size_t operator()(const StructuralKey& k) const { return static_cast<size_t>(k.hash); }
+};
+
+using RuleMaskCache = FencedLruCache<StructuralKey, TokenMaskEntry, StructuralKeyHash>;
+
+// Interns canonical rule forms into ids (never reused). Thread-safe. Clear() drops the forms; the id
+// counter keeps counting, so ids handed out before a clear never name a different structure after.
+class StructureTable {
+ public:
+  int64_t Intern(std::string form);
+  void Clear();
+  int64_t MemoryBytes() const;
+  size_t Size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, int64_t> ids_;
+  int64_t next_id_ = 0;
+  int64_t bytes_ = 0;
+};
+
+// What a GrammarCompiler shares between its grammars: the mask entries and the structure ids that
+// key them. Cleared together (the entries' generation fence covers the entries; the table needs
+// none, since interning is immediate and ids are never reused).
+struct CrossGrammarCache {
+  explicit CrossGrammarCache(int64_t limit_bytes) : entries(limit_bytes) {}
+  RuleMaskCache entries;
+  StructureTable structures;
+  void Clear() {
+    entries.Clear();
+    structures.Clear();
+  }
+  int64_t SizeBytes() const { return entries.SizeBytes() + structures.MemoryBytes(); }
+};
+
+// Structural hashes and keys of one GrammarFsm's states. Thread-safe after construction.
+class StructuralHasher {
+ public:
+  // `table` may be null (no rule-level cache): then no structure ids are made.
+  StructuralHasher(const GrammarFsm& fsm, StructureTable* table);
+
+  uint64_t RuleHash(int32_t rule) const { return rule_hash_[rule]; }
+  int64_t StructureId(int32_t rule) const { return structure_id_[rule]; }
+  StructuralKey KeyOf(int32_t state) const;
+  size_t MemoryBytes() const { return sizeof(*this) + first_state_.capacity() * 4 + rule_hash_.capacity() * 16; }
+
+ private:
+  // The rule's own automaton, with rule references listed in `refs` in the order they appear.
+  std::string LocalForm(int32_t rule, std::vector<int32_t>* refs) const;
+
+  const GrammarFsm& fsm_;
+  std::vector<int32_t> first_state_;  // per rule: its smallest state id (its states are contiguous)
+  std::vector<uint64_t> rule_hash_;
+  std::vector<int64_t> structure_id_;
+};
+
+}  // namespace xg
