@@ -15,12 +15,6 @@ void ForEachRef(const Grammar& g, int32_t id, const std::function<void(int32_t)>
   for (int32_t c : e.children) ForEachRef(g, c, f);
 }
 
-int CountNodes(const Grammar& g, int32_t id) {
-  int n = 1;
-  for (int32_t c : g.exprs[id].children) n += CountNodes(g, c);
-  return n;
-}
-
 // Copies the subtree at `id` into fresh nodes (children are re-indexed).
 int32_t DeepCopy(Grammar* g, int32_t id) {
   Expr copy = g->exprs[id];
@@ -204,11 +198,34 @@ void DropUnreachableRules(Grammar* g) {
 
 void InlineSmallRules(Grammar* g, int max_inline_nodes) {
   std::vector<bool> breaker = LoopBreakers(*g);
-  std::vector<bool> inlinable(g->rules.size(), false);
-  for (size_t r = 0; r < g->rules.size(); ++r) {
-    inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root && g->rules[r].lookahead < 0 &&
-                   CountNodes(*g, g->rules[r].body) <= max_inline_nodes;
-  }
+  const size_t n = g->rules.size();
+  // A rule is inlined when its body is small *after* its own inlinable references are expanded
+  // (decided callees first; the references among non-breakers form a DAG). Counting only the body
+  // as written made chains like `a0 ::= x a1 | a1`, `a1 ::= x a2 | a2`, ... grow exponentially
+  // (JSON objects with many optional properties).
+  std::vector<bool> inlinable(n, false);
+  std::vector<int64_t> expanded(n, -1);  // expanded body size, once decided
+  std::function<int64_t(int32_t)> expanded_size;
+  std::function<int64_t(int32_t)> expr_size = [&](int32_t id) -> int64_t {
+    const Expr& e = g->exprs[id];
+    int64_t size = 1;
+    if (e.kind == ExprKind::kRuleRef && !breaker[e.rule]) {
+      int64_t callee = expanded_size(e.rule);
+      if (inlinable[e.rule]) size = callee;
+    }
+    for (int32_t c : e.children) size += expr_size(c);
+    return size;
+  };
+  expanded_size = [&](int32_t r) -> int64_t {
+    if (expanded[r] >= 0) return expanded[r];
+    expanded[r] = 0;  // in progress (cannot recur: breakers cut every cycle)
+    int64_t size = expr_size(g->rules[r].body);
+    expanded[r] = size;
+    inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root &&
+                   g->rules[r].lookahead < 0 && size <= max_inline_nodes;
+    return size;
+  };
+  for (size_t r = 0; r < n; ++r) expanded_size(static_cast<int32_t>(r));
   // Replace references until none to inlinable rules remain. Terminates: without the loop breakers
   // the reference graph is acyclic, so copies only bring references further down that DAG.
   std::function<void(int32_t, int)> rewrite = [&](int32_t id, int depth) {

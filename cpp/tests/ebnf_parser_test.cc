@@ -55,5 +55,19 @@ TEST(EbnfParser, InlinesSmallNonRecursiveRules) {
   EXPECT_EQ(g.rules.size(), 1u) << PrintGrammar(g);
 }
 
+// A chain where every rule references the next twice (JSON objects with optional properties): the
+// normalised grammar must grow linearly with the chain, not double at every link.
+TEST(EbnfParser, InliningStaysLinearOnBranchingChains) {
+  std::string text = "root ::= a0\n";
+  const int n = 40;
+  for (int i = 0; i < n; ++i)
+    text += "a" + std::to_string(i) + " ::= \"x" + std::to_string(i) + "\" a" + std::to_string(i + 1) + " | a" +
+            std::to_string(i + 1) + "\n";
+  text += "a" + std::to_string(n) + " ::= \"end\"\n";
+  Grammar g = ParseEbnf(text);
+  NormalizeGrammar(&g);
+  EXPECT_LT(PrintGrammar(g).size(), 60u * n) << "inlining blew up";
+}
+
 }  // namespace
 }  // namespace xg
