@@ -127,13 +127,16 @@ def _context(tokens, step, width=40) -> str:
 def warm_up(eng) -> None:
     """One untimed compile + mask of a small schema after (re)starting a worker, so one-time initialisation
     (lazy imports, caches of the engine's front end) is not charged to the first measured schema."""
-    eng.compile("json_schema", json.dumps(WARM_UP_SCHEMA))
-    eng.new_matcher()
-    eng.fill()
+    try:
+        eng.compile("json_schema", json.dumps(WARM_UP_SCHEMA))
+        eng.new_matcher()
+        eng.fill()
+    except Exception as exc:  # a warm-up is best effort; never lose an engine to it
+        log.warning("warm-up failed for %s: %s: %s", eng.name, type(exc).__name__, exc)
     eng.release_grammar()
 
 
-WARM_UP_SCHEMA = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3, "pattern": "^[a-z]+$"},
+WARM_UP_SCHEMA = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^[a-z]+$"},
                                                    "b": {"type": "array", "items": {"type": "integer"}},
                                                    "c": {"enum": [1, "x"]}}, "required": ["a"]}
 
@@ -313,8 +316,10 @@ def pct(vals, q):
 def normalize_error(msg: str) -> str:
     """Group error messages: first line, quoted text / numbers / JSON pointers replaced."""
     m = (msg or "").strip().splitlines()[0] if msg else ""
-    m = re.sub(r"'[^']*'", "'…'", m)
-    m = re.sub(r'"[^"]*"', '"…"', m)
+    m = re.sub(r"^(\w+: )\[\d\d:\d\d:\d\d\] \S+:\d+: ", r"\1", m)  # xgrammar's log prefix
+    m = re.sub(r"at '/[^']*'", "at '…'", m)  # JSON pointers
+    m = re.sub(r"(regex|pattern|patternProperty regexes) (\"[^\"]*\"|/[^/]*/)", r"\1 …", m)
+    m = re.sub(r'"(?![A-Za-z_$@]+")[^"]*"', '"…"', m)  # quoted data, keeping quoted names
     m = re.sub(r"#/[^\s,;:)]*", "#/…", m)
     m = re.sub(r"\b\d+(\.\d+)?\b", "N", m)
     return m[:160]
@@ -381,7 +386,7 @@ def aggregate(rows, engines, subsets):
     return {"per_subset": per_subset, "overall": overall, "common": common, "pairwise_vs_llguidance": pair}
 
 
-def error_groups(rows, engines, top=12):
+def error_groups(rows, engines, top=15):
     out = {}
     for e in engines:
         c = collections.Counter()
@@ -458,7 +463,9 @@ def run(args) -> dict:
             workers[e] = w
             log.info("  %s: %s, tokenizer setup %.0f ms", label(e), w.version, w.setup_ms[-1])
         except Exception as exc:
-            log.error("engine %s unavailable: %s", e, exc)
+            for w2 in workers.values():
+                w2.stop()
+            raise SystemExit(f"engine {e} unavailable: {exc} (drop it with --engines to run without it)")
     engines = list(workers)
 
     meta = {
