@@ -24,9 +24,10 @@ Engines and options:
   any_order=True)`` (JSON Schema defaults for additional properties/items, any property order, free whitespace)
   and ``xgrammar.testing._is_grammar_accept_string``. Any exception is an error.
 * **llguidance (measured)**: ``LLMatcher.grammar_from_json_schema(schema)`` (defaults: flexible whitespace, strict
-  about unimplemented keywords, properties in schema order, which is its only mode) on a 257-token byte tokenizer
-  (one token per byte, token 255 = EOS); an instance is accepted iff ``consume_tokens(bytes)`` succeeds and the
-  matcher ``is_accepting()``. A matcher in error after construction is an error.
+  about unimplemented keywords, properties in schema order, which is its only mode) on a 256-token byte tokenizer
+  (one token per byte value 0-254, token 255 = EOS: the byte 0xFF never occurs in UTF-8); an instance is accepted
+  iff ``consume_tokens(bytes)`` succeeds and the matcher ``is_accepting()``. A matcher in error after construction
+  is an error.
 * **llguidance (published)**: ``../shared/data/llguidance/json_schema_test_suite/expected_json_schema_test_suite.json``
   (draft2020-12 only), mapped: ``pass`` = correct; ``false_negative``/``false_positive`` = wrong;
   ``compile_error_all_invalid``/``compile_error_valid``/``skip_compile`` = error.
@@ -281,12 +282,25 @@ def load_published(path: Path):
     return out
 
 
+def pin_xg2jax():
+    """Import xg2jax's modules in the parent before forking, so every worker (restarts included) runs the code that
+    was on disk at the start even if the checkout changes during the run."""
+    try:
+        import importlib
+
+        for mod in ("xg2jax", "xg2jax.json_schema", "xg2jax.compiler", "xg2jax.matcher", "xg2jax.testing"):
+            importlib.import_module(mod)
+    except Exception as exc:  # not installed: the xg2jax worker reports it
+        log.warning("could not import xg2jax up front: %s", exc)
+
+
 def run(args):
     suite = Path(args.data_dir) / "json-schema-test-suite" / "tests"
     drafts = [d for d in args.drafts.split(",") if d]
     engines = [e for e in args.engines.split(",") if e]
     if args.worker_log:
         Path(args.worker_log).write_text("")
+    pin_xg2jax()
     ctx = mp.get_context("fork")
     workers = {}
     for e in engines:
@@ -354,6 +368,7 @@ def run(args):
         for w in workers.values():
             w.stop()
     result["meta"]["elapsed_s"] = time.perf_counter() - t_start
+    result["meta"]["xg2jax_revision_end"] = os.environ.get("XG2JAX_REVISION") or _xg2jax_revision()
     result["meta"]["worker_restarts"] = {e: w.restarts for e, w in workers.items()}
     return result
 
@@ -399,7 +414,8 @@ def markdown(result) -> str:
     m = result["meta"]
     cols = columns(result)
     L = [f"Engines: {', '.join(f'{k} {v}' for k, v in m['engines'].items())}; xg2jax revision "
-         f"{m.get('xg2jax_revision')}; llguidance published = {m['published']}. Per-group timeout {m['timeout_s']:g} s.",
+         f"{m.get('xg2jax_revision')}; llguidance published = {m['published']}. "
+         f"Per-group timeout {m['timeout_s']:g} s.",
          "", "Cells: correct / error / wrong tests (a test = one instance, checked compact and indented; "
          "correct = both answers right; error = schema not compiled; timeouts and non-explicit exceptions are "
          "included in error and named; 'on all-invalid groups' counts errors on groups whose instances are all "

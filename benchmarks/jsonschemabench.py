@@ -438,6 +438,18 @@ def xg2jax_revision():
         return None
 
 
+def pin_xg2jax():
+    """Import xg2jax's modules in the parent before forking, so every worker (restarts included) runs the code that
+    was on disk at the start even if the checkout changes during the run."""
+    try:
+        import importlib
+
+        for mod in ("xg2jax", "xg2jax.json_schema", "xg2jax.compiler", "xg2jax.matcher", "xg2jax.testing"):
+            importlib.import_module(mod)
+    except Exception as exc:  # not installed: the xg2jax worker reports it
+        log.warning("could not import xg2jax up front: %s", exc)
+
+
 def run(args) -> dict:
     global _VOCAB
     engines = peers.expand_engines(args.engines)
@@ -454,6 +466,7 @@ def run(args) -> dict:
 
     if args.worker_log:
         Path(args.worker_log).write_text("")
+    pin_xg2jax()
     ctx = mp.get_context("fork")
     workers = {}
     for e in engines:
@@ -511,6 +524,7 @@ def run(args) -> dict:
         for w in workers.values():
             w.stop()
     meta["elapsed_s"] = time.perf_counter() - t_start
+    meta["xg2jax_revision_end"] = os.environ.get("XG2JAX_REVISION") or xg2jax_revision()  # checkout moved?
     meta["loadavg_end"] = list(os.getloadavg())
     meta["tokenizer_setup_ms"] = {label(e): w.setup_ms for e, w in workers.items()}
     meta["worker_restarts"] = {label(e): w.restarts for e, w in workers.items()}
@@ -573,20 +587,23 @@ def markdown(result) -> str:
     L.append("Engines: " + ", ".join(f"{k} {v}" for k, v in m["engines"].items()))
     L.append(f"Vocabulary {m['vocab']} ({m['vocab_size']:,} ids). Options {m['json_schema_options']}. "
              f"Sample: {m['per_subset'] or 'all'} schemas per subset (seed {m['seed']}), at most "
-             f"{m['max_instances'] or 'all'} valid + invalid instances each; timeouts compile {m['compile_timeout_s']:g} s, "
+             f"{m['max_instances'] or 'all'} valid + invalid instances each; timeouts compile "
+             f"{m['compile_timeout_s']:g} s, "
              f"instances {m['run_timeout_s']:g} s. Elapsed {m.get('elapsed_s', 0) / 60:.1f} min, load average "
              f"{m['loadavg_start'][0]:.2f} / {m.get('loadavg_end', [0])[0]:.2f} on {m['cpu_count']} CPUs.")
     L.append("")
     L.append("Overall (compiled = no error/timeout/crash at compile; valid/invalid over schemas whose instances ran; "
              "TTFM and cost percentiles over those schemas):")
     L.append("")
-    L.append("| engine | schemas | compiled | error | timeout | crash | run t/o+err | valid accepted | invalid rejected "
+    L.append("| engine | schemas | compiled | error | timeout | crash | run t/o+err | valid accepted "
+             "| invalid rejected "
              "| TTFM p50 ms | TTFM p90 | cost p50 ms | cost p90 |")
     L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for e in engines:
         o = s["overall"][e]
         L.append(f"| {label(e)} | {o['schemas']} | {o['compiled']} ({100 * (o['compiled_share'] or 0):.1f}%) | "
-                 f"{o['error']} | {o['timeout']} | {o['crash']} | {o['run_timeout'] + o['run_crash'] + o['run_error']} | "
+                 f"{o['error']} | {o['timeout']} | {o['crash']} | "
+                 f"{o['run_timeout'] + o['run_crash'] + o['run_error']} | "
                  f"{o['valid_accepted']}/{o['valid']} | {o['invalid_rejected']}/{o['invalid']} | "
                  f"{f(o['ttfm_p50_ms'], 2)} | {f(o['ttfm_p90_ms'], 2)} | {f(o['cost_p50_ms'], 2)} | "
                  f"{f(o['cost_p90_ms'], 2)} |")

@@ -14,8 +14,10 @@ same for every engine. Per point (grammar x B x engine), in a freshly forked wor
 loaded once in the parent; the engine's tokenizer is built in the worker, untimed, and a small grammar of the same
 kind is compiled and masked once, untimed, so one-time initialisation is not charged): compile cold (fresh compiler,
 caches off, one thread), timed; then create a matcher and fill the first mask, timed: TTFM = compile + matcher +
-first fill. A point running past ``--timeout`` seconds (compile and first mask together) is killed and recorded
-as a timeout, and the larger bounds of that grammar x engine are skipped (recorded as ``skipped``).
+first fill. This is done ``--repeats`` times (default 5) in the same worker; the medians are reported and every
+repeat is kept in the JSON. A point running past ``--timeout`` seconds (compile and first mask together, all
+repeats) is killed and recorded as a timeout, and the larger bounds of that grammar x engine are skipped (recorded as
+``skipped``).
 
 Correctness spot check (xg2jax only, reported, never fatal): with ``xg2jax.testing.is_grammar_accept_string`` on
 the grammar (no vocabulary), ``"a" * n`` (ebnf), ``'"' + "a" * n + '"'`` (json_string) and ``[0,0,...]`` with n
@@ -79,7 +81,12 @@ def spot_strings(kind: str, n: int) -> str:
     return "[" + ",".join(["0"] * n) + "]"
 
 
-def _point(conn, engine: str, kind: str, bound: int, spot: bool, stderr_path):
+def _median(xs):
+    xs = sorted(xs)
+    return xs[(len(xs) - 1) // 2]
+
+
+def _point(conn, engine: str, kind: str, bound: int, spot: bool, stderr_path, repeats: int = 1):
     if stderr_path:
         fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(fd, 2)
@@ -98,18 +105,25 @@ def _point(conn, engine: str, kind: str, bound: int, spot: bool, stderr_path):
         eng.fill()
         eng.release_grammar()
         conn.send(("setup",))
-        try:
-            compile_ms = eng.compile(akind, text)
-        except Exception as exc:
-            conn.send(("error", f"{type(exc).__name__}: {exc}"[:400]))
-            return
-        conn.send(("compiled", compile_ms))
         perf = time.perf_counter_ns
-        t0 = perf()
-        eng.new_matcher()
-        eng.fill()
-        first_ms = (perf() - t0) / 1e6
-        conn.send(("ttfm", compile_ms + first_ms, first_ms))
+        compiles, firsts = [], []
+        for rep in range(repeats):
+            if rep:
+                eng.release_grammar()
+            try:
+                compile_ms = eng.compile(akind, text)
+            except Exception as exc:
+                conn.send(("error", f"{type(exc).__name__}: {exc}"[:400]))
+                return
+            if not rep:
+                conn.send(("compiled", compile_ms))
+            t0 = perf()
+            eng.new_matcher()
+            eng.fill()
+            compiles.append(compile_ms)
+            firsts.append((perf() - t0) / 1e6)
+        ttfms = [c + f for c, f in zip(compiles, firsts)]
+        conn.send(("ttfm", _median(ttfms), _median(firsts), _median(compiles), compiles, ttfms))
         if spot:
             import xg2jax
             from xg2jax.testing import is_grammar_accept_string
@@ -128,9 +142,9 @@ def _point(conn, engine: str, kind: str, bound: int, spot: bool, stderr_path):
         conn.send(("error", f"{type(exc).__name__}: {exc}"[:400]))
 
 
-def run_point(ctx, engine, kind, bound, timeout, spot, stderr_path):
+def run_point(ctx, engine, kind, bound, timeout, spot, stderr_path, repeats=1):
     parent, child = ctx.Pipe()
-    proc = ctx.Process(target=_point, args=(child, engine, kind, bound, spot, stderr_path), daemon=True)
+    proc = ctx.Process(target=_point, args=(child, engine, kind, bound, spot, stderr_path, repeats), daemon=True)
     proc.start()
     child.close()
     row = {"engine": engine, "grammar": kind, "bound": bound, "status": None, "compile_ms": None, "ttfm_ms": None,
@@ -164,7 +178,8 @@ def run_point(ctx, engine, kind, bound, timeout, spot, stderr_path):
             if msg[0] == "compiled":
                 row.update(status="compiled", compile_ms=msg[1])
             elif msg[0] == "ttfm":
-                row.update(status="ok", ttfm_ms=msg[1], first_fill_ms=msg[2])
+                row.update(status="ok", ttfm_ms=msg[1], first_fill_ms=msg[2], compile_ms=msg[3],
+                           compile_ms_repeats=msg[4], ttfm_ms_repeats=msg[5])
                 if not spot:
                     return row
             elif msg[0] == "spot":
@@ -180,12 +195,25 @@ def run_point(ctx, engine, kind, bound, timeout, spot, stderr_path):
         proc.join(10)
 
 
+def pin_xg2jax():
+    """Import xg2jax's modules in the parent before forking, so every worker (restarts included) runs the code that
+    was on disk at the start even if the checkout changes during the run."""
+    try:
+        import importlib
+
+        for mod in ("xg2jax", "xg2jax.json_schema", "xg2jax.compiler", "xg2jax.matcher", "xg2jax.testing"):
+            importlib.import_module(mod)
+    except Exception as exc:  # not installed: the xg2jax worker reports it
+        log.warning("could not import xg2jax up front: %s", exc)
+
+
 def run(args):
     global _VOCAB
     engines = peers.expand_engines(args.engines)
     grammars = [g for g in args.grammars.split(",") if g]
     bounds = [int(b) for b in args.bounds.split(",") if b]
     _VOCAB = workloads.load_vocab(args.vocab)
+    pin_xg2jax()
     ctx = mp.get_context("fork")
     if args.worker_log:
         Path(args.worker_log).write_text("")
@@ -200,7 +228,8 @@ def run(args):
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
         "python": platform.python_version(), "cpu_count": os.cpu_count(), "loadavg_start": list(os.getloadavg()),
-        "engines": versions, "vocab": args.vocab, "vocab_size": _VOCAB.vocab_size, "timeout_s": args.timeout,
+        "engines": versions, "vocab": args.vocab, "repeats": args.repeats, "vocab_size": _VOCAB.vocab_size,
+        "timeout_s": args.timeout,
         "json_schema_options": dict(peers.JSON_SCHEMA_OPTIONS), "bounds": bounds, "grammars": grammars,
         "xg2jax_revision": os.environ.get("XG2JAX_REVISION") or _xg2jax_revision(),
         "threads": "1 (max_threads=1, RAYON_NUM_THREADS=1, torch.set_num_threads(1))",
@@ -213,13 +242,14 @@ def run(args):
                                    "error": "timeout at a smaller bound"})
             continue
         row = run_point(ctx, e, g, b, args.timeout, spot=(e == "xg2jax" and not args.no_spot_check),
-                        stderr_path=args.worker_log)
+                        stderr_path=args.worker_log, repeats=args.repeats)
         if row["status"] == "timeout":
             dead.add((g, e))
         result["rows"].append(row)
         log.info("%-11s %-14s B=%-6d %-7s compile %s ms, TTFM %s ms%s", g, LABELS.get(e, e), b, row["status"],
                  _f(row.get("compile_ms")), _f(row.get("ttfm_ms")), f"  {row['error']}" if row.get("error") else "")
     result["meta"]["loadavg_end"] = list(os.getloadavg())
+    result["meta"]["xg2jax_revision_end"] = os.environ.get("XG2JAX_REVISION") or _xg2jax_revision()
     return result
 
 
@@ -253,7 +283,8 @@ def markdown(result) -> str:
          f"{m.get('xg2jax_revision')}; vocabulary {m['vocab']} ({m['vocab_size']:,} ids); timeout "
          f"{m['timeout_s']:g} s per point; load average {m['loadavg_start'][0]:.2f} / "
          f"{m.get('loadavg_end', [0])[0]:.2f}.", "",
-         "Cells: compile ms / TTFM ms (compile + matcher + first mask); `timeout`, `error`, `skipped` (timed out at a "
+         f"Cells: compile ms / TTFM ms (compile + matcher + first mask), medians of {m.get('repeats', 1)} repeats; "
+         "`timeout`, `error`, `skipped` (timed out at a "
          "smaller bound).", ""]
     for g in m["grammars"]:
         L.append(f"**{g}**")
@@ -297,6 +328,10 @@ def plot(result, path: Path):
                    if r["grammar"] == g and r["engine"] == e and r["status"] == "ok"]
             to = [r["bound"] for r in rows if r["grammar"] == g and r["engine"] == e and r["status"] == "timeout"]
             line = ax.plot([p[0] for p in pts], [max(p[1], 1e-3) for p in pts], marker="o", label=LABELS.get(e, e))
+            tt = [(r["bound"], r["ttfm_ms"]) for r in rows
+                  if r["grammar"] == g and r["engine"] == e and r["status"] == "ok"]
+            ax.plot([p[0] for p in tt], [max(p[1], 1e-3) for p in tt], linestyle="--", linewidth=0.8, alpha=0.7,
+                    color=line[0].get_color())
             if to:
                 ax.plot(to, [m["timeout_s"] * 1e3] * len(to), marker="x", linestyle="none", markersize=10,
                         color=line[0].get_color())
@@ -304,7 +339,7 @@ def plot(result, path: Path):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("bound B")
-        ax.set_ylabel("compile ms")
+        ax.set_ylabel("ms (solid: compile, dashed: TTFM)")
         ax.set_title(g)
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend(fontsize=8)
@@ -318,12 +353,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true",
-                    help="smoke test: gpt2 vocabulary, bounds 10,100,1000, 20 s timeout; writes results/repetition_quick.*")
+                    help="smoke test: gpt2 vocabulary, bounds 10,100,1000, 20 s timeout, 1 repeat; writes "
+                         "results/repetition_quick.*")
     ap.add_argument("--vocab", default=None, help="gemma3 (default), qwen2, cl100k, gpt2")
     ap.add_argument("--engines", default=DEFAULT_ENGINES)
     ap.add_argument("--grammars", default=",".join(GRAMMARS))
     ap.add_argument("--bounds", default=None, help="comma list (default 10,100,1000,10000,100000)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per point (default 60)")
+    ap.add_argument("--repeats", type=int, default=None,
+                    help="compiles per point in the worker, median reported (default 5; --quick 1)")
     ap.add_argument("--no-spot-check", action="store_true")
     ap.add_argument("--out", default=None)
     ap.add_argument("--worker-log", default="/tmp/repetition_workers.log")
@@ -334,6 +372,7 @@ def main(argv=None):
     args.vocab = args.vocab or ("gpt2" if q else "gemma3")
     args.bounds = args.bounds or ("10,100,1000" if q else "10,100,1000,10000,100000")
     args.timeout = args.timeout or (20.0 if q else 60.0)
+    args.repeats = args.repeats or (1 if q else 5)
     if args.out is None:
         args.out = str(HERE / "results" / ("repetition_quick.json" if q else "repetition.json"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
