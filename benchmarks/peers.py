@@ -3,8 +3,10 @@
 Every adapter has the same shape, so the runner treats xg2jax as just another engine:
 
 * ``setup(vocab) -> ms``: build the engine's tokenizer object from the shared vocabulary (timed, reported apart).
-* ``compile(kind, text) -> ms``: compile one grammar (``kind`` is ``"builtin_json"`` or ``"ebnf"``), cold: a fresh
-  compiler per grammar, caches off where the engine has a switch, one thread.
+* ``compile(kind, text) -> ms``: compile one grammar (``kind`` is ``"builtin_json"``, ``"ebnf"`` or ``"json_schema"``,
+  ``text`` then being the schema as a JSON string), cold: a fresh compiler per grammar, caches off where the engine
+  has a switch, one thread. JSON Schema options are the module-level ``JSON_SCHEMA_OPTIONS`` (below), the same for
+  every engine as far as each engine's API allows.
 * ``new_matcher()``: a matcher at the start of the grammar (untimed).
 * ``fill()``: write the packed next-token bitmask into ``self.mask`` (int32 words, bit ``t % 32`` of word ``t // 32``;
   the runner times this call and nothing else).
@@ -30,6 +32,17 @@ for _var in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLA
     os.environ.setdefault(_var, "1")
 
 import numpy as np
+
+
+# JSON Schema compile options shared by every adapter (change them here, or per engine via ``engine.json_options``):
+# * any_whitespace: free JSON whitespace between tokens (xgrammar/xg2jax ``any_whitespace=True``, llguidance
+#   ``whitespace_flexible: true``), so compact and indented serialisations both match;
+# * strict_mode False: the JSON Schema defaults (``additionalProperties`` and extra array items allowed unless the
+#   schema says otherwise), as llguidance always does (xgrammar's default ``strict_mode=True`` forbids them);
+# * any_order False: properties in schema order (xgrammar's default; llguidance has only this mode);
+# * formats: each engine's default (xg2jax ``enforce_formats=True``; xgrammar and llguidance enforce the formats they
+#   implement).
+JSON_SCHEMA_OPTIONS = {"any_whitespace": True, "strict_mode": False, "any_order": False}
 
 
 def _ms(t0: int) -> float:
@@ -86,6 +99,7 @@ class XGrammarEngine(Engine):
         self.tok = None
         self.compiled = None
         self.matcher = None
+        self.json_options = dict(JSON_SCHEMA_OPTIONS)
 
     def setup(self, vocab) -> float:
         xgr = self.xgr
@@ -115,6 +129,8 @@ class XGrammarEngine(Engine):
         t0 = time.perf_counter_ns()
         if kind == "builtin_json":
             self.compiled = compiler.compile_builtin_json_grammar()
+        elif kind == "json_schema":
+            self.compiled = compiler.compile_json_schema(text, **self.json_options)
         else:
             self.compiled = compiler.compile_grammar(text, root_rule_name="root")
         return _ms(t0)
@@ -174,6 +190,7 @@ class LLGuidanceEngine(Engine):
         self.tok = None
         self.template = None
         self.matcher = None
+        self.json_options = dict(JSON_SCHEMA_OPTIONS)
 
     def setup(self, vocab) -> float:
         from workloads import GreedyTokenizer
@@ -197,6 +214,12 @@ class LLGuidanceEngine(Engine):
             # whitespace.
             return llg.LLMatcher.grammar_from_json_schema(
                 {"type": ["object", "array"]}, overrides={"whitespace_flexible": True}
+            )
+        if kind == "json_schema":
+            # llguidance always keeps schema property order and the JSON Schema defaults for additional
+            # properties/items, so only the whitespace option maps.
+            return llg.LLMatcher.grammar_from_json_schema(
+                text, overrides={"whitespace_flexible": bool(self.json_options.get("any_whitespace", True))}
             )
         return llg.grammar_from("gbnf", text)
 
@@ -243,6 +266,7 @@ class XG2JaxEngine(Engine):
         self.tok = None
         self.compiled = None
         self.matcher = None
+        self.json_options = dict(JSON_SCHEMA_OPTIONS)
 
     def setup(self, vocab) -> float:
         x = self.x
@@ -270,6 +294,8 @@ class XG2JaxEngine(Engine):
         t0 = time.perf_counter_ns()
         if kind == "builtin_json":
             self.compiled = compiler.compile_builtin_json_grammar(**kw)
+        elif kind == "json_schema":
+            self.compiled = compiler.compile_json_schema(text, **self.json_options, **kw)
         else:
             self.compiled = compiler.compile_grammar(text, root_rule_name="root", **kw)
         return _ms(t0)
@@ -303,6 +329,7 @@ ENGINE_ALIASES = {
     "xgrammar": ["xgrammar", "xgrammar-dyn"],  # both compilation modes
     "xgrammar-eager": ["xgrammar"],
     "xgrammar-dyn": ["xgrammar-dyn"],
+    "xgrammar-jit": ["xgrammar-dyn"],
     "llguidance": ["llguidance"],
     "xg2jax": ["xg2jax"],
     "xg2jax-eager": ["xg2jax-eager"],
