@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from xg2jax.json_schema._converter import SchemaConverter, SchemaError, UnsupportedSchemaError
+from xg2jax.json_schema._converter import SchemaConverter, SchemaError, UnsatisfiableSchemaError, UnsupportedSchemaError
 
-__all__ = ["json_schema_to_ebnf", "schema_as_dict", "SchemaError", "UnsupportedSchemaError"]
+__all__ = ["json_schema_to_ebnf", "schema_as_dict", "SchemaError", "UnsatisfiableSchemaError", "UnsupportedSchemaError"]
 
 
 def schema_as_dict(schema: Any) -> Any:

@@ -11,7 +11,7 @@ class ArraysMixin:
         lo = self._int_keyword(schema, "minItems", ptr) or 0
         hi = self._int_keyword(schema, "maxItems", ptr)
         if hi is not None and hi < lo:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/maxItems", f"'minItems' {lo} > 'maxItems' {hi}")
         if self._draft >= 2020:
             prefix = schema.get("prefixItems", [])
             rest = schema.get("items", True)
@@ -37,7 +37,7 @@ class ArraysMixin:
                 rest_expr = None
         p = len(items)
         if rest_expr is None and p < lo:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/minItems", f"at most {p} items are possible, 'minItems' is {lo}")
         sep = self.item_sep
 
         def tail(k: int) -> str:
@@ -59,7 +59,7 @@ class ArraysMixin:
         first = items[0] if p else rest_expr
         if first is None or hi == 0:
             if lo > 0:
-                raise Unsatisfiable
+                raise Unsatisfiable(f"{ptr}/minItems", f"no item is possible, 'minItems' is {lo}")
             return seq(literal("["), self.ws, literal("]"))
         body = seq(first, tail(1))
         body = body if lo > 0 else f"( {body} )?"
@@ -78,7 +78,7 @@ class ArraysMixin:
         c_lo = 1 if c_lo is None else c_lo
         c_hi = self._int_keyword(schema, "maxContains", ptr)
         if c_hi is not None and c_hi < c_lo:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/maxContains", f"'minContains' {c_lo} > 'maxContains' {c_hi}")
         sep = self.item_sep
         if c_lo == 0 and c_hi is None:
             return self._type_array({k: v for k, v in schema.items() if k != "contains"}, ptr)

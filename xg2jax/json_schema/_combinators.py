@@ -130,7 +130,7 @@ class CombinatorsMixin:
             except Unsatisfiable:
                 continue
         if not options:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/{kw}", f"no branch of '{kw}' accepts a value")
         return choice(options)
 
     def _possible_types(self, schema) -> set[str] | None:

@@ -41,8 +41,19 @@ class UnsupportedSchemaError(SchemaError):
     """A keyword (or combination) this version cannot enforce exactly."""
 
 
+class UnsatisfiableSchemaError(SchemaError):
+    """No JSON value satisfies the schema; the pointer names the first contradiction found (``minItems`` above
+    ``maxItems``, schema ``false``, an ``enum`` none of whose values passes its siblings, ...)."""
+
+
 class Unsatisfiable(Exception):
-    """No JSON value satisfies the (sub)schema."""
+    """No JSON value satisfies the (sub)schema (internal: an ``anyOf`` drops such a branch, an optional property
+    such a member; at the root it becomes :class:`UnsatisfiableSchemaError`)."""
+
+    def __init__(self, pointer: str = "", reason: str = ""):
+        super().__init__(pointer, reason)
+        self.pointer = pointer
+        self.reason = reason
 
 
 def escape_pointer(token: str) -> str:

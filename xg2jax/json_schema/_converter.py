@@ -29,6 +29,7 @@ from xg2jax.json_schema._common import (
     NOT_CONTEXT_FREE,
     SchemaError,
     Unsatisfiable,
+    UnsatisfiableSchemaError,
     UnsupportedSchemaError,
     escape_pointer,
     strip_annotations,
@@ -78,15 +79,16 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
     def convert(self) -> str:
         try:
             root = self.visit(self.root, "")
-        except Unsatisfiable:
-            raise SchemaError("", "the schema accepts no JSON value") from None
+        except Unsatisfiable as e:
+            reason = f" ({e.reason})" if e.reason else ""
+            raise UnsatisfiableSchemaError(e.pointer, f"the schema accepts no JSON value{reason}") from None
         return self.rules.text(root)
 
     def visit(self, schema: Any, ptr: str) -> str:
         if schema is True:
             return "j_value"
         if schema is False:
-            raise Unsatisfiable
+            raise Unsatisfiable(ptr, "the schema is false")
         if not isinstance(schema, dict):
             raise SchemaError(ptr, f"a schema must be an object or a boolean, got {type(schema).__name__}")
         if self._depth > self.MAX_DEPTH:
@@ -104,7 +106,7 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
         self._check_keywords(schema, ptr)
         schema = self._rewrite_not(schema, ptr)
         if schema is False:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/not", "'not' rejects every value")
         schema = self._rewrite_unevaluated(schema, ptr)
         if "$ref" in schema:
             return self._visit_ref(schema, ptr)
@@ -114,6 +116,8 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
             merged = rest
             for i, b in enumerate(branches):
                 merged = self._merge(merged, self._deref(b, f"{ptr}/allOf/{i}"), f"{ptr}/allOf/{i}")
+            if merged is False:
+                raise Unsatisfiable(f"{ptr}/allOf", "the allOf branches and their siblings contradict each other")
             return self.visit(merged, ptr)
         for combinator in ("anyOf", "oneOf"):
             if combinator in schema:

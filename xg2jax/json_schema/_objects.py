@@ -22,6 +22,8 @@ class ObjectsMixin:
             raise SchemaError(f"{ptr}/dependentRequired", "'dependentRequired' must map names to arrays of names")
         lo = self._int_keyword(schema, "minProperties", ptr) or 0
         hi = self._int_keyword(schema, "maxProperties", ptr)
+        if hi is not None and hi < lo:
+            raise Unsatisfiable(f"{ptr}/maxProperties", f"'minProperties' {lo} > 'maxProperties' {hi}")
         counted = bool(dependent) or lo > 0 or hi is not None
         if counted and not self.any_order:
             kw = "dependentRequired" if dependent else "minProperties" if lo else "maxProperties"
@@ -137,7 +139,7 @@ class ObjectsMixin:
         if closable(0, 0):
             first.append('""')
         if not first:
-            raise Unsatisfiable
+            raise Unsatisfiable("", "no object satisfies the property keywords")
         return self.rules.add("object", seq(literal("{"), self.ws, "( " + " | ".join(first) + " )", self.ws,
                                             literal("}")))
 

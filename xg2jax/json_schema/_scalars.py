@@ -28,14 +28,14 @@ class ScalarsMixin:
             types = [x for x in types if x != "integer"]
         if schema.get(FRACTION_ONLY):
             types = [x for x in types if x != "integer"]
-        options = []
+        options, last = [], Unsatisfiable(f"{ptr}/type" if "type" in schema else ptr, "no type is allowed")
         for t in types:
             try:
                 options.append(getattr(self, f"_type_{t}")(schema, ptr))
-            except Unsatisfiable:
-                continue
+            except Unsatisfiable as e:
+                last = e
         if not options:
-            raise Unsatisfiable
+            raise last if len(types) == 1 else Unsatisfiable(last.pointer, last.reason or "no allowed type fits")
         return choice(options)
 
     def _type_null(self, schema, ptr):
@@ -64,7 +64,7 @@ class ScalarsMixin:
         else:
             digits = integer_range(lo, hi)
             if digits is None:
-                raise Unsatisfiable
+                raise self._empty_range(schema, ptr)
         return self.rules.add(f"integer_{lo}_{hi}_{k}", f'{digits} ( "." "0"+ )?')
 
     def _bounds(self, schema, ptr):
@@ -88,6 +88,15 @@ class ScalarsMixin:
         if ex_max is not None and (hi is None or ex_max <= hi):
             hi, hi_strict = ex_max, True
         return lo, lo_strict, hi, hi_strict
+
+    @staticmethod
+    def _empty_range(schema, ptr) -> Unsatisfiable:
+        lower = [f"'{k}' {json.dumps(schema[k])}" for k in ("minimum", "exclusiveMinimum") if k in schema]
+        upper = [k for k in ("maximum", "exclusiveMaximum") if k in schema]
+        where = f"{ptr}/{upper[0]}" if upper else ptr
+        bounds = " and ".join(lower + [f"'{k}' {json.dumps(schema[k])}" for k in upper])
+        return Unsatisfiable(where, f"no {'integer' if 'integer' == schema.get('type') else 'number'} within "
+                             f"{bounds}")
 
     def _integer_bounds(self, schema, ptr) -> tuple[int | None, int | None]:
         """Inclusive integer bounds."""
@@ -113,7 +122,7 @@ class ScalarsMixin:
             return "j_number"
         digits = number_range(lo, lo_strict, hi, hi_strict, self.rules)
         if digits is None:
-            raise Unsatisfiable
+            raise self._empty_range(schema, ptr)
         # Approximation (documented): a bounded number is spelled without an exponent.
         return self.rules.add("number_range", digits)
 
@@ -121,7 +130,7 @@ class ScalarsMixin:
         lo = self._int_keyword(schema, "minLength", ptr) or 0
         hi = self._int_keyword(schema, "maxLength", ptr)
         if hi is not None and hi < lo:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/maxLength", f"'minLength' {lo} > 'maxLength' {hi}")
         fmt = schema.get("format")
         if "pattern" in schema:
             return self._string_pattern(schema, lo, hi, ptr)

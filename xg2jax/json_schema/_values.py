@@ -24,7 +24,8 @@ class ValuesMixin:
             values = [v for v in values if any(json_equal(v, e) for e in schema["enum"])]
         kept = [v for v in values if self._validate(v, rest, ptr)]
         if not kept:
-            raise Unsatisfiable
+            kw = "const" if "const" in schema else "enum"
+            raise Unsatisfiable(f"{ptr}/{kw}", f"no value of '{kw}' satisfies the sibling keywords")
         return choice([self._value_expr(v) for v in kept])
 
     def _value_expr(self, value) -> str:
