@@ -1,5 +1,6 @@
 """JSON-Schema-Test-Suite (../shared/data/json-schema-test-suite; skipped when absent): for every test of the
-required (non-``optional``) files of draft2020-12 and draft7, the instance, serialised compact and indented, must
+required (non-``optional``) files of draft2020-12 and draft7 (with the suite's ``remotes`` folder passed as the
+``refs`` registry, at the URIs the suite serves it from), the instance, serialised compact and indented, must
 be accepted exactly when ``valid`` is true, or the schema must raise an explicit error (an unsupported keyword).
 ``UnsatisfiableSchemaError`` ("the schema accepts no JSON value") is an answer, not an error: it is correct for a
 test whose instance is invalid and wrong for a valid one. A wrong answer fails the test. The per-keyword table is printed (``pytest -s``); the JSON Schema front end is in
@@ -22,7 +23,15 @@ DIALECTS = {"draft2020-12": "https://json-schema.org/draft/2020-12/schema",
             "draft7": "http://json-schema.org/draft-07/schema#"}
 
 
+def _remotes() -> dict:
+    """The suite's ``remotes`` folder as a ``refs`` registry: the suite serves it at http://localhost:1234/."""
+    folder = SUITE.parent / "remotes"
+    return {f"http://localhost:1234/{p.relative_to(folder).as_posix()}": json.loads(p.read_text())
+            for p in sorted(folder.rglob("*.json"))}
+
+
 def _run(draft: str):
+    remotes = _remotes()
     table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     wrong = []
     for path in sorted((SUITE / draft).glob("*.json")):
@@ -33,7 +42,7 @@ def _run(draft: str):
                 schema = {"$schema": DIALECTS[draft], **schema}  # the folder's dialect, as the suite prescribes
             try:
                 # The suite's required tests treat format as an annotation (the spec's default).
-                grammar = xg2jax.Grammar.from_json_schema(schema, any_order=True, enforce_formats=False)
+                grammar = xg2jax.Grammar.from_json_schema(schema, any_order=True, enforce_formats=False, refs=remotes)
             except UnsatisfiableSchemaError as e:  # "accepts nothing" is an answer: right iff every test is invalid
                 for test in group["tests"]:
                     table[keyword]["wrong" if test["valid"] else "correct"] += 1

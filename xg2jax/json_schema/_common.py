@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
-               "$schema", "$id", "id", "$anchor", "$defs", "definitions", "$vocabulary", "contentMediaType",
+               "$schema", "$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$vocabulary", "contentMediaType",
                "contentEncoding", "contentSchema", "format"}
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentRequired", "minProperties",
@@ -23,7 +23,7 @@ SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT} | APPLICATOR_KEYWO
              | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS)
 # Validation keywords of the supported drafts that this version cannot enforce yet: an error naming them. Any other
 # unknown keyword is an annotation (the spec says to ignore it; real schemas carry many: "x-...", "example", ...).
-KNOWN_UNSUPPORTED = {"patternProperties", "propertyNames", "$dynamicRef", "$dynamicAnchor", "$recursiveRef",
+KNOWN_UNSUPPORTED = {"patternProperties", "propertyNames", "$dynamicRef", "$recursiveRef",
                      "$recursiveAnchor"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}

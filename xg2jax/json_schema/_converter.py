@@ -37,6 +37,7 @@ from xg2jax.json_schema._common import (
 from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._refs import RefsMixin
+from xg2jax.json_schema._resources import collect
 from xg2jax.json_schema._rewrites import RewritesMixin
 from xg2jax.json_schema._scalars import ScalarsMixin
 from xg2jax.json_schema._values import ValuesMixin
@@ -48,7 +49,8 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
 
     def __init__(self, schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
                  separators: tuple[str, str] | None = None, strict_mode: bool = True,
-                 max_whitespace_cnt: int | None = None, any_order: bool = False, enforce_formats: bool = True):
+                 max_whitespace_cnt: int | None = None, any_order: bool = False, enforce_formats: bool = True,
+                 refs: dict[str, Any] | None = None):
         self.any_order = any_order
         self._depth = 0
         self.enforce_formats = enforce_formats
@@ -58,8 +60,8 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
         self.rules = RuleTable()
         self._refs: dict[str, str] = {}  # resolved pointer -> rule name
         self._draft = self._detect_draft(schema)
-        self._anchors: dict[str, str] = {}
-        self._collect_anchors(schema, "")
+        self._res = collect(schema, refs, self._draft)
+        self.root = self._res.docs[0]
         if any_whitespace:
             ws = '[ \\n\\t\\r]*' if max_whitespace_cnt is None else f'[ \\n\\t\\r]{{0,{int(max_whitespace_cnt)}}}'
             self.ws, item, key = "j_ws", ",", ":"

@@ -1,4 +1,4 @@
-"""Dialects, ``$anchor`` / ``$ref`` resolution against the root document, and ``$ref`` targets as named rules."""
+"""Dialects, ``$ref`` resolution (canonical locations, see ``_resources``), and ``$ref`` targets as named rules."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 import urllib.parse
 from typing import Any
 
-from xg2jax.json_schema._common import ANNOTATIONS, SchemaError, Unsatisfiable, UnsupportedSchemaError, escape_pointer
+from xg2jax.json_schema._common import ANNOTATIONS, SchemaError, Unsatisfiable, UnsupportedSchemaError
+from xg2jax.json_schema._resources import missing_ref_error
 
 
 class RefsMixin:
@@ -25,40 +26,24 @@ class RefsMixin:
         raise UnsupportedSchemaError("/$schema", f"unknown dialect {json.dumps(uri)} (custom metaschemas and "
                                      "vocabularies are not supported; use draft-04/06/07, 2019-09 or 2020-12)")
 
-    def _collect_anchors(self, node, ptr: str) -> None:
-        if isinstance(node, dict):
-            if ptr and isinstance(node.get("$id", node.get("id") if self._draft <= 4 else None), str):
-                raise UnsupportedSchemaError(f"{ptr}/$id", "embedded resources ($id below the root) are not "
-                                             "supported: $ref is resolved against the root document only")
-            if isinstance(node.get("$anchor"), str):
-                self._anchors[node["$anchor"]] = ptr
-            for k, v in node.items():
-                if k not in ("const", "enum", "default", "examples"):
-                    self._collect_anchors(v, f"{ptr}/{escape_pointer(k)}")
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                self._collect_anchors(v, f"{ptr}/{i}")
-
     def _resolve(self, ref: str, ptr: str) -> tuple[str, Any]:
+        """(rule key, schema) of a canonical reference (see ``_resources``)."""
         if not isinstance(ref, str):
             raise SchemaError(f"{ptr}/$ref", "'$ref' must be a string")
-        if not ref.startswith("#"):
-            raise UnsupportedSchemaError(f"{ptr}/$ref", f"remote $ref '{ref}' is not supported (only local refs)")
-        fragment = urllib.parse.unquote(ref[1:])
-        if fragment and not fragment.startswith("/"):
-            if fragment not in self._anchors:
-                raise SchemaError(f"{ptr}/$ref", f"$ref '{ref}': no $anchor named '{fragment}'")
-            fragment = self._anchors[fragment]
-        node = self.root
-        for token in [t for t in fragment.split("/")[1:]]:
+        if ref.startswith("xg2jax-missing"):
+            raise missing_ref_error(ref, ptr)
+        doc, fragment = self._res.locate(ref)
+        fragment = urllib.parse.unquote(fragment)
+        node = self._res.docs[doc]
+        for token in fragment.split("/")[1:]:
             token = token.replace("~1", "/").replace("~0", "~")
             if isinstance(node, dict) and token in node:
                 node = node[token]
             elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
                 node = node[int(token)]
             else:
-                raise SchemaError(f"{ptr}/$ref", f"$ref '{ref}' points to nothing")
-        return fragment, node
+                raise SchemaError(f"{ptr}/$ref", f"$ref '{self._res.original.get(ref, ref)}' points to nothing")
+        return (fragment if doc == 0 else f"doc{doc}{fragment}"), node
 
     def _deref(self, schema, ptr: str):
         """``schema`` with a bare ``$ref`` replaced by its target (for merging)."""
