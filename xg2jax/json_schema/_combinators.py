@@ -34,10 +34,12 @@ class CombinatorsMixin:
         # Keywords whose meaning depends on their own schema object are rewritten before the objects are merged.
         for side in (a, b):
             self._check_keywords(side, ptr)
+        a, b = self._rewrite_unevaluated(a, ptr), self._rewrite_unevaluated(b, ptr)
+        if a is False or b is False:
+            return False
         a, b = self._rewrite_not(a, ptr), self._rewrite_not(b, ptr)
         if a is False or b is False:
             return False
-        a, b = self._rewrite_unevaluated(a, ptr), self._rewrite_unevaluated(b, ptr)
         if "$ref" in b:
             b = self._deref(b, ptr) if set(b) - ANNOTATIONS == {"$ref"} else b
             if isinstance(b, dict) and "$ref" in b:
@@ -45,13 +47,18 @@ class CombinatorsMixin:
             if not isinstance(b, dict):
                 return self._merge(a, b, ptr)
         out = dict(a)
-        # Positional items on one side only are still checked by the other side's items (2020-12).
-        if self._draft >= 2020:
-            for x, y in ((a, b), (b, a)):
-                if "prefixItems" in x and "prefixItems" not in y and y.get("items", True) is not True:
-                    out["prefixItems"] = [{"allOf": [p, y["items"]]} for p in x["prefixItems"]]
-                    if x is b:
-                        b = {k: v for k, v in b.items() if k != "prefixItems"}
+        # Positional items: position i is checked by each side's prefixItems[i], or its items past its prefix.
+        if self._draft >= 2020 and ("prefixItems" in a or "prefixItems" in b):
+            pa, pb = a.get("prefixItems", []), b.get("prefixItems", [])
+            for side, value in (("", pa), ("", pb)):
+                if not isinstance(value, list):
+                    raise SchemaError(f"{ptr}/prefixItems", "'prefixItems' must be an array of schemas")
+            ia, ib = a.get("items", True), b.get("items", True)
+            out["prefixItems"] = [{"allOf": [pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib]}
+                                  for i in range(max(len(pa), len(pb)))]
+            if "items" in a or "items" in b:
+                out["items"] = {"allOf": [ia, ib]}
+            b = {k: v for k, v in b.items() if k not in ("prefixItems", "items")}
         if "properties" in a and "properties" not in b and b.get("additionalProperties", True) is not True:
             add_b = b["additionalProperties"]
             out["properties"] = {n: {"allOf": [sa, add_b]} for n, sa in a["properties"].items()}

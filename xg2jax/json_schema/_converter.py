@@ -40,10 +40,11 @@ from xg2jax.json_schema._refs import RefsMixin
 from xg2jax.json_schema._resources import collect
 from xg2jax.json_schema._rewrites import RewritesMixin
 from xg2jax.json_schema._scalars import ScalarsMixin
+from xg2jax.json_schema._unevaluated import UnevaluatedMixin
 from xg2jax.json_schema._values import ValuesMixin
 
 
-class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin,
+class SchemaConverter(UnevaluatedMixin, RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin,
                       ObjectsMixin):
     """The visitor; each mixin holds the keywords of one concern (see the module docstrings)."""
 
@@ -106,10 +107,12 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
 
     def _visit_dict(self, schema: dict, ptr: str) -> str:
         self._check_keywords(schema, ptr)
+        schema = self._rewrite_unevaluated(schema, ptr)
+        if schema is False:
+            raise Unsatisfiable(ptr, "no alternative of the applicators satisfies 'unevaluated*'")
         schema = self._rewrite_not(schema, ptr)
         if schema is False:
             raise Unsatisfiable(f"{ptr}/not", "'not' rejects every value")
-        schema = self._rewrite_unevaluated(schema, ptr)
         if "$ref" in schema:
             return self._visit_ref(schema, ptr)
         if "allOf" in schema:

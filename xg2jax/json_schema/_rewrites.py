@@ -1,5 +1,5 @@
 """Rewrites of keywords into ones the visitor handles: complements (``not``, ``if/then/else``,
-exactly-one ``oneOf``), ``dependencies`` / ``dependentSchemas``, and ``unevaluated*`` without applicators."""
+exactly-one ``oneOf``) and ``dependencies`` / ``dependentSchemas`` (``unevaluated*`` is in ``_unevaluated``)."""
 
 from __future__ import annotations
 
@@ -122,29 +122,3 @@ class RewritesMixin:
         elif "then" in schema or "else" in schema:
             schema = {k: v for k, v in schema.items() if k not in ("then", "else")}  # ignored without "if"
         return schema
-
-    def _rewrite_unevaluated(self, schema: dict, ptr: str):
-        """Without applicators, unevaluatedProperties / unevaluatedItems mean additionalProperties / items."""
-        if "unevaluatedProperties" not in schema and "unevaluatedItems" not in schema:
-            return schema
-        if any(k in schema for k in self.APPLICATORS):
-            kw = "unevaluatedProperties" if "unevaluatedProperties" in schema else "unevaluatedItems"
-            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' next to applicators ($ref, allOf, anyOf, oneOf, "
-                                         "not, if/then/else, dependentSchemas) is not supported yet")
-        out = dict(schema)
-        if "unevaluatedProperties" in out:
-            value = out.pop("unevaluatedProperties")
-            if "additionalProperties" not in out:
-                out["additionalProperties"] = value  # otherwise every property is already evaluated
-        if "unevaluatedItems" in out:
-            value = out.pop("unevaluatedItems")
-            if "contains" in out:
-                raise UnsupportedSchemaError(f"{ptr}/unevaluatedItems", "'unevaluatedItems' next to 'contains' is "
-                                             "not supported yet")
-            if self._draft >= 2020 and "items" not in out:
-                out["items"] = value
-            elif self._draft < 2020 and isinstance(out.get("items"), list) and "additionalItems" not in out:
-                out["additionalItems"] = value
-            elif self._draft < 2020 and "items" not in out:
-                out["items"] = value
-        return out

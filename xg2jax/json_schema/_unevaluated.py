@@ -1,0 +1,220 @@
+"""``unevaluatedProperties`` / ``unevaluatedItems``: rewritten into ``additionalProperties`` / ``items`` over the
+alternatives of the applicators next to them.
+
+Algorithm. A schema S is expanded into alternatives ``(A_i, E_i)``: S accepts an instance exactly when some A_i
+does, and the properties (or item positions) S evaluates on a valid instance are the union of E_i over the A_i it
+satisfies. Local keywords give one alternative evaluating the names of ``properties`` (the length of
+``prefixItems``), or every member when ``additionalProperties`` / ``items`` / a nested ``unevaluated*`` is there;
+``allOf`` and ``$ref`` multiply alternatives (unions of E); ``anyOf`` concatenates the branches' alternatives;
+``oneOf`` branch i is taken with the complement of every other branch; ``if/then/else`` gives ``if + then``
+(evaluating both) and ``not-if + else``; ``not`` evaluates nothing. Each choice point (a ``oneOf``, an ``if``)
+tags its alternatives, and alternatives with different choices at one point are never combined.
+
+Evaluated members only grow with the set of alternatives an instance satisfies, and the condition "every member
+outside E satisfies U" only weakens as E grows. So S + ``unevaluatedProperties: U`` is exactly
+``anyOf`` over compatible non-empty sets T of alternatives of ``allOf [A_i for i in T] + {properties: E_T: true,
+additionalProperties: U}`` (for items: ``prefixItems`` of length E_T, ``items: U``). A set T is kept only when each
+of its members adds to E_T (a smaller set with the same E is weaker). ``patternProperties`` and ``contains``
+annotations, recursion through ``$ref`` and too many alternatives raise ``UnsupportedSchemaError``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from xg2jax.json_schema._common import SchemaError, UnsupportedSchemaError, strip_annotations
+
+ALL = None  # every member is evaluated
+BRANCHING = ("$ref", "allOf", "anyOf", "oneOf", "if", "then", "else")
+
+
+@dataclass(frozen=True)
+class Alt:
+    schema: object
+    evaluated: object  # frozenset of names / int prefix length, or ALL
+    tags: tuple = ()
+
+
+def _union(a, b):
+    if a is ALL or b is ALL:
+        return ALL
+    if isinstance(a, int):
+        return max(a, b)
+    return a | b
+
+
+def _compatible(a: tuple, b: tuple) -> bool:
+    choices = dict(a)
+    return all(choices.get(k, v) == v for k, v in b)
+
+
+def _both(a, b):
+    if a is True:
+        return b
+    if b is True:
+        return a
+    return {"allOf": [a, b]}
+
+
+class UnevaluatedMixin:
+    MAX_ALTERNATIVES = 64
+
+    def _rewrite_unevaluated(self, schema: dict, ptr: str):
+        """``unevaluatedProperties`` / ``unevaluatedItems`` -> ``additionalProperties`` / ``items`` (see above)."""
+        if "unevaluatedProperties" not in schema and "unevaluatedItems" not in schema:
+            return schema
+        if self._draft < 2019:  # not keywords before 2019-09
+            return {k: v for k, v in schema.items() if k not in ("unevaluatedProperties", "unevaluatedItems")}
+        schema = self._rewrite_dependencies(schema, ptr)
+        if not any(k in schema for k in BRANCHING):
+            return self._unevaluated_local(schema, ptr)
+        if "unevaluatedProperties" in schema and "unevaluatedItems" in schema:
+            raise UnsupportedSchemaError(f"{ptr}/unevaluatedItems", "'unevaluatedItems' and 'unevaluatedProperties' "
+                                         "together next to applicators are not supported yet")
+        kw = "unevaluatedProperties" if "unevaluatedProperties" in schema else "unevaluatedItems"
+        value = schema[kw]
+        rest = {k: v for k, v in schema.items() if k != kw}
+        if value is True or value == {}:
+            return rest
+        self._choice_points = getattr(self, "_choice_points", 0)
+        alts = self._expand(rest, kw, f"{ptr}", ())
+        options = []
+        for size in range(1, len(alts) + 1):
+            for group in itertools.combinations(alts, size):
+                if not all(_compatible(x.tags, y.tags) for x, y in itertools.combinations(group, 2)):
+                    continue
+                total = frozenset() if kw == "unevaluatedProperties" else 0
+                for a in group:
+                    total = _union(total, a.evaluated)
+                if size > 1 and any(_evaluated_without(group, i, kw) == total for i in range(size)):
+                    continue
+                cond = True if total is ALL else (
+                    {"properties": {n: True for n in sorted(total)}, "additionalProperties": value}
+                    if kw == "unevaluatedProperties" else {"prefixItems": [True] * total, "items": value})
+                parts = [a.schema for a in group if a.schema is not True] + ([cond] if cond is not True else [])
+                options.append({"allOf": parts} if parts else True)
+                if len(options) > self.MAX_ALTERNATIVES:
+                    raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' over more than {self.MAX_ALTERNATIVES} "
+                                                 "alternatives of its applicators is not supported")
+        if not options:
+            return False
+        return {"anyOf": options}
+
+    def _unevaluated_local(self, schema: dict, ptr: str) -> dict:
+        """Without applicators, unevaluatedProperties / unevaluatedItems mean additionalProperties / items."""
+        out = dict(schema)
+        if "unevaluatedProperties" in out:
+            value = out.pop("unevaluatedProperties")
+            if "patternProperties" in out:
+                raise UnsupportedSchemaError(f"{ptr}/unevaluatedProperties", "'unevaluatedProperties' next to "
+                                             "'patternProperties' is not supported yet")
+            if "additionalProperties" not in out:
+                out["additionalProperties"] = value  # otherwise every property is already evaluated
+        if "unevaluatedItems" in out:
+            value = out.pop("unevaluatedItems")
+            if "contains" in out:
+                raise UnsupportedSchemaError(f"{ptr}/unevaluatedItems", "'unevaluatedItems' next to 'contains' is "
+                                             "not supported yet")
+            if self._draft >= 2020 and "items" not in out:
+                out["items"] = value
+            elif self._draft < 2020 and isinstance(out.get("items"), list) and "additionalItems" not in out:
+                out["additionalItems"] = value
+            elif self._draft < 2020 and "items" not in out:
+                out["items"] = value
+        return out
+
+    def _local_evaluated(self, local: dict, kw: str, ptr: str):
+        if kw in local:
+            return ALL
+        if kw == "unevaluatedProperties":
+            if "patternProperties" in local:
+                raise UnsupportedSchemaError(f"{ptr}/patternProperties", "'unevaluatedProperties' over "
+                                             "'patternProperties' annotations is not supported yet")
+            if "additionalProperties" in local:
+                return ALL
+            props = local.get("properties", {})
+            if not isinstance(props, dict):
+                raise SchemaError(f"{ptr}/properties", "'properties' must be an object")
+            return frozenset(props)
+        if "contains" in local:
+            raise UnsupportedSchemaError(f"{ptr}/contains", "'unevaluatedItems' over 'contains' annotations is not "
+                                         "supported yet")
+        if self._draft >= 2020:
+            if "items" in local:
+                return ALL
+            prefix = local.get("prefixItems", [])
+            return len(prefix) if isinstance(prefix, list) else 0
+        if isinstance(local.get("items"), list):
+            return ALL if "additionalItems" in local else len(local["items"])
+        return ALL if "items" in local else 0
+
+    def _expand(self, schema, kw: str, ptr: str, refs: tuple) -> list[Alt]:
+        empty = frozenset() if kw == "unevaluatedProperties" else 0
+        if schema is True:
+            return [Alt(True, empty)]
+        if schema is False:
+            return []
+        if not isinstance(schema, dict):
+            raise SchemaError(ptr, f"a schema must be an object or a boolean, got {type(schema).__name__}")
+        schema = self._rewrite_dependencies(strip_annotations(schema), ptr)
+        local = {k: v for k, v in schema.items() if k not in BRANCHING}
+        nested = [k for k in ("unevaluatedProperties", "unevaluatedItems") if k in local]
+        if nested and any(k in schema for k in BRANCHING):
+            if kw in nested and len(nested) == 1:
+                return [Alt(schema, ALL)]  # it evaluates every member itself; the converter handles the inside
+            raise UnsupportedSchemaError(f"{ptr}/{nested[0]}", f"'{kw}' over a subschema with its own "
+                                         f"'{nested[-1]}' and applicators is not supported yet")
+        alts = [Alt(local if local else True, self._local_evaluated(local, kw, ptr))]
+        if "$ref" in schema:
+            target, node = self._resolve(schema["$ref"], ptr)
+            if target in refs:
+                raise UnsupportedSchemaError(f"{ptr}/$ref", f"'{kw}' over a recursive $ref is not supported yet")
+            alts = self._product(alts, self._expand(node, kw, target, refs + (target,)), ptr, kw)
+        if "allOf" in schema:
+            for i, sub in enumerate(self._schema_list(schema, "allOf", ptr)):
+                alts = self._product(alts, self._expand(sub, kw, f"{ptr}/allOf/{i}", refs), ptr, kw)
+        if "anyOf" in schema:
+            branches = []
+            for i, sub in enumerate(self._schema_list(schema, "anyOf", ptr)):
+                branches += self._expand(sub, kw, f"{ptr}/anyOf/{i}", refs)
+            alts = self._product(alts, branches, ptr, kw)
+        if "oneOf" in schema:
+            subs = self._schema_list(schema, "oneOf", ptr)
+            point = self._new_choice_point()
+            branches = []
+            for i, sub in enumerate(subs):
+                others = [{"not": s} for j, s in enumerate(subs) if j != i]
+                for a in self._expand(sub, kw, f"{ptr}/oneOf/{i}", refs):
+                    guard = {"allOf": others} if others else True
+                    branches.append(Alt(_both(a.schema, guard), a.evaluated, a.tags + ((point, i),)))
+            alts = self._product(alts, branches, ptr, kw)
+        if "if" in schema:
+            point = self._new_choice_point()
+            yes = self._product(self._expand(schema["if"], kw, f"{ptr}/if", refs),
+                                self._expand(schema.get("then", True), kw, f"{ptr}/then", refs), ptr, kw)
+            yes = [Alt(a.schema, a.evaluated, a.tags + ((point, 0),)) for a in yes]
+            no = [Alt(_both({"not": schema["if"]}, a.schema), a.evaluated, a.tags + ((point, 1),))
+                  for a in self._expand(schema.get("else", True), kw, f"{ptr}/else", refs)]
+            alts = self._product(alts, yes + no, ptr, kw)
+        return alts
+
+    def _new_choice_point(self) -> int:
+        self._choice_points = getattr(self, "_choice_points", 0) + 1
+        return self._choice_points
+
+    def _product(self, xs: list[Alt], ys: list[Alt], ptr: str, kw: str) -> list[Alt]:
+        out = [Alt(_both(x.schema, y.schema), _union(x.evaluated, y.evaluated), tuple(dict(x.tags + y.tags).items()))
+               for x in xs for y in ys if _compatible(x.tags, y.tags)]
+        if len(out) > self.MAX_ALTERNATIVES:
+            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' over more than {self.MAX_ALTERNATIVES} "
+                                         "alternatives of its applicators is not supported")
+        return out
+
+
+def _evaluated_without(group: tuple, i: int, kw: str):
+    total = frozenset() if kw == "unevaluatedProperties" else 0
+    for j, a in enumerate(group):
+        if j != i:
+            total = _union(total, a.evaluated)
+    return total
