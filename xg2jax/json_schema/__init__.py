@@ -10,9 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from xg2jax.json_schema._converter import SchemaConverter, SchemaError, UnsatisfiableSchemaError, UnsupportedSchemaError
+from xg2jax.json_schema._converter import (
+    SchemaConverter,
+    SchemaError,
+    UnsatisfiableSchemaError,
+    UnsupportedSchemaError,
+)
 
-__all__ = ["json_schema_to_ebnf", "schema_as_dict", "SchemaError", "UnsatisfiableSchemaError", "UnsupportedSchemaError"]
+__all__ = ["SchemaError", "UnsatisfiableSchemaError", "UnsupportedSchemaError", "json_schema_to_ebnf", "schema_as_dict"]
 
 
 def schema_as_dict(schema: Any) -> Any:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from xg2jax.json_schema._common import SchemaError, Unsatisfiable, UnsupportedSchemaError
+from xg2jax.json_schema._common import (
+    SchemaError,
+    Unsatisfiable,
+    UnsupportedSchemaError,
+)
 from xg2jax.json_schema._ebnf import choice, literal, seq
 
 

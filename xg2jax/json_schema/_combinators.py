@@ -8,6 +8,7 @@ from typing import Any
 from xg2jax.json_schema._common import (
     ABSENT,
     ANNOTATIONS,
+    NOT_STRINGS,
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
@@ -81,7 +82,7 @@ class CombinatorsMixin:
                 if not both:
                     return False
                 out[kw] = sorted(both)
-            elif kw in ("required", ABSENT):
+            elif kw in ("required", ABSENT, NOT_STRINGS):
                 out[kw] = list(dict.fromkeys(list(va) + list(vb)))
             elif kw == "properties":
                 # A property declared on one side only is still checked by the other side's additionalProperties.

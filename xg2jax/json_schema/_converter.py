@@ -34,6 +34,7 @@ from xg2jax.json_schema._common import (
     escape_pointer,
     strip_annotations,
 )
+from xg2jax.json_schema._complements import ComplementsMixin
 from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._refs import RefsMixin
@@ -44,7 +45,7 @@ from xg2jax.json_schema._unevaluated import UnevaluatedMixin
 from xg2jax.json_schema._values import ValuesMixin
 
 
-class SchemaConverter(UnevaluatedMixin, RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin,
+class SchemaConverter(UnevaluatedMixin, ComplementsMixin, RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin,
                       ObjectsMixin):
     """The visitor; each mixin holds the keywords of one concern (see the module docstrings)."""
 

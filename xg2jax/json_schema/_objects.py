@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import json
 
-from xg2jax.json_schema._common import ABSENT, SchemaError, Unsatisfiable, UnsupportedSchemaError, escape_pointer
+from xg2jax.json_schema._common import (
+    ABSENT,
+    SchemaError,
+    Unsatisfiable,
+    UnsupportedSchemaError,
+    escape_pointer,
+)
 from xg2jax.json_schema._ebnf import json_literal, literal, seq
 
 

@@ -6,7 +6,12 @@ import json
 import urllib.parse
 from typing import Any
 
-from xg2jax.json_schema._common import ANNOTATIONS, SchemaError, Unsatisfiable, UnsupportedSchemaError
+from xg2jax.json_schema._common import (
+    ANNOTATIONS,
+    SchemaError,
+    Unsatisfiable,
+    UnsupportedSchemaError,
+)
 from xg2jax.json_schema._resources import missing_ref_error
 
 

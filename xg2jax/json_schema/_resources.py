@@ -47,7 +47,7 @@ def join_uri(base: str, ref: str) -> str:
         out = ref
     else:
         out = urllib.parse.urljoin(base, ref)
-    return out[:-1] if out.endswith("#") else out
+    return out.removesuffix("#")
 
 
 @dataclass

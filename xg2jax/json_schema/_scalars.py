@@ -6,7 +6,14 @@ import json
 import math
 
 from xg2jax import _core
-from xg2jax.json_schema._common import FRACTION_ONLY, TYPES, SchemaError, Unsatisfiable, UnsupportedSchemaError
+from xg2jax.json_schema._common import (
+    FRACTION_ONLY,
+    NOT_STRINGS,
+    TYPES,
+    SchemaError,
+    Unsatisfiable,
+    UnsupportedSchemaError,
+)
 from xg2jax.json_schema._ebnf import choice, literal
 from xg2jax.json_schema._formats import FORMATS
 from xg2jax.json_schema._numbers import integer_range, multiple_of, number_range
@@ -132,6 +139,11 @@ class ScalarsMixin:
         if hi is not None and hi < lo:
             raise Unsatisfiable(f"{ptr}/maxLength", f"'minLength' {lo} > 'maxLength' {hi}")
         fmt = schema.get("format")
+        if NOT_STRINGS in schema:
+            if lo or hi is not None or "pattern" in schema or (self.enforce_formats and fmt in FORMATS):
+                raise UnsupportedSchemaError(ptr, "strings other than given constants, with a length, 'pattern' or "
+                                             "'format', are not supported yet")
+            return self.rules.add("string_except", self._key_except(list(schema[NOT_STRINGS])))
         if "pattern" in schema:
             return self._string_pattern(schema, lo, hi, ptr)
         if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:

@@ -23,7 +23,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from xg2jax.json_schema._common import SchemaError, UnsupportedSchemaError, strip_annotations
+from xg2jax.json_schema._common import (
+    SchemaError,
+    UnsupportedSchemaError,
+    strip_annotations,
+)
 
 ALL = None  # every member is evaluated
 BRANCHING = ("$ref", "allOf", "anyOf", "oneOf", "if", "then", "else")

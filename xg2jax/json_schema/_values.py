@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import math
 
-from xg2jax.json_schema._common import ABSENT, FRACTION_ONLY, SchemaError, Unsatisfiable, json_equal, json_type
+from xg2jax.json_schema._common import (
+    ABSENT,
+    FRACTION_ONLY,
+    NOT_STRINGS,
+    SchemaError,
+    Unsatisfiable,
+    json_equal,
+    json_type,
+)
 from xg2jax.json_schema._ebnf import choice, json_literal, literal, seq
 
 
@@ -87,6 +95,8 @@ class ValuesMixin:
             if schema.get(FRACTION_ONLY) and float(value).is_integer():
                 return False
         if t == "string":
+            if value in schema.get(NOT_STRINGS, []):
+                return False
             n = len(value)
             if n < schema.get("minLength", 0) or n > schema.get("maxLength", math.inf):
                 return False
