@@ -118,8 +118,8 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
     @parameterized.named_parameters(
         ("unique_items", {"type": "array", "uniqueItems": True}, UnsupportedSchemaError,
          "JSON Schema at '/uniqueItems': keyword 'uniqueItems' cannot be enforced by a grammar"),
-        ("unknown_keyword", {"properties": {"x": {"patternProperties": {"^a": {}}}}}, UnsupportedSchemaError,
-         "JSON Schema at '/properties/x/patternProperties': keyword 'patternProperties' is not supported"),
+        ("unknown_keyword", {"properties": {"x": {"$recursiveRef": "#"}}}, UnsupportedSchemaError,
+         "JSON Schema at '/properties/x/$recursiveRef': keyword '$recursiveRef' is not supported"),
         ("unsupported_regex", {"properties": {"x": {"pattern": "(?<=a)b"}}}, UnsupportedSchemaError,
          "JSON Schema at '/properties/x/pattern': regex \"(?<=a)b\": at position 0: lookbehind assertion"),
         ("dangling_ref", {"$ref": "#/$defs/nope"}, SchemaError, "JSON Schema at '/$ref': $ref '#/$defs/nope' points to nothing"),

@@ -47,6 +47,11 @@ class CombinatorsMixin:
                 raise UnsupportedSchemaError(ptr, "allOf with a $ref that has sibling keywords is not supported yet")
             if not isinstance(b, dict):
                 return self._merge(a, b, ptr)
+        for x, y in ((a, b), (b, a)):
+            if "patternProperties" in x and any(k in y for k in ("properties", "additionalProperties",
+                                                                 "patternProperties")):
+                raise UnsupportedSchemaError(f"{ptr}/patternProperties", "allOf: merging 'patternProperties' with "
+                                             "another schema's properties is not supported yet")
         out = dict(a)
         # Positional items: position i is checked by each side's prefixItems[i], or its items past its prefix.
         if self._draft >= 2020 and ("prefixItems" in a or "prefixItems" in b):
@@ -103,6 +108,8 @@ class CombinatorsMixin:
             elif kw == "prefixItems" or (kw == "items" and (isinstance(va, list) or isinstance(vb, list))):
                 raise UnsupportedSchemaError(f"{ptr}/{kw}", f"allOf: merging two positional '{kw}' is not "
                                              "supported yet")
+            elif kw == "propertyNames":
+                out[kw] = self._merge(va, vb, f"{ptr}/{kw}")
             elif kw in ("items", "additionalProperties", "contains"):
                 out[kw] = {"allOf": [va, vb]}
             elif kw == "enum":

@@ -7,7 +7,7 @@ ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "depre
                "contentEncoding", "contentSchema", "format"}
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentRequired", "minProperties",
-                   "maxProperties"}
+                   "maxProperties", "patternProperties", "propertyNames"}
 ARRAY_KEYWORDS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains",
                   "maxContains", "uniqueItems"}
 STRING_KEYWORDS = {"minLength", "maxLength", "pattern"}
@@ -25,7 +25,7 @@ SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS} | APP
              | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS)
 # Validation keywords of the supported drafts that this version cannot enforce yet: an error naming them. Any other
 # unknown keyword is an annotation (the spec says to ignore it; real schemas carry many: "x-...", "example", ...).
-KNOWN_UNSUPPORTED = {"patternProperties", "propertyNames", "$dynamicRef", "$recursiveRef",
+KNOWN_UNSUPPORTED = {"$dynamicRef", "$recursiveRef",
                      "$recursiveAnchor"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}

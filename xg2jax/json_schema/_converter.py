@@ -37,6 +37,7 @@ from xg2jax.json_schema._common import (
 from xg2jax.json_schema._complements import ComplementsMixin
 from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq
 from xg2jax.json_schema._objects import ObjectsMixin
+from xg2jax.json_schema._patterns import PatternsMixin
 from xg2jax.json_schema._refs import RefsMixin
 from xg2jax.json_schema._resources import collect
 from xg2jax.json_schema._rewrites import RewritesMixin
@@ -45,7 +46,7 @@ from xg2jax.json_schema._unevaluated import UnevaluatedMixin
 from xg2jax.json_schema._values import ValuesMixin
 
 
-class SchemaConverter(UnevaluatedMixin, ComplementsMixin, RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin,
+class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin,
                       ObjectsMixin):
     """The visitor; each mixin holds the keywords of one concern (see the module docstrings)."""
 
@@ -136,7 +137,8 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, RewritesMixin, RefsMix
     # Keyword checks
     def _check_keywords(self, schema: dict, ptr: str) -> None:
         for kw in schema:
-            if kw in NOT_CONTEXT_FREE and schema[kw] not in (False, None):
+            if kw in NOT_CONTEXT_FREE and schema[kw] not in (False, None) and "enum" not in schema \
+                    and "const" not in schema:  # next to enum / const it is checked value by value
                 if self.strict:
                     raise UnsupportedSchemaError(f"{ptr}/{kw}", f"keyword '{kw}' cannot be enforced by a grammar "
                                                  f"({NOT_CONTEXT_FREE[kw]}); pass strict_mode=False to ignore it")

@@ -39,9 +39,14 @@ class ObjectsMixin:
         absent = set(schema.get(ABSENT, []))
         names = list(dict.fromkeys(list(props) + list(required) + list(dependent) +
                                    [n for deps in dependent.values() for n in deps] + sorted(absent)))
+        patterns = self._pattern_dfas(schema, ptr) if "patternProperties" in schema else []
+        filters = self._name_filters(schema, ptr)
+        keyed = bool(patterns) or filters is not None
         entries = []  # (name, "key": value expression, required)
         for name in names:
             sub = False if name in absent else props.get(name, additional)
+            if keyed and name not in absent:
+                sub = self._declared_value(name, props, additional, patterns, filters)
             try:
                 value = self.visit(sub, f"{ptr}/properties/{escape_pointer(name)}" if name in props
                                    else f"{ptr}/additionalProperties")
@@ -54,7 +59,9 @@ class ObjectsMixin:
         # A property whose dependencies can never be present cannot be present either.
         entries = [e for e in entries if all(d in present for d in dependent.get(e[0], []))]
         extra = None
-        if additional is not False:
+        if keyed:
+            extra = self._pattern_members(names, additional, patterns, filters, ptr)
+        elif additional is not False:
             try:
                 value = self.visit(additional, f"{ptr}/additionalProperties")
                 extra = seq(self._key_except(names), self.key_sep, value)
