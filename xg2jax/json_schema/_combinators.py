@@ -31,6 +31,7 @@ class CombinatorsMixin:
             return a
         if not isinstance(a, dict) or not isinstance(b, dict):
             raise SchemaError(ptr, "allOf entries must be schemas")
+        a, b = self._pin_resource(a, ptr), self._pin_resource(b, ptr)
         a, b = strip_annotations(a), strip_annotations(b)
         # Keywords whose meaning depends on their own schema object are rewritten before the objects are merged.
         for side in (a, b):
@@ -47,6 +48,14 @@ class CombinatorsMixin:
                 raise UnsupportedSchemaError(ptr, "allOf with a $ref that has sibling keywords is not supported yet")
             if not isinstance(b, dict):
                 return self._merge(a, b, ptr)
+        for side in (a, b):
+            if "$dynamicRef" in side:  # pinned to the current dynamic scope, it is a $ref
+                if "$ref" in side:
+                    raise UnsupportedSchemaError(f"{ptr}/$dynamicRef", "'$dynamicRef' next to '$ref' is not "
+                                                 "supported yet")
+                pinned = {k: v for k, v in side.items() if k != "$dynamicRef"}
+                pinned["$ref"] = self._with_scope(self._dynamic_target(side["$dynamicRef"], ptr), self._bindings)
+                return self._merge(pinned, b, ptr) if side is a else self._merge(a, pinned, ptr)
         for x, y in ((a, b), (b, a)):
             if "patternProperties" in x and any(k in y for k in ("properties", "additionalProperties",
                                                                  "patternProperties")):

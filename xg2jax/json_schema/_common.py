@@ -19,13 +19,13 @@ FRACTION_ONLY = "x-xg2jax-non-integral"
 ABSENT = "x-xg2jax-absent"
 # Internal keyword: strings other than the listed ones (the complement of const / enum among strings).
 NOT_STRINGS = "x-xg2jax-not-strings"
-APPLICATOR_KEYWORDS = {"$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependencies",
+APPLICATOR_KEYWORDS = {"$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependencies",
                        "dependentSchemas", "unevaluatedProperties", "unevaluatedItems"}
 SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS} | APPLICATOR_KEYWORDS | ANNOTATIONS | OBJECT_KEYWORDS
              | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS)
 # Validation keywords of the supported drafts that this version cannot enforce yet: an error naming them. Any other
 # unknown keyword is an annotation (the spec says to ignore it; real schemas carry many: "x-...", "example", ...).
-KNOWN_UNSUPPORTED = {"$dynamicRef", "$recursiveRef",
+KNOWN_UNSUPPORTED = {"$recursiveRef",
                      "$recursiveAnchor"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}

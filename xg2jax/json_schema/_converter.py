@@ -65,6 +65,9 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         self._draft = self._detect_draft(schema)
         self._res = collect(schema, refs, self._draft)
         self.root = self._res.docs[0]
+        self._bindings: tuple = ()  # the dynamic scope: ($dynamicAnchor name, canonical target), outermost first
+        self._scopes: list[tuple] = []
+        self._scope_index: dict[tuple, int] = {}
         if any_whitespace:
             ws = '[ \\n\\t\\r]*' if max_whitespace_cnt is None else f'[ \\n\\t\\r]{{0,{int(max_whitespace_cnt)}}}'
             self.ws, item, key = "j_ws", ",", ":"
@@ -100,10 +103,13 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
             raise UnsupportedSchemaError(ptr, f"the schema expands deeper than {self.MAX_DEPTH} levels (a recursive "
                                          "$ref inlined through allOf / anyOf / oneOf is not supported yet)")
         self._depth += 1
+        saved = self._bindings
+        self._enter_resource(schema)
         try:
             return self._visit_dict(strip_annotations(schema), ptr)
         finally:
             self._depth -= 1
+            self._bindings = saved
 
     MAX_DEPTH = 150
 
@@ -115,6 +121,8 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         schema = self._rewrite_not(schema, ptr)
         if schema is False:
             raise Unsatisfiable(f"{ptr}/not", "'not' rejects every value")
+        if "$dynamicRef" in schema:
+            return self._visit_dynamic_ref(schema, ptr)
         if "$ref" in schema:
             return self._visit_ref(schema, ptr)
         if "allOf" in schema:

@@ -60,6 +60,7 @@ class Resources:
     dynamic: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)  # resource -> name -> pointer
     original: dict[str, str] = field(default_factory=dict)  # canonical ref -> the text it was written as
     dynamic_refs: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # canonical -> (text, anchor)
+    node_resource: dict[int, tuple[int, str]] = field(default_factory=dict)  # id(resource root) -> resource
 
     def locate(self, canonical: str) -> tuple[int, str]:
         """(document, pointer) of a canonical reference (``#...`` or ``xg2jax-doc:k#...``)."""
@@ -84,6 +85,7 @@ def collect(root: Any, registry: dict[str, Any] | None, draft: int) -> Resources
     bases = [DEFAULT_BASE] + [u.split("#", 1)[0] for u in registry]
     for k, base in enumerate(bases):
         res.resources.setdefault(base, (k, ""))
+        res.node_resource[id(res.docs[k])] = (k, "")
     sites: list[tuple[dict, str, str]] = []  # (schema object, key, base) of each $ref / $dynamicRef to rewrite
     for k, base in enumerate(bases):
         _walk(res, k, res.docs[k], "", base, draft, sites, identify=True)
@@ -120,12 +122,13 @@ def _walk(res: Resources, doc: int, node: Any, ptr: str, base: str, draft: int, 
         else:
             base = join_uri(base, ident).split("#", 1)[0]
             res.resources.setdefault(base, (doc, ptr))
+            res.node_resource[id(node)] = (doc, ptr)
     if identify and not ignore_siblings:
         for kw in ("$anchor", "$dynamicAnchor"):
             if isinstance(node.get(kw), str):
                 res.anchors.setdefault(f"{base}#{node[kw]}", (doc, ptr))
         if isinstance(node.get("$dynamicAnchor"), str):
-            resource = res.resources.get(base, (doc, ""))
+            resource = res.resources[base]
             res.dynamic.setdefault(resource, {}).setdefault(node["$dynamicAnchor"], ptr)
     for kw in ("$ref", "$dynamicRef"):
         if isinstance(node.get(kw), str):

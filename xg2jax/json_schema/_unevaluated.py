@@ -30,7 +30,7 @@ from xg2jax.json_schema._common import (
 )
 
 ALL = None  # every member is evaluated
-BRANCHING = ("$ref", "allOf", "anyOf", "oneOf", "if", "then", "else")
+BRANCHING = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "if", "then", "else")
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,12 @@ class UnevaluatedMixin:
             return []
         if not isinstance(schema, dict):
             raise SchemaError(ptr, f"a schema must be an object or a boolean, got {type(schema).__name__}")
-        schema = self._rewrite_dependencies(strip_annotations(schema), ptr)
+        schema = self._rewrite_dependencies(strip_annotations(self._pin_resource(schema, ptr)), ptr)
+        if "$dynamicRef" in schema:  # the target in the current dynamic scope, as a $ref
+            if "$ref" in schema:
+                raise UnsupportedSchemaError(f"{ptr}/$dynamicRef", "'$dynamicRef' next to '$ref' is not supported yet")
+            target = self._with_scope(self._dynamic_target(schema["$dynamicRef"], ptr), self._bindings)
+            schema = {**{k: v for k, v in schema.items() if k != "$dynamicRef"}, "$ref": target}
         local = {k: v for k, v in schema.items() if k not in BRANCHING}
         nested = [k for k in ("unevaluatedProperties", "unevaluatedItems") if k in local]
         if nested and any(k in schema for k in BRANCHING):
