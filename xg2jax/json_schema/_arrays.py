@@ -69,13 +69,13 @@ class ArraysMixin:
         body = body if lo > 0 else f"( {body} )?"
         return self.rules.add("array", seq(literal("["), self.ws, body, self.ws, literal("]")))
 
-    MAX_COUNT_RULES = 1000
+    MAX_COUNT_RULES = 2000
 
     def _array_contains(self, schema, prefix, rest, lo, hi, ptr):
-        """Arrays whose number of items matching ``contains`` is within [minContains, maxContains] (default [1, inf)).
-        Each item matches C or its complement, so one rule per count so far (capped) keeps the count exactly."""
-        if prefix or rest not in (True, {}):
-            raise UnsupportedSchemaError(f"{ptr}/contains", "'contains' is supported only with unconstrained items")
+        """Arrays whose number of items matching ``contains`` is within [minContains, maxContains] (default
+        [1, inf)), with positional items and length bounds. Each item matches its positional schema and either C or
+        its complement, so one rule per (position so far, count so far), both capped where they stop mattering,
+        keeps the count and the length exact."""
         if self._draft < 2019 and any(k in schema for k in ("minContains", "maxContains")):
             schema = {k: v for k, v in schema.items() if k not in ("minContains", "maxContains")}  # not keywords yet
         c_lo = self._int_keyword(schema, "minContains", ptr)
@@ -86,41 +86,53 @@ class ArraysMixin:
         sep = self.item_sep
         if c_lo == 0 and c_hi is None:
             return self._type_array({k: v for k, v in schema.items() if k != "contains"}, ptr)
-        if c_lo == 1 and c_hi is None and hi is None and lo <= 1:
+        if not prefix and rest in (True, {}) and c_lo == 1 and c_hi is None and hi is None and lo <= 1:
             c = self.visit(schema["contains"], f"{ptr}/contains")
             body = seq(f"( j_value {sep} )*", c, f"( {sep} j_value )*")
             return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
-        if lo > 0 or hi is not None:
-            raise UnsupportedSchemaError(f"{ptr}/contains", "counting 'contains' together with minItems / maxItems "
-                                         "is not supported yet")
         cap = c_hi if c_hi is not None else c_lo
-        if cap + 1 > self.MAX_COUNT_RULES:
-            raise UnsupportedSchemaError(f"{ptr}/maxContains", f"counts above {self.MAX_COUNT_RULES} are not supported")
-        try:
-            match = self.visit(schema["contains"], f"{ptr}/contains")
-        except Unsatisfiable:
-            match = None
-        other_options = []
-        for i, branch in enumerate(self._negate(schema["contains"], f"{ptr}/contains")):
-            try:
-                other_options.append(self.visit(branch, f"{ptr}/contains"))
-            except Unsatisfiable:
-                pass
-        other = choice(other_options) if other_options else None
-        names = [self.rules.reserve(f"contains_{k}") for k in range(cap + 1)]
-        for k in range(cap + 1):
-            options = ['""'] if k >= c_lo else []
-            if match is not None and (c_hi is None or k < c_hi):
-                options.append(seq(sep, match, names[min(k + 1, cap)]))
-            if other is not None:
-                options.append(seq(sep, other, names[k]))
-            self.rules.define(names[k], " | ".join(options) if options else "j_never")
-        first = []
-        if match is not None and (c_hi is None or c_hi > 0):
-            first.append(seq(match, names[min(1, cap)]))
-        if other is not None:
-            first.append(seq(other, names[0]))
-        body = "( " + " | ".join(first) + " )" if first else "j_never"
-        if c_lo == 0:
-            body = f"( {body} )?"
+        n = len(prefix)
+        length_cap = max(n, lo, 1) if hi is None else hi  # position 1+ also means "a separator comes first"
+        if (cap + 1) * (length_cap + 1) > self.MAX_COUNT_RULES:
+            raise UnsupportedSchemaError(f"{ptr}/contains", f"counting 'contains' needs more than "
+                                         f"{self.MAX_COUNT_RULES} grammar rules")
+        # Without maxContains, "at least c_lo matches" needs no complement: an item may match C and still be
+        # counted as another item (some choice of counted items reaches c_lo iff enough items match).
+        negated = self._negate(schema["contains"], f"{ptr}/contains") if c_hi is not None else [True]
+
+        def pair(item, where):
+            """(matching C, not matching C) expressions for an item under ``item``, None where impossible."""
+            out = []
+            for extra in ([schema["contains"]], [{"anyOf": negated}] if negated else None):
+                if extra is None:
+                    out.append(None)
+                    continue
+                try:
+                    out.append(self.visit({"allOf": [item] + extra} if item not in (True, {}) else extra[0], where))
+                except Unsatisfiable:
+                    out.append(None)
+            return out
+
+        kinds = [pair(p, f"{ptr}/prefixItems/{i}") for i, p in enumerate(prefix)] + [pair(rest, f"{ptr}/items")]
+        names: dict[tuple[int, int], str] = {}
+
+        def state(pos: int, count: int) -> str:
+            """Items from position ``pos`` on, ``count`` matches so far (both capped)."""
+            key = (pos, count)
+            if key in names:
+                return names[key]
+            name = names[key] = self.rules.reserve(f"contains_{pos}_{count}")
+            options = ['""'] if pos >= lo and count >= c_lo else []
+            if hi is None or pos < hi:
+                match, other = kinds[min(pos, n)]
+                lead = sep if pos > 0 else ""
+                nxt = pos + 1 if hi is not None or pos < length_cap else pos
+                if match is not None and (c_hi is None or count < c_hi):
+                    options.append(seq(lead, match, state(nxt, min(count + 1, cap))))
+                if other is not None:
+                    options.append(seq(lead, other, state(nxt, count)))
+            self.rules.define(name, " | ".join(options) if options else "j_never")
+            return name
+
+        body = state(0, 0)
         return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))

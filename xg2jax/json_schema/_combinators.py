@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from xg2jax.json_schema._common import (
@@ -56,11 +57,6 @@ class CombinatorsMixin:
                 pinned = {k: v for k, v in side.items() if k != "$dynamicRef"}
                 pinned["$ref"] = self._with_scope(self._dynamic_target(side["$dynamicRef"], ptr), self._bindings)
                 return self._merge(pinned, b, ptr) if side is a else self._merge(a, pinned, ptr)
-        for x, y in ((a, b), (b, a)):
-            if "patternProperties" in x and any(k in y for k in ("properties", "additionalProperties",
-                                                                 "patternProperties")):
-                raise UnsupportedSchemaError(f"{ptr}/patternProperties", "allOf: merging 'patternProperties' with "
-                                             "another schema's properties is not supported yet")
         out = dict(a)
         # Positional items: position i is checked by each side's prefixItems[i], or its items past its prefix.
         if self._draft >= 2020 and ("prefixItems" in a or "prefixItems" in b):
@@ -74,13 +70,12 @@ class CombinatorsMixin:
             if "items" in a or "items" in b:
                 out["items"] = {"allOf": [ia, ib]}
             b = {k: v for k, v in b.items() if k not in ("prefixItems", "items")}
-        if "properties" in a and "properties" not in b and b.get("additionalProperties", True) is not True:
-            add_b = b["additionalProperties"]
-            out["properties"] = {n: {"allOf": [sa, add_b]} for n, sa in a["properties"].items()}
-        if "properties" in b and "properties" not in a and a.get("additionalProperties", True) is not True:
-            add_a = a["additionalProperties"]
-            out["properties"] = {n: {"allOf": [add_a, sb]} for n, sb in b["properties"].items()}
-            b = {k: v for k, v in b.items() if k != "properties"}
+        trio = ("properties", "patternProperties", "additionalProperties")
+        if any(k in a for k in trio) and any(k in b for k in trio):
+            for k in trio:
+                out.pop(k, None)
+            out.update(self._merge_members(a, b, ptr))
+            b = {k: v for k, v in b.items() if k not in trio}
         for kw, vb in b.items():
             if kw in ANNOTATIONS:
                 continue
@@ -98,13 +93,14 @@ class CombinatorsMixin:
                 out[kw] = sorted(both)
             elif kw in ("required", ABSENT, NOT_STRINGS):
                 out[kw] = list(dict.fromkeys(list(va) + list(vb)))
-            elif kw == "properties":
-                # A property declared on one side only is still checked by the other side's additionalProperties.
-                add_a, add_b = a.get("additionalProperties", True), b.get("additionalProperties", True)
-                props = {}
-                for name in list(va) + [n for n in vb if n not in va]:
-                    props[name] = {"allOf": [va.get(name, add_a), vb.get(name, add_b)]}
-                out[kw] = props
+            elif kw in ("minLength", "minItems", "minProperties") or (kw in ("minimum", "exclusiveMinimum")
+                                                                       and self._draft >= 6):
+                out[kw] = max(va, vb)
+            elif kw in ("maximum", "exclusiveMaximum") and self._draft >= 6:
+                out[kw] = min(va, vb)
+            elif kw == "multipleOf" and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                            for v in (va, vb)):
+                out[kw] = math.lcm(va, vb)  # the common multiples of two integers are the multiples of their lcm
             elif kw in ("minLength", "minItems", "minProperties"):
                 out[kw] = max(va, vb)
             elif kw in ("maxLength", "maxItems", "maxProperties"):
@@ -119,7 +115,7 @@ class CombinatorsMixin:
                                              "supported yet")
             elif kw == "propertyNames":
                 out[kw] = self._merge(va, vb, f"{ptr}/{kw}")
-            elif kw in ("items", "additionalProperties", "contains"):
+            elif kw in ("items", "additionalProperties"):
                 out[kw] = {"allOf": [va, vb]}
             elif kw == "enum":
                 out[kw] = [x for x in va if any(json_equal(x, y) for y in vb)]
@@ -128,6 +124,40 @@ class CombinatorsMixin:
                     return False
             elif json.dumps(va, sort_keys=True) != json.dumps(vb, sort_keys=True):
                 raise UnsupportedSchemaError(f"{ptr}/{kw}", f"allOf: cannot merge two different '{kw}' keywords yet")
+        return out
+
+    def _merge_members(self, a: dict, b: dict, ptr: str) -> dict:
+        """properties / patternProperties / additionalProperties of ``allOf [a, b]``. A declared name takes both
+        sides' schemas for it (a side that does not declare it gives its matching patterns, else its
+        additionalProperties); other keys take the union of the patterns. That is exact when each side's
+        additionalProperties is absent or covers no key that only the other side's patterns match, i.e. when the
+        other side's patterns are among its own; otherwise the merge raises."""
+        for x, y in ((a, b), (b, a)):
+            px, py = x.get("patternProperties", {}), y.get("patternProperties", {})
+            if not isinstance(px, dict) or not isinstance(py, dict):
+                raise SchemaError(f"{ptr}/patternProperties", "'patternProperties' must be an object")
+            if y.get("additionalProperties", True) not in (True, {}) and not set(px) <= set(py):
+                raise UnsupportedSchemaError(f"{ptr}/patternProperties", "allOf: merging 'patternProperties' with "
+                                             "another schema's additionalProperties is not supported yet")
+        sides = []
+        for x in (a, b):
+            props = x.get("properties", {})
+            if not isinstance(props, dict):
+                raise SchemaError(f"{ptr}/properties", "'properties' must be an object")
+            sides.append((props, self._pattern_dfas(x, ptr) if "patternProperties" in x else [],
+                          x.get("additionalProperties", True)))
+        out: dict = {}
+        names = list(dict.fromkeys(list(sides[0][0]) + list(sides[1][0])))
+        if names:
+            out["properties"] = {n: {"allOf": [self._declared_value(n, props, add, pats, None)
+                                               for props, pats, add in sides]} for n in names}
+        pa, pb = a.get("patternProperties", {}), b.get("patternProperties", {})
+        if pa or pb:
+            out["patternProperties"] = {r: {"allOf": [pa[r], pb[r]]} if r in pa and r in pb else pa.get(r, pb.get(r))
+                                        for r in list(dict.fromkeys(list(pa) + list(pb)))}
+        adds = [add for _, _, add in sides if add is not True and add != {}]
+        if adds:
+            out["additionalProperties"] = adds[0] if len(adds) == 1 else {"allOf": adds}
         return out
 
     # anyOf / oneOf

@@ -21,6 +21,7 @@ annotations, recursion through ``$ref`` and too many alternatives raise ``Unsupp
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass
 
 from xg2jax.json_schema._common import (
@@ -41,11 +42,32 @@ class Alt:
 
 
 def _union(a, b):
+    """Evaluated members: (declared names, patterns) for properties, (prefix length, contains schemas as JSON text)
+    for items, or ALL."""
     if a is ALL or b is ALL:
         return ALL
-    if isinstance(a, int):
-        return max(a, b)
-    return a | b
+    if isinstance(a[0], int):
+        return max(a[0], b[0]), a[1] | b[1]
+    return a[0] | b[0], a[1] | b[1]
+
+
+def _empty(kw: str):
+    return (frozenset(), frozenset()) if kw == "unevaluatedProperties" else (0, frozenset())
+
+
+def _condition(kw: str, total, value):
+    """The schema "every member outside ``total`` satisfies ``value``"."""
+    if total is ALL:
+        return True
+    if kw == "unevaluatedProperties":
+        names, patterns = total
+        out = {"properties": {n: True for n in sorted(names)}, "additionalProperties": value}
+        if patterns:
+            out["patternProperties"] = {p: True for p in sorted(patterns)}
+        return out
+    n, contains = total
+    items = {"anyOf": [json.loads(c) for c in sorted(contains)] + [value]} if contains else value
+    return {"prefixItems": [True] * n, "items": items} if n else {"items": items}
 
 
 def _compatible(a: tuple, b: tuple) -> bool:
@@ -88,14 +110,12 @@ class UnevaluatedMixin:
             for group in itertools.combinations(alts, size):
                 if not all(_compatible(x.tags, y.tags) for x, y in itertools.combinations(group, 2)):
                     continue
-                total = frozenset() if kw == "unevaluatedProperties" else 0
+                total = _empty(kw)
                 for a in group:
                     total = _union(total, a.evaluated)
                 if size > 1 and any(_evaluated_without(group, i, kw) == total for i in range(size)):
                     continue
-                cond = True if total is ALL else (
-                    {"properties": {n: True for n in sorted(total)}, "additionalProperties": value}
-                    if kw == "unevaluatedProperties" else {"prefixItems": [True] * total, "items": value})
+                cond = _condition(kw, total, value)
                 parts = [a.schema for a in group if a.schema is not True] + ([cond] if cond is not True else [])
                 options.append({"allOf": parts} if parts else True)
                 if len(options) > self.MAX_ALTERNATIVES:
@@ -110,18 +130,13 @@ class UnevaluatedMixin:
         out = dict(schema)
         if "unevaluatedProperties" in out:
             value = out.pop("unevaluatedProperties")
-            if "patternProperties" in out:
-                raise UnsupportedSchemaError(f"{ptr}/unevaluatedProperties", "'unevaluatedProperties' next to "
-                                             "'patternProperties' is not supported yet")
             if "additionalProperties" not in out:
                 out["additionalProperties"] = value  # otherwise every property is already evaluated
         if "unevaluatedItems" in out:
             value = out.pop("unevaluatedItems")
-            if "contains" in out:
-                raise UnsupportedSchemaError(f"{ptr}/unevaluatedItems", "'unevaluatedItems' next to 'contains' is "
-                                             "not supported yet")
             if self._draft >= 2020 and "items" not in out:
-                out["items"] = value
+                # items matching "contains" are evaluated too
+                out["items"] = {"anyOf": [out["contains"], value]} if "contains" in out else value
             elif self._draft < 2020 and isinstance(out.get("items"), list) and "additionalItems" not in out:
                 out["additionalItems"] = value
             elif self._draft < 2020 and "items" not in out:
@@ -132,31 +147,28 @@ class UnevaluatedMixin:
         if kw in local:
             return ALL
         if kw == "unevaluatedProperties":
-            if "patternProperties" in local:
-                raise UnsupportedSchemaError(f"{ptr}/patternProperties", "'unevaluatedProperties' over "
-                                             "'patternProperties' annotations is not supported yet")
             if "additionalProperties" in local:
                 return ALL
             props = local.get("properties", {})
-            if not isinstance(props, dict):
-                raise SchemaError(f"{ptr}/properties", "'properties' must be an object")
-            return frozenset(props)
-        if "contains" in local:
-            raise UnsupportedSchemaError(f"{ptr}/contains", "'unevaluatedItems' over 'contains' annotations is not "
-                                         "supported yet")
+            patterns = local.get("patternProperties", {})
+            if not isinstance(props, dict) or not isinstance(patterns, dict):
+                raise SchemaError(ptr, "'properties' and 'patternProperties' must be objects")
+            return frozenset(props), frozenset(patterns)
+        contains = frozenset()  # items matching "contains" are evaluated (2020-12; not in 2019-09)
+        if "contains" in local and self._draft >= 2020:
+            contains = frozenset([json.dumps(local["contains"], sort_keys=True)])
         if self._draft >= 2020:
             if "items" in local:
                 return ALL
             prefix = local.get("prefixItems", [])
-            return len(prefix) if isinstance(prefix, list) else 0
+            return (len(prefix) if isinstance(prefix, list) else 0), contains
         if isinstance(local.get("items"), list):
-            return ALL if "additionalItems" in local else len(local["items"])
-        return ALL if "items" in local else 0
+            return ALL if "additionalItems" in local else (len(local["items"]), contains)
+        return ALL if "items" in local else (0, contains)
 
     def _expand(self, schema, kw: str, ptr: str, refs: tuple) -> list[Alt]:
-        empty = frozenset() if kw == "unevaluatedProperties" else 0
         if schema is True:
-            return [Alt(True, empty)]
+            return [Alt(True, _empty(kw))]
         if schema is False:
             return []
         if not isinstance(schema, dict):
@@ -222,7 +234,7 @@ class UnevaluatedMixin:
 
 
 def _evaluated_without(group: tuple, i: int, kw: str):
-    total = frozenset() if kw == "unevaluatedProperties" else 0
+    total = _empty(kw)
     for j, a in enumerate(group):
         if j != i:
             total = _union(total, a.evaluated)
