@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from xg2jax.json_schema._common import (
+    CONTAINS_ALL,
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
@@ -25,6 +26,8 @@ class ArraysMixin:
             prefix, rest = [], schema.get("items", True)
         if not isinstance(prefix, list):
             raise SchemaError(f"{ptr}/prefixItems", "'prefixItems' must be an array of schemas")
+        if CONTAINS_ALL in schema:
+            return self._array_contains_all(schema[CONTAINS_ALL], prefix, rest, lo, hi, ptr)
         if "contains" in schema:
             return self._array_contains(schema, prefix, rest, lo, hi, ptr)
         items: list[str] = []
@@ -131,6 +134,56 @@ class ArraysMixin:
                     options.append(seq(lead, match, state(nxt, min(count + 1, cap))))
                 if other is not None:
                     options.append(seq(lead, other, state(nxt, count)))
+            self.rules.define(name, " | ".join(options) if options else "j_never")
+            return name
+
+        body = state(0, 0)
+        return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
+
+    MAX_CONTAINS_ALL = 4
+
+    def _array_contains_all(self, wanted: list, prefix, rest, lo, hi, ptr):
+        """Arrays in which each schema of ``wanted`` matches some item (``allOf`` of several ``contains``): one rule
+        per (position, set of schemas matched so far); an item may be counted for any set of schemas it matches."""
+        k = len(wanted)
+        if k > self.MAX_CONTAINS_ALL:
+            raise UnsupportedSchemaError(f"{ptr}/contains", f"allOf with more than {self.MAX_CONTAINS_ALL} different "
+                                         "'contains' is not supported")
+        n = len(prefix)
+        length_cap = max(n, lo, 1) if hi is None else hi
+        if (1 << k) * (length_cap + 1) > self.MAX_COUNT_RULES:
+            raise UnsupportedSchemaError(f"{ptr}/contains", f"'contains' needs more than {self.MAX_COUNT_RULES} "
+                                         "grammar rules")
+        cache: dict = {}
+
+        def item(pos: int, subset: int):
+            key = (min(pos, n), subset)
+            if key not in cache:
+                base = prefix[pos] if pos < n else rest
+                parts = ([base] if base not in (True, {}) else []) + [wanted[j] for j in range(k) if subset >> j & 1]
+                try:
+                    cache[key] = self.visit({"allOf": parts} if parts else True, f"{ptr}/contains")
+                except Unsatisfiable:
+                    cache[key] = None
+            return cache[key]
+
+        names: dict = {}
+        full = (1 << k) - 1
+
+        def state(pos: int, done: int) -> str:
+            if (pos, done) in names:
+                return names[(pos, done)]
+            name = names[(pos, done)] = self.rules.reserve(f"contains_all_{pos}_{done}")
+            options = ['""'] if pos >= lo and done == full else []
+            if hi is None or pos < hi:
+                lead = self.item_sep if pos > 0 else ""
+                nxt = pos + 1 if hi is not None or pos < length_cap else pos
+                for subset in range(1 << k):
+                    if subset and subset & done == subset:
+                        continue  # counting an item again for schemas already matched changes nothing
+                    expr = item(pos, subset)
+                    if expr is not None:
+                        options.append(seq(lead, expr, state(nxt, done | subset)))
             self.rules.define(name, " | ".join(options) if options else "j_never")
             return name
 

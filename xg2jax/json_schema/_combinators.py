@@ -9,6 +9,7 @@ from typing import Any
 from xg2jax.json_schema._common import (
     ABSENT,
     ANNOTATIONS,
+    CONTAINS_ALL,
     NOT_STRINGS,
     SchemaError,
     Unsatisfiable,
@@ -70,6 +71,23 @@ class CombinatorsMixin:
             if "items" in a or "items" in b:
                 out["items"] = {"allOf": [ia, ib]}
             b = {k: v for k, v in b.items() if k not in ("prefixItems", "items")}
+        wanted = [x for side in (a, b) for x in ([side["contains"]] if "contains" in side else [])
+                  + list(side.get(CONTAINS_ALL, []))]
+        if len(wanted) > 1:  # every "contains" must find its own item (or one item matching several)
+            if any(k in side for side in (a, b) for k in ("minContains", "maxContains")) and self._draft >= 2019:
+                raise UnsupportedSchemaError(f"{ptr}/contains", "allOf: merging two 'contains' with minContains / "
+                                             "maxContains is not supported yet")
+            unique = []
+            for x in wanted:
+                if all(json.dumps(x, sort_keys=True) != json.dumps(y, sort_keys=True) for y in unique):
+                    unique.append(x)
+            for k in ("contains", CONTAINS_ALL):
+                out.pop(k, None)
+            b = {k: v for k, v in b.items() if k not in ("contains", CONTAINS_ALL)}
+            if len(unique) == 1:
+                out["contains"] = unique[0]
+            else:
+                out[CONTAINS_ALL] = unique
         trio = ("properties", "patternProperties", "additionalProperties")
         if any(k in a for k in trio) and any(k in b for k in trio):
             for k in trio:

@@ -17,11 +17,13 @@ NUMBER_KEYWORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
 FRACTION_ONLY = "x-xg2jax-non-integral"
 # Internal keyword: names an object must not have (the complement of "required").
 ABSENT = "x-xg2jax-absent"
+# Internal keyword: schemas each matched by at least one item (two or more "contains" merged by allOf).
+CONTAINS_ALL = "x-xg2jax-contains-all"
 # Internal keyword: strings other than the listed ones (the complement of const / enum among strings).
 NOT_STRINGS = "x-xg2jax-not-strings"
 APPLICATOR_KEYWORDS = {"$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependencies",
                        "dependentSchemas", "unevaluatedProperties", "unevaluatedItems"}
-SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS} | APPLICATOR_KEYWORDS | ANNOTATIONS | OBJECT_KEYWORDS
+SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS, CONTAINS_ALL} | APPLICATOR_KEYWORDS | ANNOTATIONS | OBJECT_KEYWORDS
              | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS)
 # Validation keywords of the supported drafts that this version cannot enforce yet: an error naming them. Any other
 # unknown keyword is an annotation (the spec says to ignore it; real schemas carry many: "x-...", "example", ...).

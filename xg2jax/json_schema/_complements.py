@@ -50,6 +50,9 @@ _BOUNDS = {
     "minProperties": ("object", "maxProperties", lambda v: v - 1),
     "maxProperties": ("object", "minProperties", lambda v: v + 1),
 }
+_SCHEMA_MAPS = {"patternProperties", "dependentSchemas", "properties"}
+_SCHEMA_VALUED = {"additionalProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems",
+                  "additionalItems"}
 _GROUPS = [("if", "then", "else"), ("contains", "minContains", "maxContains"), ("prefixItems", "items")]
 
 
@@ -196,6 +199,10 @@ class ComplementsMixin:
             return [{"type": [t for t in TYPES if t != "number"]}, {"type": "integer"}]
         if kw in ("minContains", "maxContains"):
             return []  # without contains they are ignored
+        if kw in _SCHEMA_MAPS and isinstance(value, dict) and all(v is True or v == {} for v in value.values()):
+            return []  # every subschema accepts everything: the keyword never fails
+        if kw in _SCHEMA_VALUED and (value is True or value == {}):
+            return []
         raise UnsupportedSchemaError(where, f"the complement of '{kw}' is not supported (in 'not', 'if', "
                                      "overlapping 'oneOf' branches or 'contains' counts)")
 

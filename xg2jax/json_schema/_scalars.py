@@ -16,7 +16,13 @@ from xg2jax.json_schema._common import (
 )
 from xg2jax.json_schema._ebnf import choice, literal
 from xg2jax.json_schema._formats import FORMATS
-from xg2jax.json_schema._numbers import integer_range, multiple_of, number_range
+from xg2jax.json_schema._numbers import (
+    decimal_multiple_of,
+    decimal_step,
+    integer_range,
+    multiple_of,
+    number_range,
+)
 
 
 class ScalarsMixin:
@@ -57,13 +63,10 @@ class ScalarsMixin:
         if k is not None:
             if isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0:
                 raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
-            if not float(k).is_integer():
-                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' is not supported yet")
-            if lo is not None or hi is not None:
-                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "'multipleOf' together with bounds is not "
-                                             "supported yet")
             try:
-                digits = multiple_of(int(k), self.rules)
+                p, d = decimal_step(k)
+                step = p // math.gcd(p, 10 ** d)  # integer n is a multiple of p / 10**d iff step divides n
+                digits = self._integer_multiples(step, lo, hi, schema, ptr)
             except ValueError as e:
                 raise UnsupportedSchemaError(f"{ptr}/multipleOf", str(e)) from None
         elif lo is None and hi is None:
@@ -73,6 +76,53 @@ class ScalarsMixin:
             if digits is None:
                 raise self._empty_range(schema, ptr)
         return self.rules.add(f"integer_{lo}_{hi}_{k}", f'{digits} ( "." "0"+ )?')
+
+    def _non_integral(self, lo, hi, schema, ptr) -> str:
+        """Numbers with a non-zero fraction within integer bounds (strict or not: no such number equals one):
+        x = m.f > 0 lies in the bounds iff lo <= m <= hi - 1; x = -m.f < 0 iff -hi <= m <= -lo - 1."""
+        fraction = '"." [0-9]* [1-9] [0-9]*'
+        parts = []
+        for sign, m_lo, m_hi, empty in (
+                ("", 0 if lo is None or lo <= 0 else int(lo), None if hi is None else int(hi) - 1,
+                 hi is not None and hi <= 0),
+                ('"-" ', 0 if hi is None or hi >= 0 else -int(hi), None if lo is None else -int(lo) - 1,
+                 lo is not None and lo >= 0)):
+            if empty or (m_hi is not None and m_hi < m_lo):
+                continue
+            digits = integer_range(m_lo, m_hi) if (m_lo, m_hi) != (0, None) else '( "0" | [1-9] [0-9]* )'
+            if digits is not None:
+                parts.append(f"{sign}{digits} {fraction}")
+        if not parts:
+            raise self._empty_range(schema, ptr)
+        return self.rules.add("non_integral", " | ".join(f"( {p} )" for p in parts))
+
+    MAX_ENUMERATED_MULTIPLES = 500
+
+    def _integer_multiples(self, k: int, lo: int | None, hi: int | None, schema, ptr) -> str:
+        """The integers in [lo, hi] divisible by k: the non-negative and the negative side each either unbounded
+        away from 0 (the divisibility automaton) or finite (listed)."""
+        if lo is None and hi is None:
+            return multiple_of(k, self.rules)
+        if lo is not None and hi is not None and lo > hi:
+            raise self._empty_range(schema, ptr)
+        parts = []
+        for a, b, sign in ((max(lo, 0) if lo is not None else 0, hi, "nonneg"),
+                           (lo, min(hi, -1) if hi is not None else -1, "neg")):
+            if a is not None and b is not None and a > b:
+                continue
+            if (sign == "nonneg" and b is None and a == 0) or (sign == "neg" and a is None and b == -1):
+                parts.append(multiple_of(k, self.rules, sign))
+                continue
+            if a is None or b is None:
+                raise ValueError("'multipleOf' with a bound away from 0 on an unbounded side is not supported yet")
+            first, last = -(-a // k) * k, b // k * k
+            if (last - first) // k + 1 > self.MAX_ENUMERATED_MULTIPLES:
+                raise ValueError(f"'multipleOf' with bounds allowing more than {self.MAX_ENUMERATED_MULTIPLES} "
+                                 "multiples is not supported yet")
+            parts += [literal(str(v)) for v in range(first, last + 1, k)]
+        if not parts:
+            raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
+        return choice(parts)
 
     def _bounds(self, schema, ptr):
         """(lo, lo_strict, hi, hi_strict) from minimum / maximum / exclusive bounds (draft 4's booleans too)."""
@@ -115,16 +165,24 @@ class ScalarsMixin:
     def _type_number(self, schema, ptr):
         lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
         if schema.get(FRACTION_ONLY):
-            if lo is not None or hi is not None or "multipleOf" in schema:
-                raise UnsupportedSchemaError(ptr, "bounds on non-integral numbers (from a complement of integer) are "
-                                             "not supported yet")
-            return self.rules.add("non_integral", '"-"? ( "0" | [1-9] [0-9]* ) "." [0-9]* [1-9] [0-9]*')
+            if "multipleOf" in schema or any(b is not None and not float(b).is_integer() for b in (lo, hi)):
+                raise UnsupportedSchemaError(ptr, "non-integral numbers (from a complement of integer) with "
+                                             "'multipleOf' or non-integer bounds are not supported yet")
+            return self._non_integral(lo, hi, schema, ptr)
         k = schema.get("multipleOf")
         if k is not None:
             if isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0 and float(k).is_integer():
                 return self._type_integer(schema, ptr)  # multiples of an integer are integers
-            raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' on numbers is not "
-                                         "supported yet")
+            if isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0:
+                raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
+            if lo is not None or hi is not None:
+                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' together with bounds "
+                                             "is not supported yet")
+            try:
+                # Approximation (documented): the multiples are spelled without an exponent.
+                return self.rules.add("number_multiple", decimal_multiple_of(*decimal_step(k), self.rules))
+            except ValueError as e:
+                raise UnsupportedSchemaError(f"{ptr}/multipleOf", str(e)) from None
         if lo is None and hi is None:
             return "j_number"
         digits = number_range(lo, lo_strict, hi, hi_strict, self.rules)

@@ -8,6 +8,7 @@ import math
 from xg2jax.json_schema._common import (
     ABSENT,
     ANNOTATIONS,
+    CONTAINS_ALL,
     FRACTION_ONLY,
     NOT_STRINGS,
     SchemaError,
@@ -176,6 +177,9 @@ class ValuesMixin:
             if schema.get("uniqueItems") is True and any(json_equal(a, b) for i, a in enumerate(value)
                                                          for b in value[i + 1:]):
                 return False
+            for wanted in schema.get(CONTAINS_ALL, []):
+                if not any(self._validate(v, wanted, ptr) for v in value):
+                    return False
             if "contains" in schema and self._draft >= 2019:
                 n = sum(self._validate(v, schema["contains"], ptr) for v in value)
                 if not schema.get("minContains", 1) <= n <= schema.get("maxContains", math.inf):
@@ -187,6 +191,6 @@ class ValuesMixin:
 _VALIDATED = {"type", "const", "enum", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "minimum", "maximum",
               "exclusiveMinimum", "exclusiveMaximum", "multipleOf", FRACTION_ONLY, "minLength", "maxLength", "pattern",
               NOT_STRINGS, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
-              "minContains", "maxContains", "uniqueItems", "required", ABSENT, "properties", "additionalProperties",
+              "minContains", "maxContains", "uniqueItems", CONTAINS_ALL, "required", ABSENT, "properties", "additionalProperties",
               "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
               "dependentSchemas", "dependencies"}
