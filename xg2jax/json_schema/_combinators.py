@@ -150,10 +150,16 @@ class CombinatorsMixin:
         additionalProperties); other keys take the union of the patterns. That is exact when each side's
         additionalProperties is absent or covers no key that only the other side's patterns match, i.e. when the
         other side's patterns are among its own; otherwise the merge raises."""
+        for side in (a, b):
+            if not isinstance(side.get("patternProperties", {}), dict):
+                raise SchemaError(f"{ptr}/patternProperties", "'patternProperties' must be an object")
+        # A pattern whose schema accepts everything constrains nothing (unless it shields keys from its side's
+        # additionalProperties).
+        a, b = ({**x, "patternProperties": {r: v for r, v in x["patternProperties"].items() if v not in (True, {})}}
+                if "patternProperties" in x and x.get("additionalProperties", True) in (True, {}) else x
+                for x in (a, b))
         for x, y in ((a, b), (b, a)):
             px, py = x.get("patternProperties", {}), y.get("patternProperties", {})
-            if not isinstance(px, dict) or not isinstance(py, dict):
-                raise SchemaError(f"{ptr}/patternProperties", "'patternProperties' must be an object")
             if y.get("additionalProperties", True) not in (True, {}) and not set(px) <= set(py):
                 raise UnsupportedSchemaError(f"{ptr}/patternProperties", "allOf: merging 'patternProperties' with "
                                              "another schema's additionalProperties is not supported yet")

@@ -15,7 +15,8 @@ accept every value of the others, so their complement holds values of that type 
 - ``items`` (no ``prefixItems``): arrays containing an item in its complement; ``prefixItems`` (without ``items``):
   arrays long enough whose i-th item is in the complement of the i-th schema; ``contains`` (no counts): arrays whose
   items all fail it;
-- ``allOf``: union of the complements; ``anyOf``: the intersection of the complements (an ``allOf``); ``not S``: S;
+- ``allOf``: union of the complements; ``anyOf``: the intersection of the complements (an ``allOf``); ``oneOf``:
+  that intersection or any two branches together; ``not S``: S;
   ``if/then/else``: ``if + not then`` or ``not if + not else``.
 
 Anything else raises ``UnsupportedSchemaError`` naming the keyword.
@@ -183,6 +184,16 @@ class ComplementsMixin:
                     return []
                 parts.append({"anyOf": neg})
             return [{"allOf": parts}]
+        if kw == "oneOf":  # not exactly one: none, or some two
+            branches = self._schema_list(inner, "oneOf", ptr)
+            out = [{"allOf": [bi, bj]} for i, bi in enumerate(branches) for bj in branches[i + 1:]]
+            parts = []
+            for i, s in enumerate(branches):
+                neg = self._negate(s, f"{ptr}/oneOf/{i}")
+                if not neg:
+                    return out
+                parts.append({"anyOf": neg})
+            return [{"allOf": parts}] + out
         if kw == "not":
             return [value]
         if kw == "$ref":
