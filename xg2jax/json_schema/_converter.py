@@ -23,6 +23,7 @@ import json
 from typing import Any
 
 from xg2jax.json_schema._arrays import ArraysMixin
+from xg2jax.json_schema._check import check_document
 from xg2jax.json_schema._combinators import CombinatorsMixin
 from xg2jax.json_schema._common import (
     KNOWN_UNSUPPORTED,
@@ -63,11 +64,20 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         self.rules = RuleTable()
         self._refs: dict[str, str] = {}  # resolved pointer -> rule name
         self._draft = self._detect_draft(schema)
+        check_document(schema, self._draft)
+        for uri, doc in (refs or {}).items():
+            check_document(doc, self._draft, f"refs[{uri}]")
         self._res = collect(schema, refs, self._draft)
         self.root = self._res.docs[0]
         self._bindings: tuple = ()  # the dynamic scope: ($dynamicAnchor name, canonical target), outermost first
         self._scopes: list[tuple] = []
         self._scope_index: dict[tuple, int] = {}
+        for doc, ptr, kw, ref in self._res.sites:  # a dangling local reference is an error wherever it is
+            if doc == 0 and not ref.startswith("xg2jax-missing:"):
+                try:
+                    self._resolve(ref, ptr, entering=True)
+                except SchemaError as e:
+                    raise SchemaError(f"{ptr}/{kw}", str(e).split("': ", 1)[1].replace("$ref", kw, 1)) from None
         if any_whitespace:
             ws = '[ \\n\\t\\r]*' if max_whitespace_cnt is None else f'[ \\n\\t\\r]{{0,{int(max_whitespace_cnt)}}}'
             self.ws, item, key = "j_ws", ",", ":"

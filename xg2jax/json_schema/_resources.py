@@ -60,6 +60,7 @@ class Resources:
     dynamic: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)  # resource -> name -> pointer
     original: dict[str, str] = field(default_factory=dict)  # canonical ref -> the text it was written as
     dynamic_refs: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # canonical -> (text, anchor)
+    sites: list[tuple[int, str, str, str]] = field(default_factory=list)  # (document, pointer, keyword, canonical)
     node_resource: dict[int, tuple[int, str]] = field(default_factory=dict)  # id(resource root) -> resource
 
     def locate(self, canonical: str) -> tuple[int, str]:
@@ -89,7 +90,7 @@ def collect(root: Any, registry: dict[str, Any] | None, draft: int) -> Resources
     sites: list[tuple[dict, str, str]] = []  # (schema object, key, base) of each $ref / $dynamicRef to rewrite
     for k, base in enumerate(bases):
         _walk(res, k, res.docs[k], "", base, draft, sites, identify=True)
-    for node, key, base in sites:
+    for node, key, base, doc, ptr in sites:
         ref = node[key]
         target = join_uri(base, ref)
         uri, _, frag = target.partition("#")
@@ -107,6 +108,7 @@ def collect(root: Any, registry: dict[str, Any] | None, draft: int) -> Resources
         if key == "$dynamicRef":
             res.dynamic_refs[out] = (ref, frag if frag and not frag.startswith("/") else None)
         node[key] = out
+        res.sites.append((doc, ptr, key, out))
     return res
 
 
@@ -132,7 +134,7 @@ def _walk(res: Resources, doc: int, node: Any, ptr: str, base: str, draft: int, 
             res.dynamic.setdefault(resource, {}).setdefault(node["$dynamicAnchor"], ptr)
     for kw in ("$ref", "$dynamicRef"):
         if isinstance(node.get(kw), str):
-            sites.append((node, kw, base))
+            sites.append((node, kw, base, doc, ptr))
     for kw, value in node.items():
         sub = f"{ptr}/{escape_pointer(kw)}"
         if kw in VALUE_KEYWORDS or kw in ("$ref", "$dynamicRef"):

@@ -238,6 +238,8 @@ class ScalarsMixin:
                                     "root")
         except ValueError as e:
             detail = str(e).split("\n")[0].split("in the Regex(...) pattern ", 1)[-1]
-            raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: {detail}") from None
+            if "not supported" in detail:
+                raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: {detail}") from None
+            raise SchemaError(f"{ptr}/pattern", f"invalid regex {json.dumps(pattern)}: {detail}") from None
         return self.rules.add("string_pattern", f'"\\"" Regex({literal(pattern)}, json_string=true, search=true) '
                                                 '"\\""')
