@@ -76,6 +76,13 @@ CASES = {
          "properties": {"name": {"type": "string"}}, "additionalProperties": False, "type": "object"},
         ['{"x-a":1}', '{"uid":"u"}', '{"name":"n","x-b":2}'],
         ['{"x-a":"s"}', '{"other":1}', '{"uid":1}', '{"x-id":"s"}', '{"x-id":1}']),  # "x-id" needs both
+    "pattern_properties_other_keys_free": (
+        {"patternProperties": {"^a": {"type": "integer"}}, "properties": {"b": {"type": "string"}}},
+        ['{"ab":1}', '{"x":"x"}', '{"bc":1}', '{"":1}', '{"b":"x"}'], ['{"ab":"x"}', '{"b":1}']),
+    "pattern_unicode_property": ({"type": "string", "pattern": "^\\p{Letter}+$"}, ['"ԱԲԳ"', '"abc"'],
+                                 ['"a1"', '""']),
+    "pattern_with_lengths": ({"type": "string", "pattern": "a", "minLength": 2, "maxLength": 3},
+                             ['"ab"', '"bba"'], ['"a"', '"bbb"', '"abcd"']),
     "property_names": ({"propertyNames": {"maxLength": 2, "pattern": "^[a-z]+$"}, "type": "object"},
                        ['{"ab":1}', "{}", '{"a":1,"b":2}'], ['{"abc":1}', '{"A":1}', '{"":1}']),
     "unevaluated_properties_over_all_of": (

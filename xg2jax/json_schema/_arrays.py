@@ -8,7 +8,7 @@ from xg2jax.json_schema._common import (
     Unsatisfiable,
     UnsupportedSchemaError,
 )
-from xg2jax.json_schema._ebnf import choice, literal, seq
+from xg2jax.json_schema._ebnf import literal, seq
 
 
 class ArraysMixin:

@@ -17,7 +17,12 @@ from typing import Any
 from xg2jax import _core
 from xg2jax.json_schema._common import TYPES, SchemaError, escape_pointer
 from xg2jax.json_schema._ebnf import literal
-from xg2jax.json_schema._resources import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUED, VALUE_KEYWORDS
+from xg2jax.json_schema._resources import (
+    SCHEMA_LISTS,
+    SCHEMA_MAPS,
+    SCHEMA_VALUED,
+    VALUE_KEYWORDS,
+)
 
 _COUNTS = {"minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties", "minContains",
            "maxContains"}

@@ -63,11 +63,11 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         self.any_whitespace = any_whitespace
         self.rules = RuleTable()
         self._refs: dict[str, str] = {}  # resolved pointer -> rule name
-        self._draft = self._detect_draft(schema)
+        self._draft, ignored = self._detect_draft(schema, refs)
         check_document(schema, self._draft)
         for uri, doc in (refs or {}).items():
             check_document(doc, self._draft, f"refs[{uri}]")
-        self._res = collect(schema, refs, self._draft)
+        self._res = collect(schema, refs, self._draft, ignored)
         self.root = self._res.docs[0]
         self._bindings: tuple = ()  # the dynamic scope: ($dynamicAnchor name, canonical target), outermost first
         self._scopes: list[tuple] = []

@@ -239,6 +239,14 @@ class _Parser:
             if 0xD800 <= v <= 0xDFFF:
                 raise RegexUnsupported("a surrogate \\u escape")
             return [(v, v)]
+        if c in "pP" and self.peek() == "{":
+            j = self.p.find("}", self.i)
+            if j < 0:
+                raise RegexUnsupported("an unterminated \\p{...}")
+            name = self.p[self.i + 1:j]
+            self.i = j + 1
+            ivs = category_intervals(name)
+            return ivs if c == "p" else _negate(ivs)
         if c.isalnum():
             raise RegexUnsupported(f"the escape '\\{c}'")
         return [(ord(c), ord(c))]
@@ -273,6 +281,47 @@ class _Parser:
         if c == "\\":
             return self._escape(in_class=True)
         return [(ord(c), ord(c))]
+
+
+_CATEGORY_NAMES = {
+    "Letter": "L", "Cased_Letter": "LC", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll", "Titlecase_Letter": "Lt",
+    "Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M", "Nonspacing_Mark": "Mn", "Spacing_Mark": "Mc",
+    "Enclosing_Mark": "Me", "Number": "N", "Decimal_Number": "Nd", "digit": "Nd", "Letter_Number": "Nl",
+    "Other_Number": "No", "Punctuation": "P", "punct": "P", "Connector_Punctuation": "Pc", "Dash_Punctuation": "Pd",
+    "Open_Punctuation": "Ps", "Close_Punctuation": "Pe", "Initial_Punctuation": "Pi", "Final_Punctuation": "Pf",
+    "Other_Punctuation": "Po", "Symbol": "S", "Math_Symbol": "Sm", "Currency_Symbol": "Sc", "Modifier_Symbol": "Sk",
+    "Other_Symbol": "So", "Separator": "Z", "Space_Separator": "Zs", "Line_Separator": "Zl",
+    "Paragraph_Separator": "Zp", "Other": "C", "Control": "Cc", "cntrl": "Cc", "Format": "Cf", "Surrogate": "Cs",
+    "Private_Use": "Co", "Unassigned": "Cn"}
+_CATEGORY_CACHE: dict[str, list] = {}
+
+
+def category_intervals(name: str) -> list[tuple[int, int]]:
+    """Code points of a Unicode general category (``\\p{L}``, ``\\p{Letter}``, ``\\p{gc=Lu}``), from Python's
+    ``unicodedata`` (its Unicode version may differ slightly from an ECMAScript engine's)."""
+    import unicodedata
+
+    for prefix in ("gc=", "General_Category="):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    short = _CATEGORY_NAMES.get(name, name)
+    if not _CATEGORY_CACHE:
+        runs: dict[str, list] = {}
+        prev, start = None, 0
+        for cp in range(MAX_CP + 2):
+            cat = unicodedata.category(chr(cp)) if cp <= MAX_CP else None
+            if cat != prev:
+                if prev is not None:
+                    runs.setdefault(prev, []).append((start, cp - 1))
+                prev, start = cat, cp
+        _CATEGORY_CACHE.update(runs)
+    if short == "LC":
+        return _norm(_CATEGORY_CACHE.get("Lu", []) + _CATEGORY_CACHE.get("Ll", []) + _CATEGORY_CACHE.get("Lt", []))
+    if len(short) == 2 and short in _CATEGORY_CACHE or short == "Cn":
+        return list(_CATEGORY_CACHE.get(short, []))
+    if len(short) == 1 and short in "LMNPSZC":
+        return _norm([iv for cat, ivs in _CATEGORY_CACHE.items() if cat[0] == short for iv in ivs])
+    raise RegexUnsupported(f"the Unicode property '\\p{{{name}}}'")
 
 
 class DFA:
@@ -383,7 +432,8 @@ def names_dfa(names: list[str]) -> DFA:
 
 def product(dfas: list[DFA]) -> tuple[list[tuple[int, int]], list[list[int]], list[tuple[bool, ...]]]:
     """The reachable product of ``dfas`` over common atoms: (atoms, delta, accept vector per state). A component
-    in its dead state stays dead (-1); the product state is dead only when all components are."""
+    in its dead state stays dead (-1) and accepts nothing; the state where every component is dead is kept (keys
+    that no pattern and no name matches end there), the caller trims states that cannot reach its finals."""
     atoms = _atoms([d.atoms for d in dfas])
 
     def atom_index(d: DFA):
@@ -404,10 +454,7 @@ def product(dfas: list[DFA]) -> tuple[list[tuple[int, int]], list[list[int]], li
         row = []
         for a in range(len(atoms)):
             nxt = tuple(-1 if q < 0 else d.delta[q][m[a]] for q, d, m in zip(cur, dfas, maps))
-            if all(q < 0 for q in nxt):
-                row.append(-1)
-                continue
-            if nxt not in index:
+            if nxt not in index:  # all components dead is a state too: "matches none of them" may be wanted
                 if len(order) >= MAX_STATES:
                     raise RegexUnsupported(f"more than {MAX_STATES} automaton states")
                 index[nxt] = len(order)

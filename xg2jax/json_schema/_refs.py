@@ -18,18 +18,42 @@ from xg2jax.json_schema._resources import canonical, missing_ref_error
 class RefsMixin:
     # ----------------------------------------------------------------------------------------------------------
     # $ref
-    @staticmethod
-    def _detect_draft(schema) -> int:
+    _DIALECTS = ((4, "json-schema.org/draft-04/"), (6, "json-schema.org/draft-06/"), (7, "json-schema.org/draft-07/"),
+                 (2019, "json-schema.org/draft/2019-09/"), (2020, "json-schema.org/draft/2020-12/"))
+    # The 2019-09 / 2020-12 validation vocabulary: ignored when a custom metaschema leaves it out.
+    VALIDATION_VOCABULARY = {"type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+                             "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+                             "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required",
+                             "dependentRequired"}
+    _KNOWN_VOCABULARIES = ("/vocab/core", "/vocab/applicator", "/vocab/unevaluated", "/vocab/validation",
+                           "/vocab/meta-data", "/vocab/format-annotation", "/vocab/format-assertion", "/vocab/content",
+                           "/vocab/format")
+
+    def _detect_draft(self, schema, refs: dict | None = None) -> tuple[int, set]:
+        """(draft, keywords to ignore) from ``$schema``: a known dialect, or a custom metaschema found in the
+        ``refs`` registry whose ``$vocabulary`` may leave out the validation vocabulary."""
         if not isinstance(schema, dict) or "$schema" not in schema:
-            return 2020
+            return 2020, set()
         uri = schema["$schema"]
-        for draft, marker in ((4, "json-schema.org/draft-04/"), (6, "json-schema.org/draft-06/"),
-                              (7, "json-schema.org/draft-07/"), (2019, "json-schema.org/draft/2019-09/"),
-                              (2020, "json-schema.org/draft/2020-12/")):
+        for draft, marker in self._DIALECTS:
             if isinstance(uri, str) and marker in uri:
-                return draft
-        raise UnsupportedSchemaError("/$schema", f"unknown dialect {json.dumps(uri)} (custom metaschemas and "
-                                     "vocabularies are not supported; use draft-04/06/07, 2019-09 or 2020-12)")
+                return draft, set()
+        meta = (refs or {}).get(uri.split("#", 1)[0]) if isinstance(uri, str) else None
+        if isinstance(meta, dict) and isinstance(meta.get("$schema"), str) and meta["$schema"] != uri:
+            draft = next((d for d, marker in self._DIALECTS if marker in meta["$schema"]), None)
+            vocab = meta.get("$vocabulary")
+            if draft is not None and draft >= 2019 and isinstance(vocab, dict):
+                for v, required in vocab.items():
+                    if required is True and not any(v.endswith(k) and "json-schema.org/draft/" in v
+                                                    for k in self._KNOWN_VOCABULARIES):
+                        raise UnsupportedSchemaError("/$schema", f"the metaschema requires vocabulary {json.dumps(v)}, "
+                                                     "which this version does not know")
+                validation = any(v.endswith("/vocab/validation") for v in vocab)
+                return draft, set() if validation else set(self.VALIDATION_VOCABULARY)
+            if draft is not None:
+                return draft, set()
+        raise UnsupportedSchemaError("/$schema", f"unknown dialect {json.dumps(uri)} (custom metaschemas must be in "
+                                     "the 'refs' registry; use draft-04/06/07, 2019-09 or 2020-12)")
 
     def _resolve(self, ref: str, ptr: str, entering: bool = False) -> tuple[str, Any]:
         """(rule key, schema) of a canonical reference (see ``_resources``). Only the visitor enters the target

@@ -76,8 +76,9 @@ def canonical(doc: int, pointer: str) -> str:
     return f"#{pointer}" if doc == 0 else f"xg2jax-doc:{doc}#{pointer}"
 
 
-def collect(root: Any, registry: dict[str, Any] | None, draft: int) -> Resources:
-    """Copies of ``root`` and the registry's documents with canonical ``$ref`` strings, and the resource index."""
+def collect(root: Any, registry: dict[str, Any] | None, draft: int, ignored: set | None = None) -> Resources:
+    """Copies of ``root`` and the registry's documents with canonical ``$ref`` strings, and the resource index.
+    ``ignored``: keywords dropped from the root document's schemas (a vocabulary its metaschema leaves out)."""
     registry = dict(registry or {})
     for uri, doc in registry.items():
         if not isinstance(uri, str) or not isinstance(doc, (dict, bool)):
@@ -89,7 +90,7 @@ def collect(root: Any, registry: dict[str, Any] | None, draft: int) -> Resources
         res.node_resource[id(res.docs[k])] = (k, "")
     sites: list[tuple[dict, str, str]] = []  # (schema object, key, base) of each $ref / $dynamicRef to rewrite
     for k, base in enumerate(bases):
-        _walk(res, k, res.docs[k], "", base, draft, sites, identify=True)
+        _walk(res, k, res.docs[k], "", base, draft, sites, identify=True, ignored=ignored if k == 0 else None)
     for node, key, base, doc, ptr in sites:
         ref = node[key]
         target = join_uri(base, ref)
@@ -112,10 +113,14 @@ def collect(root: Any, registry: dict[str, Any] | None, draft: int) -> Resources
     return res
 
 
-def _walk(res: Resources, doc: int, node: Any, ptr: str, base: str, draft: int, sites: list, identify: bool) -> None:
+def _walk(res: Resources, doc: int, node: Any, ptr: str, base: str, draft: int, sites: list, identify: bool,
+          ignored: set | None = None) -> None:
     """Record resources and anchors under ``node`` (a schema at ``ptr``) and the ``$ref`` sites to rewrite."""
     if not isinstance(node, dict):
         return
+    if identify and ignored:
+        for kw in ignored & set(node):
+            del node[kw]
     ignore_siblings = draft < 2019 and isinstance(node.get("$ref"), str)
     ident = node.get("id" if draft <= 4 else "$id")
     if identify and isinstance(ident, str) and not ignore_siblings:
@@ -142,13 +147,13 @@ def _walk(res: Resources, doc: int, node: Any, ptr: str, base: str, draft: int, 
         schema_position = identify and (kw in SCHEMA_VALUED or kw in SCHEMA_LISTS or kw in SCHEMA_MAPS)
         if kw in SCHEMA_MAPS and isinstance(value, dict):
             for name, s in value.items():
-                _walk(res, doc, s, f"{sub}/{escape_pointer(name)}", base, draft, sites, schema_position)
+                _walk(res, doc, s, f"{sub}/{escape_pointer(name)}", base, draft, sites, schema_position, ignored)
         elif isinstance(value, list):
             for i, s in enumerate(value):
                 _walk(res, doc, s, f"{sub}/{i}", base, draft, sites,
-                      schema_position and kw in SCHEMA_LISTS)
+                      schema_position and kw in SCHEMA_LISTS, ignored)
         elif isinstance(value, dict):
-            _walk(res, doc, value, sub, base, draft, sites, schema_position and kw in SCHEMA_VALUED)
+            _walk(res, doc, value, sub, base, draft, sites, schema_position and kw in SCHEMA_VALUED, ignored)
 
 
 def missing_ref_error(canonical_ref: str, ptr: str, kw: str = "$ref") -> SchemaError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from xg2jax import _core
+from xg2jax.json_schema._check import regex_problem
 from xg2jax.json_schema._common import (
     FRACTION_ONLY,
     NOT_STRINGS,
@@ -16,6 +16,7 @@ from xg2jax.json_schema._common import (
 )
 from xg2jax.json_schema._ebnf import choice, literal
 from xg2jax.json_schema._formats import FORMATS
+from xg2jax.json_schema._keydfa import RegexUnsupported, length_dfa, product, regex_dfa
 from xg2jax.json_schema._numbers import (
     decimal_multiple_of,
     decimal_step,
@@ -226,20 +227,24 @@ class ScalarsMixin:
         pattern = schema["pattern"]
         if not isinstance(pattern, str):
             raise SchemaError(f"{ptr}/pattern", f"'pattern' must be a string, got {json.dumps(pattern)}")
-        if lo or hi is not None:
-            raise UnsupportedSchemaError(f"{ptr}/pattern", "'pattern' together with minLength / maxLength is not "
-                                         "supported yet")
         fmt = schema.get("format")
         if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
             raise UnsupportedSchemaError(f"{ptr}/pattern", f"'pattern' together with format '{fmt}' is not "
                                          "supported yet")
-        try:  # report regex errors against the schema, not against the generated EBNF
-            _core.Grammar.from_ebnf(f"root ::= Regex({literal(pattern)}, json_string=true, search=true)".encode(),
-                                    "root")
-        except ValueError as e:
-            detail = str(e).split("\n")[0].split("in the Regex(...) pattern ", 1)[-1]
-            if "not supported" in detail:
-                raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: {detail}") from None
-            raise SchemaError(f"{ptr}/pattern", f"invalid regex {json.dumps(pattern)}: {detail}") from None
+        detail = regex_problem(pattern)  # reported against the schema, not against the generated EBNF
+        if detail is not None and "not supported" not in detail:
+            raise SchemaError(f"{ptr}/pattern", f"invalid regex {json.dumps(pattern)}: {detail}")
+        if detail is not None or lo or hi is not None:
+            # Lengths, or features the engine's regex lacks (\p{...}): the pattern's automaton (see _keydfa).
+            try:
+                dfas = [regex_dfa(pattern)] + ([length_dfa(lo, hi)] if lo or hi is not None else [])
+                atoms, delta, accept = product(dfas)
+            except RegexUnsupported as e:
+                raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: "
+                                             f"{detail or e}") from None
+            finals = {q for q, vec in enumerate(accept) if all(vec)}
+            if not finals:
+                raise Unsatisfiable(f"{ptr}/pattern", "no string matches the pattern within the length bounds")
+            return self._key_rule(atoms, delta, finals)
         return self.rules.add("string_pattern", f'"\\"" Regex({literal(pattern)}, json_string=true, search=true) '
                                                 '"\\""')
