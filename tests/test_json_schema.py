@@ -83,6 +83,9 @@ CASES = {
                                  ['"a1"', '""']),
     "pattern_with_lengths": ({"type": "string", "pattern": "a", "minLength": 2, "maxLength": 3},
                              ['"ab"', '"bba"'], ['"a"', '"bbb"', '"abcd"']),
+    "unique_items_finite_domain": (
+        {"type": "array", "items": {"enum": [1, 2, "a"]}, "maxItems": 2, "uniqueItems": True},
+        ["[1,2]", '["a",1]', "[]"], ["[1,1.0]", '["a","a"]', "[1,2,3]"]),
     "property_names": ({"propertyNames": {"maxLength": 2, "pattern": "^[a-z]+$"}, "type": "object"},
                        ['{"ab":1}', "{}", '{"a":1,"b":2}'], ['{"abc":1}', '{"A":1}', '{"":1}']),
     "unevaluated_properties_over_all_of": (

@@ -1,4 +1,5 @@
-"""Arrays: positional items, rest items, length bounds, and ``contains`` with counts."""
+"""Arrays: positional items, rest items, length bounds, ``contains`` with counts, and ``uniqueItems`` over small
+finite item domains (the arrays listed)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from xg2jax.json_schema._common import (
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
+    json_equal,
 )
-from xg2jax.json_schema._ebnf import literal, seq
+from xg2jax.json_schema._ebnf import choice, literal, seq
 
 
 class ArraysMixin:
@@ -26,6 +28,15 @@ class ArraysMixin:
             prefix, rest = [], schema.get("items", True)
         if not isinstance(prefix, list):
             raise SchemaError(f"{ptr}/prefixItems", "'prefixItems' must be an array of schemas")
+        if schema.get("uniqueItems") is True:
+            unique = None if "contains" in schema or CONTAINS_ALL in schema else \
+                self._unique_arrays(prefix, rest, lo, hi, ptr)
+            if unique is not None:
+                return unique
+            if self.strict:
+                raise UnsupportedSchemaError(f"{ptr}/uniqueItems", "keyword 'uniqueItems' cannot be enforced by a "
+                                             "grammar (requiring distinct array items is not context-free); pass "
+                                             "strict_mode=False to ignore it")
         if CONTAINS_ALL in schema:
             return self._array_contains_all(schema[CONTAINS_ALL], prefix, rest, lo, hi, ptr)
         if "contains" in schema:
@@ -189,3 +200,59 @@ class ArraysMixin:
 
         body = state(0, 0)
         return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
+
+    MAX_UNIQUE_ARRAYS = 1000
+
+    def _unique_arrays(self, prefix, rest, lo, hi, ptr):
+        """``uniqueItems`` when every array is short and every item comes from a small finite set of values
+        (booleans, null, const, enum): the valid arrays are listed. None when that does not hold."""
+        n = len(prefix)
+        rest_values = self._finite_values(rest, f"{ptr}/items")
+        if hi is None and rest_values != []:
+            return None
+        longest = n + (0 if rest_values == [] else hi) if hi is None else hi
+        domains = []
+        for i in range(longest):
+            values = self._finite_values(prefix[i], f"{ptr}/prefixItems/{i}") if i < n else rest_values
+            if values is None:
+                return None
+            domains.append(values)
+        found: list[list] = []
+
+        def extend(array: list) -> None:
+            if len(found) > self.MAX_UNIQUE_ARRAYS:
+                return
+            if len(array) >= lo:
+                found.append(list(array))
+            if len(array) < longest:
+                for v in domains[len(array)]:
+                    if not any(json_equal(v, w) for w in array):
+                        extend(array + [v])
+
+        extend([])
+        if len(found) > self.MAX_UNIQUE_ARRAYS:
+            return None
+        if not found:
+            raise Unsatisfiable(f"{ptr}/uniqueItems", "no array of distinct items fits the item schemas")
+        return choice([self._value_expr(a) for a in found])
+
+    def _finite_values(self, schema, ptr):
+        """The values ``schema`` accepts when they are few and easy to list, else None."""
+        schema = self._deref(schema, ptr)
+        if schema is False:
+            return []
+        if not isinstance(schema, dict):
+            return None
+        if "const" in schema:
+            candidates = [schema["const"]]
+        elif isinstance(schema.get("enum"), list):
+            candidates = schema["enum"]
+        elif "type" in schema and set([schema["type"]] if isinstance(schema["type"], str) else schema["type"]) \
+                <= {"boolean", "null"}:
+            candidates = [True, False, None]
+        else:
+            return None
+        try:
+            return [v for v in candidates if self._validate(v, schema, ptr)]
+        except UnsupportedSchemaError:
+            return None

@@ -155,12 +155,9 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
     # Keyword checks
     def _check_keywords(self, schema: dict, ptr: str) -> None:
         for kw in schema:
-            if kw in NOT_CONTEXT_FREE and schema[kw] not in (False, None) and "enum" not in schema \
-                    and "const" not in schema:  # next to enum / const it is checked value by value
-                if self.strict:
-                    raise UnsupportedSchemaError(f"{ptr}/{kw}", f"keyword '{kw}' cannot be enforced by a grammar "
-                                                 f"({NOT_CONTEXT_FREE[kw]}); pass strict_mode=False to ignore it")
-            elif kw in KNOWN_UNSUPPORTED:
+            if kw in NOT_CONTEXT_FREE:
+                continue  # checked value by value next to enum / const, over finite item domains in _type_array
+            if kw in KNOWN_UNSUPPORTED:
                 raise UnsupportedSchemaError(f"{ptr}/{escape_pointer(kw)}",
                                              f"keyword '{kw}' is not supported by this version of xg2jax")
 
