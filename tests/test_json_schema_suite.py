@@ -76,3 +76,23 @@ def test_json_schema_test_suite_has_no_wrong_answers(draft):
     for keyword, counts in sorted(table.items()):
         print(f"  {keyword:24s} correct {counts['correct']:4d}  error {counts['error']:4d}  wrong {counts['wrong']}")
     assert not wrong, "wrong answers (valid rejected or invalid accepted):\n" + "\n".join(wrong[:30])
+
+
+def markdown_table() -> str:
+    """The per-keyword results of both drafts as a Markdown table (docs/json_schema.md)."""
+    results = {draft: _run(draft)[0] for draft in sorted(DIALECTS)}
+    keywords = sorted({k for table in results.values() for k in table})
+    lines = ["| keyword file | " + " | ".join(f"{d} correct / error / wrong" for d in sorted(DIALECTS)) + " |",
+             "|---|" + "---|" * len(DIALECTS)]
+    for keyword in keywords + ["**total**"]:
+        cells = []
+        for draft in sorted(DIALECTS):
+            table = results[draft]
+            counts = sum(table.values(), collections.Counter()) if keyword == "**total**" else table.get(keyword)
+            cells.append("-" if counts is None else f"{counts['correct']} / {counts['error']} / {counts['wrong']}")
+        lines.append(f"| {keyword} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

@@ -71,6 +71,19 @@ class CombinatorsMixin:
             if "items" in a or "items" in b:
                 out["items"] = {"allOf": [ia, ib]}
             b = {k: v for k, v in b.items() if k not in ("prefixItems", "items")}
+        elif self._draft < 2020 and (isinstance(a.get("items"), list) or isinstance(b.get("items"), list)):
+            # Draft 7 and earlier: array-form items with additionalItems past them, the same positional merge.
+            def split(x):
+                if isinstance(x.get("items"), list):
+                    return x["items"], x.get("additionalItems", True)
+                return [], x.get("items", True)
+            (pa, ia), (pb, ib) = split(a), split(b)
+            out["items"] = [{"allOf": [pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib]}
+                            for i in range(max(len(pa), len(pb)))]
+            out.pop("additionalItems", None)
+            if ia not in (True, {}) or ib not in (True, {}):
+                out["additionalItems"] = {"allOf": [ia, ib]}
+            b = {k: v for k, v in b.items() if k not in ("items", "additionalItems")}
         wanted = [x for side in (a, b) for x in ([side["contains"]] if "contains" in side else [])
                   + list(side.get(CONTAINS_ALL, []))]
         if len(wanted) > 1:  # every "contains" must find its own item (or one item matching several)
