@@ -44,7 +44,7 @@ def check_document(schema: Any, draft: int, ptr: str = "") -> None:
         _check_keyword(kw, value, draft, where)
         if kw in VALUE_KEYWORDS:
             continue
-        if kw in SCHEMA_MAPS and not (kw == "dependencies" and draft >= 2019):
+        if kw in SCHEMA_MAPS:
             if not isinstance(value, dict):
                 raise SchemaError(where, f"'{kw}' must be an object of schemas, got {_describe(value)}")
             for name, sub in value.items():

@@ -49,11 +49,19 @@ class RefsMixin:
                         raise UnsupportedSchemaError("/$schema", f"the metaschema requires vocabulary {json.dumps(v)}, "
                                                      "which this version does not know")
                 validation = any(v.endswith("/vocab/validation") for v in vocab)
+                if any(v.endswith("/vocab/format-assertion") for v in vocab):
+                    self.enforce_formats = True  # the dialect asserts formats
                 return draft, set() if validation else set(self.VALIDATION_VOCABULARY)
             if draft is not None:
                 return draft, set()
         raise UnsupportedSchemaError("/$schema", f"unknown dialect {json.dumps(uri)} (custom metaschemas must be in "
                                      "the 'refs' registry; use draft-04/06/07, 2019-09 or 2020-12)")
+
+    def _doc_draft(self, doc: int) -> int | None:
+        """The dialect a registry document declares with ``$schema`` (None: none or unknown)."""
+        node = self._res.docs[doc]
+        uri = node.get("$schema") if isinstance(node, dict) else None
+        return next((d for d, marker in self._DIALECTS if isinstance(uri, str) and marker in uri), None)
 
     def _resolve(self, ref: str, ptr: str, entering: bool = False) -> tuple[str, Any]:
         """(rule key, schema) of a canonical reference (see ``_resources``). Only the visitor enters the target
@@ -76,6 +84,9 @@ class RefsMixin:
             else:
                 raise SchemaError(f"{ptr}/$ref", f"$ref '{self._res.original.get(ref, ref)}' points to nothing")
         key = fragment if doc == 0 else f"doc{doc}{fragment}"
+        if doc and self._doc_draft(doc) not in (None, self._draft):
+            raise UnsupportedSchemaError(f"{ptr}/$ref", f"$ref '{self._res.original.get(ref, ref)}' names a "
+                                         "document of another dialect (one dialect per conversion)")
         if entering:
             return key, node
         if self._res.dynamic_refs:

@@ -234,14 +234,17 @@ class ScalarsMixin:
         detail = regex_problem(pattern)  # reported against the schema, not against the generated EBNF
         if detail is not None and "not supported" not in detail:
             raise SchemaError(f"{ptr}/pattern", f"invalid regex {json.dumps(pattern)}: {detail}")
-        if detail is not None or lo or hi is not None:
-            # Lengths, or features the engine's regex lacks (\p{...}): the pattern's automaton (see _keydfa).
-            try:
-                dfas = [regex_dfa(pattern)] + ([length_dfa(lo, hi)] if lo or hi is not None else [])
-                atoms, delta, accept = product(dfas)
-            except RegexUnsupported as e:
+        # The pattern's automaton (see _keydfa) where it can be built: exact for every character, including those
+        # JSON must escape (which the engine's Regex(...) leaves out of '.' and classes), and it takes lengths. The
+        # engine's regex front end otherwise (features the automaton lacks, or too many states).
+        try:
+            dfas = [regex_dfa(pattern)] + ([length_dfa(lo, hi)] if lo or hi is not None else [])
+            atoms, delta, accept = product(dfas)
+        except RegexUnsupported as e:
+            if detail is not None or lo or hi is not None:
                 raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: "
                                              f"{detail or e}") from None
+        else:
             finals = {q for q, vec in enumerate(accept) if all(vec)}
             if not finals:
                 raise Unsatisfiable(f"{ptr}/pattern", "no string matches the pattern within the length bounds")

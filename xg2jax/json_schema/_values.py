@@ -167,7 +167,7 @@ class ValuesMixin:
                 return False
             deps = dict(schema.get("dependentRequired", {}))
             schemas = dict(schema.get("dependentSchemas", {}))
-            for k, v in schema.get("dependencies", {}).items() if self._draft < 2019 else ():
+            for k, v in schema.get("dependencies", {}).items():
                 (deps if isinstance(v, list) else schemas)[k] = v
             if any(k in value and any(d not in value for d in ds) for k, ds in deps.items()):
                 return False
