@@ -84,7 +84,7 @@ class ObjectsMixin:
         """Properties in schema order (optional ones may be skipped), then any number of extra properties, with
         separators only between present members: rule first_k / rest_k per position k. With ``any_order`` see
         :meth:`_any_order_object`."""
-        if self.any_order and len(entries) > 1:
+        if self.any_order and (len(entries) > 1 or (entries and extra)):
             return self._any_order_object(entries, extra)
         sep = self.item_sep
         n = len(entries)

@@ -15,7 +15,7 @@ class RewritesMixin:
 
     def _rewrite_dependencies(self, schema: dict, ptr: str) -> dict:
         """Draft 7's ``dependencies`` -> ``dependentRequired`` (arrays) and ``dependentSchemas`` (schemas);
-        ``dependentSchemas {p: S}`` -> ``if {required: [p]} then S`` for each p."""
+        ``dependentSchemas {p: S}`` -> ``if {type: object, required: [p]} then S`` for each p."""
         # 2019-09 split "dependencies"; it is still honoured there for compatibility (the suite's optional tests).
         if "dependencies" in schema:
             deps = schema["dependencies"]
@@ -39,7 +39,8 @@ class RewritesMixin:
             if not isinstance(deps, dict):
                 raise SchemaError(f"{ptr}/dependentSchemas", "'dependentSchemas' must be an object")
             rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
-            rules = [{"if": {"required": [name]}, "then": sub} for name, sub in deps.items()]
+            # Only objects that have the name: "required" alone would also hold for every non-object.
+            rules = [{"if": {"type": "object", "required": [name]}, "then": sub} for name, sub in deps.items()]
             schema = {**rest, "allOf": list(rest.get("allOf", [])) + rules}
         return schema
 
