@@ -9,7 +9,7 @@ import re
 from absl.testing import absltest, parameterized
 
 import xg2jax
-from xg2jax.json_schema import SchemaError, UnsupportedSchemaError, json_schema_to_ebnf
+from xg2jax.json_schema import SchemaError, UnsatisfiableSchemaError, UnsupportedSchemaError, json_schema_to_ebnf
 from xg2jax.testing import GrammarTestCase
 
 CASES = {
@@ -59,6 +59,65 @@ CASES = {
     "additional_properties_false": (
         {"properties": {"ab": {}, "b": {}}, "additionalProperties": False},
         ['{"ab":1}', '{"ab":1,"b":2}', "{}"], ['{"a":1}', '{"abc":1}', '{"c":1}']),
+    # Complements: a keyword that constrains one type accepts every value of the others, so its "not" does not.
+    "not_minimum_only_numbers": ({"not": {"minimum": 5}}, ["3", "-1.5"], ['"foo"', "7", "null", "{}"]),
+    "not_required_only_objects": ({"not": {"required": ["a"]}}, ["{}", '{"b":1}'], ['{"a":1}', "3", '"x"']),
+    "not_enum_scalars": ({"not": {"enum": ["a", 1, True, None]}}, ['"b"', "2", "0", "1.5", "false", "[]", "{}"],
+                         ['"a"', "1", "1.0", "true", "null"]),
+    "not_properties": ({"not": {"properties": {"a": {"type": "string"}}}}, ['{"a":1}'], ['{"a":"x"}', "{}", "1"]),
+    "one_of_overlapping_objects": ({"oneOf": [{"required": ["a"]}, {"required": ["b"]}], "type": "object"},
+                                   ['{"a":1}', '{"b":1}'], ['{"a":1,"b":2}', "{}"]),
+    "if_then_else_objects": (
+        {"if": {"properties": {"k": {"const": "n"}}, "required": ["k"]}, "then": {"required": ["n"]},
+         "else": {"required": ["s"]}, "type": "object"},
+        ['{"k":"n","n":1}', '{"k":"x","s":1}', '{"s":1}'], ['{"k":"n","s":1}', '{"k":"x","n":1}']),
+    "pattern_properties": (
+        {"patternProperties": {"^x-": {"type": "integer"}, "id$": {"type": "string"}},
+         "properties": {"name": {"type": "string"}}, "additionalProperties": False, "type": "object"},
+        ['{"x-a":1}', '{"uid":"u"}', '{"name":"n","x-b":2}'],
+        ['{"x-a":"s"}', '{"other":1}', '{"uid":1}', '{"x-id":"s"}', '{"x-id":1}']),  # "x-id" needs both
+    "pattern_properties_other_keys_free": (
+        {"patternProperties": {"^a": {"type": "integer"}}, "properties": {"b": {"type": "string"}}},
+        ['{"ab":1}', '{"x":"x"}', '{"bc":1}', '{"":1}', '{"b":"x"}'], ['{"ab":"x"}', '{"b":1}']),
+    "pattern_unicode_property": ({"type": "string", "pattern": "^\\p{Letter}+$"}, ['"ԱԲԳ"', '"abc"'],
+                                 ['"a1"', '""']),
+    "pattern_with_lengths": ({"type": "string", "pattern": "a", "minLength": 2, "maxLength": 3},
+                             ['"ab"', '"bba"'], ['"a"', '"bbb"', '"abcd"']),
+    "unique_items_finite_domain": (
+        {"type": "array", "items": {"enum": [1, 2, "a"]}, "maxItems": 2, "uniqueItems": True},
+        ["[1,2]", '["a",1]', "[]"], ["[1,1.0]", '["a","a"]', "[1,2,3]"]),
+    "property_names": ({"propertyNames": {"maxLength": 2, "pattern": "^[a-z]+$"}, "type": "object"},
+                       ['{"ab":1}', "{}", '{"a":1,"b":2}'], ['{"abc":1}', '{"A":1}', '{"":1}']),
+    "unevaluated_properties_over_all_of": (
+        {"allOf": [{"properties": {"a": {}}}], "properties": {"b": {}}, "unevaluatedProperties": False},
+        ['{"a":1,"b":2}', "{}"], ['{"a":1,"c":3}']),
+    "unevaluated_properties_over_any_of": (
+        {"anyOf": [{"properties": {"a": {}}, "required": ["a"]}, {"properties": {"b": {}}, "required": ["b"]}],
+         "unevaluatedProperties": False},
+        ['{"a":1}', '{"b":1}', '{"a":1,"b":1}'], ['{"a":1,"c":1}', '{}']),
+    "unevaluated_items_over_prefix": (
+        {"allOf": [{"prefixItems": [{"type": "integer"}]}], "unevaluatedItems": False},
+        ["[1]", "[]"], ["[1,2]", '["a"]']),
+    "decimal_multiple_of": ({"multipleOf": 1.5}, ["4.5", "0", "-3", "1.50"], ["35", "0.75", "1.6"]),
+    "integer_multiple_of_with_bounds": ({"type": "integer", "multipleOf": 2, "minimum": -5, "maximum": 9},
+                                        ["-4", "0", "8", "8.0"], ["-6", "10", "3"]),
+    "non_integral_with_bounds": ({"oneOf": [{"type": "integer"}, {"minimum": 2}]}, ["1", "2.5", "-1"],
+                                 ["3", "1.5", "2"]),
+    "contains_with_item_schema": ({"type": "array", "items": {"type": "integer"}, "contains": {"minimum": 5}},
+                                  ["[1,5]", "[7]"], ["[1,2]", '[5,"a"]', "[]"]),
+    "all_of_two_contains": ({"type": "array", "allOf": [{"contains": {"const": 1}}, {"contains": {"const": 2}}]},
+                            ["[1,2]", "[2,3,1]"], ["[1]", "[2,2]", "[]"]),
+    "embedded_resource_ref": (
+        {"$id": "https://example.com/root.json", "properties": {"a": {"$ref": "item.json"}},
+         "$defs": {"i": {"$id": "item.json", "type": "integer"}}},
+        ['{"a":1}'], ['{"a":"x"}']),
+    "anchor_ref": ({"$ref": "#int", "$defs": {"i": {"$anchor": "int", "type": "integer"}}}, ["1"], ['"x"']),
+    "dynamic_ref": (
+        {"$id": "https://example.com/root", "$ref": "list", "$defs": {
+            "override": {"$dynamicAnchor": "item", "type": "string"},
+            "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#item"},
+                     "$defs": {"default": {"$dynamicAnchor": "item"}}}}},
+        ['["a","b"]', "[]"], ["[1]"]),
 }
 
 
@@ -118,15 +177,15 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
     @parameterized.named_parameters(
         ("unique_items", {"type": "array", "uniqueItems": True}, UnsupportedSchemaError,
          "JSON Schema at '/uniqueItems': keyword 'uniqueItems' cannot be enforced by a grammar"),
-        ("unknown_keyword", {"properties": {"x": {"patternProperties": {"^a": {}}}}}, UnsupportedSchemaError,
-         "JSON Schema at '/properties/x/patternProperties': keyword 'patternProperties' is not supported"),
+        ("unknown_keyword", {"properties": {"x": {"$recursiveRef": "#"}}}, UnsupportedSchemaError,
+         "JSON Schema at '/properties/x/$recursiveRef': keyword '$recursiveRef' is not supported"),
         ("unsupported_regex", {"properties": {"x": {"pattern": "(?<=a)b"}}}, UnsupportedSchemaError,
          "JSON Schema at '/properties/x/pattern': regex \"(?<=a)b\": at position 0: lookbehind assertion"),
         ("dangling_ref", {"$ref": "#/$defs/nope"}, SchemaError, "JSON Schema at '/$ref': $ref '#/$defs/nope' points to nothing"),
         ("bad_type", {"type": "strin"}, SchemaError, "JSON Schema at '/type': 'type' must be one of"),
         ("negative_min_items", {"type": "array", "minItems": -1}, SchemaError,
          "JSON Schema at '/minItems': 'minItems' must be a non-negative integer, got -1"),
-        ("overlapping_one_of", {"oneOf": [{"properties": {"a": {"type": "integer"}}}, {"type": "object"}]},
+        ("overlapping_one_of", {"oneOf": [{"pattern": "a"}, {"pattern": "b"}]},
          UnsupportedSchemaError, "JSON Schema at '/oneOf': oneOf branches may overlap"),
         ("unsatisfiable", {"type": "array", "minItems": 3, "maxItems": 2}, SchemaError, "the schema accepts no JSON value"),
         ("not_json", "{not json", SchemaError, "the schema is not valid JSON"),
@@ -134,6 +193,84 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
     def test_errors(self, schema, error, message):
         with self.assertRaisesRegex(error, re.escape(message)):
             json_schema_to_ebnf(schema)
+
+    @parameterized.named_parameters(
+        ("min_items_string", {"type": "string", "minItems": "3"}, SchemaError,
+         "JSON Schema at '/minItems': 'minItems' must be a non-negative integer, got \"3\""),
+        ("required_int", {"properties": {"x": {"required": 5}}}, SchemaError,
+         "JSON Schema at '/properties/x/required': 'required' must be an array of strings, got 5"),
+        ("properties_list", {"properties": []}, SchemaError,
+         "JSON Schema at '/properties': 'properties' must be an object of schemas, got []"),
+        ("subschema_not_a_schema", {"items": 5}, SchemaError,
+         "JSON Schema at '/items': a schema must be an object or a boolean, got 5"),
+        ("multiple_of_zero", {"type": "string", "multipleOf": 0}, SchemaError,
+         "JSON Schema at '/multipleOf': 'multipleOf' must be a number > 0, got 0"),
+        ("empty_any_of", {"anyOf": []}, SchemaError, "JSON Schema at '/anyOf': 'anyOf' must be a non-empty array of "
+         "schemas"),
+        ("unique_items_string", {"uniqueItems": "yes"}, SchemaError,
+         "JSON Schema at '/uniqueItems': 'uniqueItems' must be a boolean, got \"yes\""),
+        ("dangling_ref_unused", {"$defs": {"a": {"$ref": "#/$defs/nope"}}}, SchemaError,
+         "JSON Schema at '/$defs/a/$ref': $ref '#/$defs/nope' points to nothing"),
+        ("dangling_anchor", {"properties": {"x": {"$ref": "#nope"}}}, SchemaError,
+         "JSON Schema at '/properties/x/$ref': $ref '#nope': no $anchor named 'nope'"),
+        ("invalid_pattern", {"properties": {"x": {"type": "integer", "pattern": "("}}}, SchemaError,
+         "JSON Schema at '/properties/x/pattern': invalid regex \"(\": at position 0: unbalanced '(': no matching "
+         "')'"),
+        ("invalid_pattern_properties", {"patternProperties": {"[": {}}}, SchemaError,
+         "JSON Schema at '/patternProperties/[': invalid regex \"[\": at position 0: unterminated character class "
+         "'['"),
+        ("min_items_above_max_items", {"type": "object", "properties": {"x": {"type": "array", "minItems": 3,
+                                                                               "maxItems": 2}}, "required": ["x"]},
+         UnsatisfiableSchemaError, "JSON Schema at '/properties/x/maxItems': the schema accepts no JSON value "
+         "('minItems' 3 > 'maxItems' 2)"),
+        ("min_length_above_max_length", {"type": "string", "minLength": 5, "maxLength": 2}, UnsatisfiableSchemaError,
+         "JSON Schema at '/maxLength': the schema accepts no JSON value ('minLength' 5 > 'maxLength' 2)"),
+        ("minimum_above_maximum", {"type": "number", "minimum": 5, "maximum": 2}, UnsatisfiableSchemaError,
+         "JSON Schema at '/maximum': the schema accepts no JSON value (no number within 'minimum' 5 and "
+         "'maximum' 2)"),
+        ("min_properties_above_max", {"type": "object", "minProperties": 3, "maxProperties": 1},
+         UnsatisfiableSchemaError, "JSON Schema at '/maxProperties': the schema accepts no JSON value "
+         "('minProperties' 3 > 'maxProperties' 1)"),
+        ("false_schema", False, UnsatisfiableSchemaError,
+         "JSON Schema at '/': the schema accepts no JSON value (the schema is false)"),
+        ("unknown_remote", {"$ref": "https://example.com/other.json"}, UnsupportedSchemaError,
+         "JSON Schema at '/$ref': $ref 'https://example.com/other.json' names a document that is neither this "
+         "schema nor in the 'refs' registry (remote documents are never fetched)"),
+    )
+    def test_bad_input_messages(self, schema, error, message):
+        with self.assertRaises(error) as ctx:
+            json_schema_to_ebnf(schema)
+        self.assertEqual(str(ctx.exception), message)
+
+    def test_refs_registry(self):
+        other = {"$id": "https://example.com/defs.json", "$defs": {"pos": {"type": "integer", "minimum": 1}}}
+        schema = {"type": "array", "items": {"$ref": "https://example.com/defs.json#/$defs/pos"}}
+        grammar = xg2jax.Grammar.from_json_schema(schema, refs={"https://example.com/defs.json": other})
+        self.assertGrammarAccepts(grammar, "[1,2]")
+        self.assertGrammarRejects(grammar, "[0]")
+        relative = {"$id": "https://example.com/main.json", "$ref": "defs.json#/$defs/pos"}
+        grammar = xg2jax.Grammar.from_json_schema(relative, refs={"https://example.com/defs.json": other})
+        self.assertGrammarAccepts(grammar, "3")
+        self.assertGrammarRejects(grammar, "-3")
+
+    def test_enum_siblings_checked(self):
+        for schema, text in (({"enum": ["a", "b"], "pattern": "^a"}, '"b"'),
+                             ({"enum": [{}, {"a": 1}], "minProperties": 1}, "{}")):
+            self.assertGrammarRejects(xg2jax.Grammar.from_json_schema(schema), text)
+
+    def test_key_regex_automaton_matches_python_re(self):
+        import random
+
+        from xg2jax.json_schema._keydfa import matches, regex_dfa
+        rng = random.Random(1)
+        alphabet = "abcdfoxy-0123 \n.á_]"
+        for pattern in ["f.*o", "^a*$", "a+", "^fo", "[0-9]{2,}", "^x-", "ab|cd$", "^(ab|c)+d?$", "a{2,3}",
+                        "^[^a-c]\\d\\w$", "x{0}y", "(a|b){2}c", "^á+$", "[\\-a]", "^\\.$", "a?b*c+"]:
+            dfa = regex_dfa(pattern)
+            for _ in range(500):
+                text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+                expected = re.search(pattern.replace("$", "\\Z"), text, re.ASCII) is not None  # ECMAScript \w is ASCII
+                self.assertEqual(matches(dfa, text), expected, (pattern, text))
 
     def test_non_strict_mode_ignores_unique_items(self):
         grammar = xg2jax.Grammar.from_json_schema({"type": "array", "uniqueItems": True}, strict_mode=False)

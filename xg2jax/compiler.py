@@ -42,14 +42,16 @@ class Grammar:
     def from_json_schema(schema, *, any_whitespace: bool = True, indent: int | None = None,
                          separators: tuple[str, str] | None = None, strict_mode: bool = True,
                          max_whitespace_cnt: int | None = None, any_order: bool = False,
-                         enforce_formats: bool = True) -> "Grammar":
+                         enforce_formats: bool = True, refs: dict | None = None) -> "Grammar":
         """The grammar of the JSON texts valid under a JSON Schema (str, dict, or pydantic model class).
 
         Options follow xgrammar: ``any_whitespace`` allows any JSON whitespace between tokens (else the fixed
         ``separators``, default ``(", ", ": ")``); ``max_whitespace_cnt`` bounds each whitespace run;
         ``strict_mode`` makes keywords that no grammar can enforce (``uniqueItems``) an error instead of being
         ignored; ``any_order`` accepts declared properties in any order; ``enforce_formats`` (an xg2jax
-        extension, default True as in xgrammar) checks ``format`` (JSON Schema's default: annotation only).
+        extension, default True as in xgrammar) checks ``format`` (JSON Schema's default: annotation only);
+        ``refs`` (an xg2jax extension) maps URIs to further schema documents that ``$ref`` may name (nothing is
+        ever fetched).
         Work in progress (issue 4): keywords not yet supported raise ``UnsupportedSchemaError`` (a ``ValueError``)
         naming the JSON pointer of the keyword; ``indent`` with ``any_whitespace=False`` raises too.
         """
@@ -57,7 +59,8 @@ class Grammar:
 
         return Grammar.from_ebnf(json_schema_to_ebnf(
             schema, any_whitespace=any_whitespace, indent=indent, separators=separators, strict_mode=strict_mode,
-            max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats))
+            max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats,
+            refs=refs))
 
     @staticmethod
     def from_regex(pattern: str, *, search: bool = False) -> "Grammar":
@@ -204,13 +207,14 @@ class GrammarCompiler:
     def compile_json_schema(self, schema, *, any_whitespace: bool = True, indent: int | None = None,
                             separators: tuple[str, str] | None = None, strict_mode: bool = True,
                             max_whitespace_cnt: int | None = None, any_order: bool = False,
-                            enforce_formats: bool = True, precompute_masks: bool = False) -> CompiledGrammar:
+                            enforce_formats: bool = True, refs: dict | None = None,
+                            precompute_masks: bool = False) -> CompiledGrammar:
         """Compile a JSON Schema (see :meth:`Grammar.from_json_schema` for the options)."""
         from xg2jax.json_schema import json_schema_to_ebnf
 
         ebnf = json_schema_to_ebnf(schema, any_whitespace=any_whitespace, indent=indent, separators=separators,
                                    strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt, any_order=any_order,
-                                   enforce_formats=enforce_formats)
+                                   enforce_formats=enforce_formats, refs=refs)
         return self.compile_grammar(ebnf, precompute_masks=precompute_masks)
 
     def compile_regex(self, pattern: str, *, precompute_masks: bool = False) -> CompiledGrammar:

@@ -1,8 +1,15 @@
-"""Arrays: positional items, rest items, length bounds, and ``contains`` with counts."""
+"""Arrays: positional items, rest items, length bounds, ``contains`` with counts, and ``uniqueItems`` over small
+finite item domains (the arrays listed)."""
 
 from __future__ import annotations
 
-from xg2jax.json_schema._common import SchemaError, Unsatisfiable, UnsupportedSchemaError
+from xg2jax.json_schema._common import (
+    CONTAINS_ALL,
+    SchemaError,
+    Unsatisfiable,
+    UnsupportedSchemaError,
+    json_equal,
+)
 from xg2jax.json_schema._ebnf import choice, literal, seq
 
 
@@ -11,7 +18,7 @@ class ArraysMixin:
         lo = self._int_keyword(schema, "minItems", ptr) or 0
         hi = self._int_keyword(schema, "maxItems", ptr)
         if hi is not None and hi < lo:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/maxItems", f"'minItems' {lo} > 'maxItems' {hi}")
         if self._draft >= 2020:
             prefix = schema.get("prefixItems", [])
             rest = schema.get("items", True)
@@ -21,6 +28,17 @@ class ArraysMixin:
             prefix, rest = [], schema.get("items", True)
         if not isinstance(prefix, list):
             raise SchemaError(f"{ptr}/prefixItems", "'prefixItems' must be an array of schemas")
+        if schema.get("uniqueItems") is True:
+            unique = None if "contains" in schema or CONTAINS_ALL in schema else \
+                self._unique_arrays(prefix, rest, lo, hi, ptr)
+            if unique is not None:
+                return unique
+            if self.strict:
+                raise UnsupportedSchemaError(f"{ptr}/uniqueItems", "keyword 'uniqueItems' cannot be enforced by a "
+                                             "grammar (requiring distinct array items is not context-free); pass "
+                                             "strict_mode=False to ignore it")
+        if CONTAINS_ALL in schema:
+            return self._array_contains_all(schema[CONTAINS_ALL], prefix, rest, lo, hi, ptr)
         if "contains" in schema:
             return self._array_contains(schema, prefix, rest, lo, hi, ptr)
         items: list[str] = []
@@ -37,7 +55,7 @@ class ArraysMixin:
                 rest_expr = None
         p = len(items)
         if rest_expr is None and p < lo:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/minItems", f"at most {p} items are possible, 'minItems' is {lo}")
         sep = self.item_sep
 
         def tail(k: int) -> str:
@@ -59,64 +77,182 @@ class ArraysMixin:
         first = items[0] if p else rest_expr
         if first is None or hi == 0:
             if lo > 0:
-                raise Unsatisfiable
+                raise Unsatisfiable(f"{ptr}/minItems", f"no item is possible, 'minItems' is {lo}")
             return seq(literal("["), self.ws, literal("]"))
         body = seq(first, tail(1))
         body = body if lo > 0 else f"( {body} )?"
         return self.rules.add("array", seq(literal("["), self.ws, body, self.ws, literal("]")))
 
-    MAX_COUNT_RULES = 1000
+    MAX_COUNT_RULES = 2000
 
     def _array_contains(self, schema, prefix, rest, lo, hi, ptr):
-        """Arrays whose number of items matching ``contains`` is within [minContains, maxContains] (default [1, inf)).
-        Each item matches C or its complement, so one rule per count so far (capped) keeps the count exactly."""
-        if prefix or rest not in (True, {}):
-            raise UnsupportedSchemaError(f"{ptr}/contains", "'contains' is supported only with unconstrained items")
+        """Arrays whose number of items matching ``contains`` is within [minContains, maxContains] (default
+        [1, inf)), with positional items and length bounds. Each item matches its positional schema and either C or
+        its complement, so one rule per (position so far, count so far), both capped where they stop mattering,
+        keeps the count and the length exact."""
         if self._draft < 2019 and any(k in schema for k in ("minContains", "maxContains")):
             schema = {k: v for k, v in schema.items() if k not in ("minContains", "maxContains")}  # not keywords yet
         c_lo = self._int_keyword(schema, "minContains", ptr)
         c_lo = 1 if c_lo is None else c_lo
         c_hi = self._int_keyword(schema, "maxContains", ptr)
         if c_hi is not None and c_hi < c_lo:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/maxContains", f"'minContains' {c_lo} > 'maxContains' {c_hi}")
         sep = self.item_sep
         if c_lo == 0 and c_hi is None:
             return self._type_array({k: v for k, v in schema.items() if k != "contains"}, ptr)
-        if c_lo == 1 and c_hi is None and hi is None and lo <= 1:
+        if not prefix and rest in (True, {}) and c_lo == 1 and c_hi is None and hi is None and lo <= 1:
             c = self.visit(schema["contains"], f"{ptr}/contains")
             body = seq(f"( j_value {sep} )*", c, f"( {sep} j_value )*")
             return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
-        if lo > 0 or hi is not None:
-            raise UnsupportedSchemaError(f"{ptr}/contains", "counting 'contains' together with minItems / maxItems "
-                                         "is not supported yet")
         cap = c_hi if c_hi is not None else c_lo
-        if cap + 1 > self.MAX_COUNT_RULES:
-            raise UnsupportedSchemaError(f"{ptr}/maxContains", f"counts above {self.MAX_COUNT_RULES} are not supported")
-        try:
-            match = self.visit(schema["contains"], f"{ptr}/contains")
-        except Unsatisfiable:
-            match = None
-        other_options = []
-        for i, branch in enumerate(self._negate(schema["contains"], f"{ptr}/contains")):
-            try:
-                other_options.append(self.visit(branch, f"{ptr}/contains"))
-            except Unsatisfiable:
-                pass
-        other = choice(other_options) if other_options else None
-        names = [self.rules.reserve(f"contains_{k}") for k in range(cap + 1)]
-        for k in range(cap + 1):
-            options = ['""'] if k >= c_lo else []
-            if match is not None and (c_hi is None or k < c_hi):
-                options.append(seq(sep, match, names[min(k + 1, cap)]))
-            if other is not None:
-                options.append(seq(sep, other, names[k]))
-            self.rules.define(names[k], " | ".join(options) if options else "j_never")
-        first = []
-        if match is not None and (c_hi is None or c_hi > 0):
-            first.append(seq(match, names[min(1, cap)]))
-        if other is not None:
-            first.append(seq(other, names[0]))
-        body = "( " + " | ".join(first) + " )" if first else "j_never"
-        if c_lo == 0:
-            body = f"( {body} )?"
+        n = len(prefix)
+        length_cap = max(n, lo, 1) if hi is None else hi  # position 1+ also means "a separator comes first"
+        if (cap + 1) * (length_cap + 1) > self.MAX_COUNT_RULES:
+            raise UnsupportedSchemaError(f"{ptr}/contains", f"counting 'contains' needs more than "
+                                         f"{self.MAX_COUNT_RULES} grammar rules")
+        # Without maxContains, "at least c_lo matches" needs no complement: an item may match C and still be
+        # counted as another item (some choice of counted items reaches c_lo iff enough items match).
+        negated = self._negate(schema["contains"], f"{ptr}/contains") if c_hi is not None else [True]
+
+        def pair(item, where):
+            """(matching C, not matching C) expressions for an item under ``item``, None where impossible."""
+            out = []
+            for extra in ([schema["contains"]], [{"anyOf": negated}] if negated else None):
+                if extra is None:
+                    out.append(None)
+                    continue
+                try:
+                    out.append(self.visit({"allOf": [item] + extra} if item not in (True, {}) else extra[0], where))
+                except Unsatisfiable:
+                    out.append(None)
+            return out
+
+        kinds = [pair(p, f"{ptr}/prefixItems/{i}") for i, p in enumerate(prefix)] + [pair(rest, f"{ptr}/items")]
+        names: dict[tuple[int, int], str] = {}
+
+        def state(pos: int, count: int) -> str:
+            """Items from position ``pos`` on, ``count`` matches so far (both capped)."""
+            key = (pos, count)
+            if key in names:
+                return names[key]
+            name = names[key] = self.rules.reserve(f"contains_{pos}_{count}")
+            options = ['""'] if pos >= lo and count >= c_lo else []
+            if hi is None or pos < hi:
+                match, other = kinds[min(pos, n)]
+                lead = sep if pos > 0 else ""
+                nxt = pos + 1 if hi is not None or pos < length_cap else pos
+                if match is not None and (c_hi is None or count < c_hi):
+                    options.append(seq(lead, match, state(nxt, min(count + 1, cap))))
+                if other is not None:
+                    options.append(seq(lead, other, state(nxt, count)))
+            self.rules.define(name, " | ".join(options) if options else "j_never")
+            return name
+
+        body = state(0, 0)
         return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
+
+    MAX_CONTAINS_ALL = 4
+
+    def _array_contains_all(self, wanted: list, prefix, rest, lo, hi, ptr):
+        """Arrays in which each schema of ``wanted`` matches some item (``allOf`` of several ``contains``): one rule
+        per (position, set of schemas matched so far); an item may be counted for any set of schemas it matches."""
+        k = len(wanted)
+        if k > self.MAX_CONTAINS_ALL:
+            raise UnsupportedSchemaError(f"{ptr}/contains", f"allOf with more than {self.MAX_CONTAINS_ALL} different "
+                                         "'contains' is not supported")
+        n = len(prefix)
+        length_cap = max(n, lo, 1) if hi is None else hi
+        if (1 << k) * (length_cap + 1) > self.MAX_COUNT_RULES:
+            raise UnsupportedSchemaError(f"{ptr}/contains", f"'contains' needs more than {self.MAX_COUNT_RULES} "
+                                         "grammar rules")
+        cache: dict = {}
+
+        def item(pos: int, subset: int):
+            key = (min(pos, n), subset)
+            if key not in cache:
+                base = prefix[pos] if pos < n else rest
+                parts = ([base] if base not in (True, {}) else []) + [wanted[j] for j in range(k) if subset >> j & 1]
+                try:
+                    cache[key] = self.visit({"allOf": parts} if parts else True, f"{ptr}/contains")
+                except Unsatisfiable:
+                    cache[key] = None
+            return cache[key]
+
+        names: dict = {}
+        full = (1 << k) - 1
+
+        def state(pos: int, done: int) -> str:
+            if (pos, done) in names:
+                return names[(pos, done)]
+            name = names[(pos, done)] = self.rules.reserve(f"contains_all_{pos}_{done}")
+            options = ['""'] if pos >= lo and done == full else []
+            if hi is None or pos < hi:
+                lead = self.item_sep if pos > 0 else ""
+                nxt = pos + 1 if hi is not None or pos < length_cap else pos
+                for subset in range(1 << k):
+                    if subset and subset & done == subset:
+                        continue  # counting an item again for schemas already matched changes nothing
+                    expr = item(pos, subset)
+                    if expr is not None:
+                        options.append(seq(lead, expr, state(nxt, done | subset)))
+            self.rules.define(name, " | ".join(options) if options else "j_never")
+            return name
+
+        body = state(0, 0)
+        return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
+
+    MAX_UNIQUE_ARRAYS = 1000
+
+    def _unique_arrays(self, prefix, rest, lo, hi, ptr):
+        """``uniqueItems`` when every array is short and every item comes from a small finite set of values
+        (booleans, null, const, enum): the valid arrays are listed. None when that does not hold."""
+        n = len(prefix)
+        rest_values = self._finite_values(rest, f"{ptr}/items")
+        if hi is None and rest_values != []:
+            return None
+        longest = n + (0 if rest_values == [] else hi) if hi is None else hi
+        domains = []
+        for i in range(longest):
+            values = self._finite_values(prefix[i], f"{ptr}/prefixItems/{i}") if i < n else rest_values
+            if values is None:
+                return None
+            domains.append(values)
+        found: list[list] = []
+
+        def extend(array: list) -> None:
+            if len(found) > self.MAX_UNIQUE_ARRAYS:
+                return
+            if len(array) >= lo:
+                found.append(list(array))
+            if len(array) < longest:
+                for v in domains[len(array)]:
+                    if not any(json_equal(v, w) for w in array):
+                        extend(array + [v])
+
+        extend([])
+        if len(found) > self.MAX_UNIQUE_ARRAYS:
+            return None
+        if not found:
+            raise Unsatisfiable(f"{ptr}/uniqueItems", "no array of distinct items fits the item schemas")
+        return choice([self._value_expr(a) for a in found])
+
+    def _finite_values(self, schema, ptr):
+        """The values ``schema`` accepts when they are few and easy to list, else None."""
+        schema = self._deref(schema, ptr)
+        if schema is False:
+            return []
+        if not isinstance(schema, dict):
+            return None
+        if "const" in schema:
+            candidates = [schema["const"]]
+        elif isinstance(schema.get("enum"), list):
+            candidates = schema["enum"]
+        elif "type" in schema and set([schema["type"]] if isinstance(schema["type"], str) else schema["type"]) \
+                <= {"boolean", "null"}:
+            candidates = [True, False, None]
+        else:
+            return None
+        try:
+            return [v for v in candidates if self._validate(v, schema, ptr)]
+        except UnsupportedSchemaError:
+            return None

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from xg2jax.json_schema._common import (
     ABSENT,
     ANNOTATIONS,
+    CONTAINS_ALL,
+    NOT_STRINGS,
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
@@ -30,35 +33,80 @@ class CombinatorsMixin:
             return a
         if not isinstance(a, dict) or not isinstance(b, dict):
             raise SchemaError(ptr, "allOf entries must be schemas")
+        a, b = self._pin_resource(a, ptr), self._pin_resource(b, ptr)
         a, b = strip_annotations(a), strip_annotations(b)
         # Keywords whose meaning depends on their own schema object are rewritten before the objects are merged.
         for side in (a, b):
             self._check_keywords(side, ptr)
+        a, b = self._rewrite_unevaluated(a, ptr), self._rewrite_unevaluated(b, ptr)
+        if a is False or b is False:
+            return False
         a, b = self._rewrite_not(a, ptr), self._rewrite_not(b, ptr)
         if a is False or b is False:
             return False
-        a, b = self._rewrite_unevaluated(a, ptr), self._rewrite_unevaluated(b, ptr)
         if "$ref" in b:
             b = self._deref(b, ptr) if set(b) - ANNOTATIONS == {"$ref"} else b
             if isinstance(b, dict) and "$ref" in b:
                 raise UnsupportedSchemaError(ptr, "allOf with a $ref that has sibling keywords is not supported yet")
             if not isinstance(b, dict):
                 return self._merge(a, b, ptr)
+        for side in (a, b):
+            if "$dynamicRef" in side:  # pinned to the current dynamic scope, it is a $ref
+                if "$ref" in side:
+                    raise UnsupportedSchemaError(f"{ptr}/$dynamicRef", "'$dynamicRef' next to '$ref' is not "
+                                                 "supported yet")
+                pinned = {k: v for k, v in side.items() if k != "$dynamicRef"}
+                pinned["$ref"] = self._with_scope(self._dynamic_target(side["$dynamicRef"], ptr), self._bindings)
+                return self._merge(pinned, b, ptr) if side is a else self._merge(a, pinned, ptr)
         out = dict(a)
-        # Positional items on one side only are still checked by the other side's items (2020-12).
-        if self._draft >= 2020:
-            for x, y in ((a, b), (b, a)):
-                if "prefixItems" in x and "prefixItems" not in y and y.get("items", True) is not True:
-                    out["prefixItems"] = [{"allOf": [p, y["items"]]} for p in x["prefixItems"]]
-                    if x is b:
-                        b = {k: v for k, v in b.items() if k != "prefixItems"}
-        if "properties" in a and "properties" not in b and b.get("additionalProperties", True) is not True:
-            add_b = b["additionalProperties"]
-            out["properties"] = {n: {"allOf": [sa, add_b]} for n, sa in a["properties"].items()}
-        if "properties" in b and "properties" not in a and a.get("additionalProperties", True) is not True:
-            add_a = a["additionalProperties"]
-            out["properties"] = {n: {"allOf": [add_a, sb]} for n, sb in b["properties"].items()}
-            b = {k: v for k, v in b.items() if k != "properties"}
+        # Positional items: position i is checked by each side's prefixItems[i], or its items past its prefix.
+        if self._draft >= 2020 and ("prefixItems" in a or "prefixItems" in b):
+            pa, pb = a.get("prefixItems", []), b.get("prefixItems", [])
+            for side, value in (("", pa), ("", pb)):
+                if not isinstance(value, list):
+                    raise SchemaError(f"{ptr}/prefixItems", "'prefixItems' must be an array of schemas")
+            ia, ib = a.get("items", True), b.get("items", True)
+            out["prefixItems"] = [{"allOf": [pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib]}
+                                  for i in range(max(len(pa), len(pb)))]
+            if "items" in a or "items" in b:
+                out["items"] = {"allOf": [ia, ib]}
+            b = {k: v for k, v in b.items() if k not in ("prefixItems", "items")}
+        elif self._draft < 2020 and (isinstance(a.get("items"), list) or isinstance(b.get("items"), list)):
+            # Draft 7 and earlier: array-form items with additionalItems past them, the same positional merge.
+            def split(x):
+                if isinstance(x.get("items"), list):
+                    return x["items"], x.get("additionalItems", True)
+                return [], x.get("items", True)
+            (pa, ia), (pb, ib) = split(a), split(b)
+            out["items"] = [{"allOf": [pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib]}
+                            for i in range(max(len(pa), len(pb)))]
+            out.pop("additionalItems", None)
+            if ia not in (True, {}) or ib not in (True, {}):
+                out["additionalItems"] = {"allOf": [ia, ib]}
+            b = {k: v for k, v in b.items() if k not in ("items", "additionalItems")}
+        wanted = [x for side in (a, b) for x in ([side["contains"]] if "contains" in side else [])
+                  + list(side.get(CONTAINS_ALL, []))]
+        if len(wanted) > 1:  # every "contains" must find its own item (or one item matching several)
+            if any(k in side for side in (a, b) for k in ("minContains", "maxContains")) and self._draft >= 2019:
+                raise UnsupportedSchemaError(f"{ptr}/contains", "allOf: merging two 'contains' with minContains / "
+                                             "maxContains is not supported yet")
+            unique = []
+            for x in wanted:
+                if all(json.dumps(x, sort_keys=True) != json.dumps(y, sort_keys=True) for y in unique):
+                    unique.append(x)
+            for k in ("contains", CONTAINS_ALL):
+                out.pop(k, None)
+            b = {k: v for k, v in b.items() if k not in ("contains", CONTAINS_ALL)}
+            if len(unique) == 1:
+                out["contains"] = unique[0]
+            else:
+                out[CONTAINS_ALL] = unique
+        trio = ("properties", "patternProperties", "additionalProperties")
+        if any(k in a for k in trio) and any(k in b for k in trio):
+            for k in trio:
+                out.pop(k, None)
+            out.update(self._merge_members(a, b, ptr))
+            b = {k: v for k, v in b.items() if k not in trio}
         for kw, vb in b.items():
             if kw in ANNOTATIONS:
                 continue
@@ -74,15 +122,16 @@ class CombinatorsMixin:
                 if not both:
                     return False
                 out[kw] = sorted(both)
-            elif kw in ("required", ABSENT):
+            elif kw in ("required", ABSENT, NOT_STRINGS):
                 out[kw] = list(dict.fromkeys(list(va) + list(vb)))
-            elif kw == "properties":
-                # A property declared on one side only is still checked by the other side's additionalProperties.
-                add_a, add_b = a.get("additionalProperties", True), b.get("additionalProperties", True)
-                props = {}
-                for name in list(va) + [n for n in vb if n not in va]:
-                    props[name] = {"allOf": [va.get(name, add_a), vb.get(name, add_b)]}
-                out[kw] = props
+            elif kw in ("minLength", "minItems", "minProperties") or (kw in ("minimum", "exclusiveMinimum")
+                                                                       and self._draft >= 6):
+                out[kw] = max(va, vb)
+            elif kw in ("maximum", "exclusiveMaximum") and self._draft >= 6:
+                out[kw] = min(va, vb)
+            elif kw == "multipleOf" and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                            for v in (va, vb)):
+                out[kw] = math.lcm(va, vb)  # the common multiples of two integers are the multiples of their lcm
             elif kw in ("minLength", "minItems", "minProperties"):
                 out[kw] = max(va, vb)
             elif kw in ("maxLength", "maxItems", "maxProperties"):
@@ -95,7 +144,9 @@ class CombinatorsMixin:
             elif kw == "prefixItems" or (kw == "items" and (isinstance(va, list) or isinstance(vb, list))):
                 raise UnsupportedSchemaError(f"{ptr}/{kw}", f"allOf: merging two positional '{kw}' is not "
                                              "supported yet")
-            elif kw in ("items", "additionalProperties", "contains"):
+            elif kw == "propertyNames":
+                out[kw] = self._merge(va, vb, f"{ptr}/{kw}")
+            elif kw in ("items", "additionalProperties"):
                 out[kw] = {"allOf": [va, vb]}
             elif kw == "enum":
                 out[kw] = [x for x in va if any(json_equal(x, y) for y in vb)]
@@ -104,6 +155,46 @@ class CombinatorsMixin:
                     return False
             elif json.dumps(va, sort_keys=True) != json.dumps(vb, sort_keys=True):
                 raise UnsupportedSchemaError(f"{ptr}/{kw}", f"allOf: cannot merge two different '{kw}' keywords yet")
+        return out
+
+    def _merge_members(self, a: dict, b: dict, ptr: str) -> dict:
+        """properties / patternProperties / additionalProperties of ``allOf [a, b]``. A declared name takes both
+        sides' schemas for it (a side that does not declare it gives its matching patterns, else its
+        additionalProperties); other keys take the union of the patterns. That is exact when each side's
+        additionalProperties is absent or covers no key that only the other side's patterns match, i.e. when the
+        other side's patterns are among its own; otherwise the merge raises."""
+        for side in (a, b):
+            if not isinstance(side.get("patternProperties", {}), dict):
+                raise SchemaError(f"{ptr}/patternProperties", "'patternProperties' must be an object")
+        # A pattern whose schema accepts everything constrains nothing (unless it shields keys from its side's
+        # additionalProperties).
+        a, b = ({**x, "patternProperties": {r: v for r, v in x["patternProperties"].items() if v not in (True, {})}}
+                if "patternProperties" in x and x.get("additionalProperties", True) in (True, {}) else x
+                for x in (a, b))
+        for x, y in ((a, b), (b, a)):
+            px, py = x.get("patternProperties", {}), y.get("patternProperties", {})
+            if y.get("additionalProperties", True) not in (True, {}) and not set(px) <= set(py):
+                raise UnsupportedSchemaError(f"{ptr}/patternProperties", "allOf: merging 'patternProperties' with "
+                                             "another schema's additionalProperties is not supported yet")
+        sides = []
+        for x in (a, b):
+            props = x.get("properties", {})
+            if not isinstance(props, dict):
+                raise SchemaError(f"{ptr}/properties", "'properties' must be an object")
+            sides.append((props, self._pattern_dfas(x, ptr) if "patternProperties" in x else [],
+                          x.get("additionalProperties", True)))
+        out: dict = {}
+        names = list(dict.fromkeys(list(sides[0][0]) + list(sides[1][0])))
+        if names:
+            out["properties"] = {n: {"allOf": [self._declared_value(n, props, add, pats, None)
+                                               for props, pats, add in sides]} for n in names}
+        pa, pb = a.get("patternProperties", {}), b.get("patternProperties", {})
+        if pa or pb:
+            out["patternProperties"] = {r: {"allOf": [pa[r], pb[r]]} if r in pa and r in pb else pa.get(r, pb.get(r))
+                                        for r in list(dict.fromkeys(list(pa) + list(pb)))}
+        adds = [add for _, _, add in sides if add is not True and add != {}]
+        if adds:
+            out["additionalProperties"] = adds[0] if len(adds) == 1 else {"allOf": adds}
         return out
 
     # anyOf / oneOf
@@ -130,7 +221,7 @@ class CombinatorsMixin:
             except Unsatisfiable:
                 continue
         if not options:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/{kw}", f"no branch of '{kw}' accepts a value")
         return choice(options)
 
     def _possible_types(self, schema) -> set[str] | None:

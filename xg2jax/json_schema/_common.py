@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
-               "$schema", "$id", "id", "$anchor", "$defs", "definitions", "$vocabulary", "contentMediaType",
+               "$schema", "$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$vocabulary", "contentMediaType",
                "contentEncoding", "contentSchema", "format"}
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentRequired", "minProperties",
-                   "maxProperties"}
+                   "maxProperties", "patternProperties", "propertyNames"}
 ARRAY_KEYWORDS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains",
                   "maxContains", "uniqueItems"}
 STRING_KEYWORDS = {"minLength", "maxLength", "pattern"}
@@ -17,13 +17,17 @@ NUMBER_KEYWORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
 FRACTION_ONLY = "x-xg2jax-non-integral"
 # Internal keyword: names an object must not have (the complement of "required").
 ABSENT = "x-xg2jax-absent"
-APPLICATOR_KEYWORDS = {"$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependencies",
+# Internal keyword: schemas each matched by at least one item (two or more "contains" merged by allOf).
+CONTAINS_ALL = "x-xg2jax-contains-all"
+# Internal keyword: strings other than the listed ones (the complement of const / enum among strings).
+NOT_STRINGS = "x-xg2jax-not-strings"
+APPLICATOR_KEYWORDS = {"$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependencies",
                        "dependentSchemas", "unevaluatedProperties", "unevaluatedItems"}
-SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT} | APPLICATOR_KEYWORDS | ANNOTATIONS | OBJECT_KEYWORDS
+SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS, CONTAINS_ALL} | APPLICATOR_KEYWORDS | ANNOTATIONS | OBJECT_KEYWORDS
              | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS)
 # Validation keywords of the supported drafts that this version cannot enforce yet: an error naming them. Any other
 # unknown keyword is an annotation (the spec says to ignore it; real schemas carry many: "x-...", "example", ...).
-KNOWN_UNSUPPORTED = {"patternProperties", "propertyNames", "$dynamicRef", "$dynamicAnchor", "$recursiveRef",
+KNOWN_UNSUPPORTED = {"$recursiveRef",
                      "$recursiveAnchor"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}
@@ -41,8 +45,19 @@ class UnsupportedSchemaError(SchemaError):
     """A keyword (or combination) this version cannot enforce exactly."""
 
 
+class UnsatisfiableSchemaError(SchemaError):
+    """No JSON value satisfies the schema; the pointer names the first contradiction found (``minItems`` above
+    ``maxItems``, schema ``false``, an ``enum`` none of whose values passes its siblings, ...)."""
+
+
 class Unsatisfiable(Exception):
-    """No JSON value satisfies the (sub)schema."""
+    """No JSON value satisfies the (sub)schema (internal: an ``anyOf`` drops such a branch, an optional property
+    such a member; at the root it becomes :class:`UnsatisfiableSchemaError`)."""
+
+    def __init__(self, pointer: str = "", reason: str = ""):
+        super().__init__(pointer, reason)
+        self.pointer = pointer
+        self.reason = reason
 
 
 def escape_pointer(token: str) -> str:

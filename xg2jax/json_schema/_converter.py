@@ -23,31 +23,38 @@ import json
 from typing import Any
 
 from xg2jax.json_schema._arrays import ArraysMixin
+from xg2jax.json_schema._check import check_document
 from xg2jax.json_schema._combinators import CombinatorsMixin
 from xg2jax.json_schema._common import (
     KNOWN_UNSUPPORTED,
     NOT_CONTEXT_FREE,
     SchemaError,
     Unsatisfiable,
+    UnsatisfiableSchemaError,
     UnsupportedSchemaError,
     escape_pointer,
     strip_annotations,
 )
+from xg2jax.json_schema._complements import ComplementsMixin
 from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq
 from xg2jax.json_schema._objects import ObjectsMixin
+from xg2jax.json_schema._patterns import PatternsMixin
 from xg2jax.json_schema._refs import RefsMixin
+from xg2jax.json_schema._resources import collect
 from xg2jax.json_schema._rewrites import RewritesMixin
 from xg2jax.json_schema._scalars import ScalarsMixin
+from xg2jax.json_schema._unevaluated import UnevaluatedMixin
 from xg2jax.json_schema._values import ValuesMixin
 
 
-class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin,
+class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin,
                       ObjectsMixin):
     """The visitor; each mixin holds the keywords of one concern (see the module docstrings)."""
 
     def __init__(self, schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
                  separators: tuple[str, str] | None = None, strict_mode: bool = True,
-                 max_whitespace_cnt: int | None = None, any_order: bool = False, enforce_formats: bool = True):
+                 max_whitespace_cnt: int | None = None, any_order: bool = False, enforce_formats: bool = True,
+                 refs: dict[str, Any] | None = None):
         self.any_order = any_order
         self._depth = 0
         self.enforce_formats = enforce_formats
@@ -56,9 +63,21 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
         self.any_whitespace = any_whitespace
         self.rules = RuleTable()
         self._refs: dict[str, str] = {}  # resolved pointer -> rule name
-        self._draft = self._detect_draft(schema)
-        self._anchors: dict[str, str] = {}
-        self._collect_anchors(schema, "")
+        self._draft, ignored = self._detect_draft(schema, refs)
+        check_document(schema, self._draft)
+        for uri, doc in (refs or {}).items():
+            check_document(doc, self._draft, f"refs[{uri}]")
+        self._res = collect(schema, refs, self._draft, ignored)
+        self.root = self._res.docs[0]
+        self._bindings: tuple = ()  # the dynamic scope: ($dynamicAnchor name, canonical target), outermost first
+        self._scopes: list[tuple] = []
+        self._scope_index: dict[tuple, int] = {}
+        for doc, ptr, kw, ref in self._res.sites:  # a dangling local reference is an error wherever it is
+            if doc == 0 and not ref.startswith("xg2jax-missing:"):
+                try:
+                    self._resolve(ref, ptr, entering=True)
+                except SchemaError as e:
+                    raise SchemaError(f"{ptr}/{kw}", str(e).split("': ", 1)[1].replace("$ref", kw, 1)) from None
         if any_whitespace:
             ws = '[ \\n\\t\\r]*' if max_whitespace_cnt is None else f'[ \\n\\t\\r]{{0,{int(max_whitespace_cnt)}}}'
             self.ws, item, key = "j_ws", ",", ":"
@@ -78,34 +97,42 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
     def convert(self) -> str:
         try:
             root = self.visit(self.root, "")
-        except Unsatisfiable:
-            raise SchemaError("", "the schema accepts no JSON value") from None
+        except Unsatisfiable as e:
+            reason = f" ({e.reason})" if e.reason else ""
+            raise UnsatisfiableSchemaError(e.pointer, f"the schema accepts no JSON value{reason}") from None
         return self.rules.text(root)
 
     def visit(self, schema: Any, ptr: str) -> str:
         if schema is True:
             return "j_value"
         if schema is False:
-            raise Unsatisfiable
+            raise Unsatisfiable(ptr, "the schema is false")
         if not isinstance(schema, dict):
             raise SchemaError(ptr, f"a schema must be an object or a boolean, got {type(schema).__name__}")
         if self._depth > self.MAX_DEPTH:
             raise UnsupportedSchemaError(ptr, f"the schema expands deeper than {self.MAX_DEPTH} levels (a recursive "
                                          "$ref inlined through allOf / anyOf / oneOf is not supported yet)")
         self._depth += 1
+        saved = self._bindings
+        self._enter_resource(schema)
         try:
             return self._visit_dict(strip_annotations(schema), ptr)
         finally:
             self._depth -= 1
+            self._bindings = saved
 
     MAX_DEPTH = 150
 
     def _visit_dict(self, schema: dict, ptr: str) -> str:
         self._check_keywords(schema, ptr)
+        schema = self._rewrite_unevaluated(schema, ptr)
+        if schema is False:
+            raise Unsatisfiable(ptr, "no alternative of the applicators satisfies 'unevaluated*'")
         schema = self._rewrite_not(schema, ptr)
         if schema is False:
-            raise Unsatisfiable
-        schema = self._rewrite_unevaluated(schema, ptr)
+            raise Unsatisfiable(f"{ptr}/not", "'not' rejects every value")
+        if "$dynamicRef" in schema:
+            return self._visit_dynamic_ref(schema, ptr)
         if "$ref" in schema:
             return self._visit_ref(schema, ptr)
         if "allOf" in schema:
@@ -114,6 +141,8 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
             merged = rest
             for i, b in enumerate(branches):
                 merged = self._merge(merged, self._deref(b, f"{ptr}/allOf/{i}"), f"{ptr}/allOf/{i}")
+            if merged is False:
+                raise Unsatisfiable(f"{ptr}/allOf", "the allOf branches and their siblings contradict each other")
             return self.visit(merged, ptr)
         for combinator in ("anyOf", "oneOf"):
             if combinator in schema:
@@ -126,11 +155,9 @@ class SchemaConverter(RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, S
     # Keyword checks
     def _check_keywords(self, schema: dict, ptr: str) -> None:
         for kw in schema:
-            if kw in NOT_CONTEXT_FREE and schema[kw] not in (False, None):
-                if self.strict:
-                    raise UnsupportedSchemaError(f"{ptr}/{kw}", f"keyword '{kw}' cannot be enforced by a grammar "
-                                                 f"({NOT_CONTEXT_FREE[kw]}); pass strict_mode=False to ignore it")
-            elif kw in KNOWN_UNSUPPORTED:
+            if kw in NOT_CONTEXT_FREE:
+                continue  # checked value by value next to enum / const, over finite item domains in _type_array
+            if kw in KNOWN_UNSUPPORTED:
                 raise UnsupportedSchemaError(f"{ptr}/{escape_pointer(kw)}",
                                              f"keyword '{kw}' is not supported by this version of xg2jax")
 

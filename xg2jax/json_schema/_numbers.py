@@ -123,9 +123,10 @@ def integer_range(lo: int | None, hi: int | None) -> str | None:
     return _group(options) if options else None
 
 
-def multiple_of(k: int, rules: RuleTable) -> str:
-    """An EBNF expression for the spellings of the integers divisible by k (k >= 1)."""
-    if k == 1:
+def multiple_of(k: int, rules: RuleTable, sign: str = "any") -> str:
+    """An EBNF expression for the spellings of the integers divisible by k (k >= 1): all of them (``sign="any"``),
+    the non-negative ones (``"nonneg"``) or the negative ones (``"neg"``)."""
+    if k == 1 and sign == "any":
         return 'j_int'
     if k > MAX_MULTIPLE_OF:
         raise ValueError(f"multipleOf {k} needs {k} grammar rules (the limit is {MAX_MULTIPLE_OF})")
@@ -137,7 +138,55 @@ def multiple_of(k: int, rules: RuleTable) -> str:
             options.append(f'"{d}" {names[(10 * r + d) % k]}')
         rules.define(names[r], " | ".join(options))
     first = " | ".join(f'"{d}" {names[d % k]}' for d in range(1, 10))
+    if sign == "nonneg":
+        return f'( "0" | {first} )'
+    if sign == "neg":
+        return f'( "-" ( {first} ) )'
     return f'( "-"? ( "0" | {first} ) )'
+
+
+def decimal_step(value) -> tuple[int, int]:
+    """(p, d) with ``value == p / 10**d`` exactly, for a positive float or int written in decimal."""
+    q = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+    d = 0
+    while q.denominator != 1:
+        q *= 10
+        d += 1
+        if d > 30:
+            raise ValueError(f"multipleOf {value} has no short decimal expansion")
+    return q.numerator, d
+
+
+def decimal_multiple_of(p: int, d: int, rules: RuleTable) -> str:
+    """Numbers (spelled without an exponent) that are multiples of p / 10**d: the digits of the integer and the
+    first d fraction digits, read as one integer, are divisible by p, and every later fraction digit is 0. States:
+    (remainder, fraction digits read), one rule each."""
+    if p * (d + 2) > MAX_MULTIPLE_OF:
+        raise ValueError(f"multipleOf needs {p * (d + 2)} grammar rules (the limit is {MAX_MULTIPLE_OF})")
+    frac = {(r, j): rules.reserve(f"dmul{p}_{d}_f{r}_{j}") for r in range(p) for j in range(d + 1)}
+    ints = [rules.reserve(f"dmul{p}_{d}_i{r}") for r in range(p)]
+
+    def end_ok(r: int, j: int) -> bool:
+        return r * 10 ** (d - j) % p == 0
+
+    def after_int(r: int) -> list[str]:
+        first_frac = [f'"{g}" {frac[((10 * r + g) % p, 1)] if d >= 1 else frac[(r, 0)]}' for g in range(10)
+                      if d >= 1 or g == 0]
+        return (['""'] if end_ok(r, 0) else []) + [f'"." ( {" | ".join(first_frac)} )'] if first_frac else []
+
+    for (r, j), name in frac.items():
+        if j < d:
+            options = ['""'] if end_ok(r, j) else []
+            options += [f'"{g}" {frac[((10 * r + g) % p, j + 1)]}' for g in range(10)]
+        else:
+            options = (['""'] if r == 0 else []) + [f'"0" {name}']
+        rules.define(name, " | ".join(options))
+    for r, name in enumerate(ints):
+        options = [f'"{g}" {ints[(10 * r + g) % p]}' for g in range(10)] + after_int(r)
+        rules.define(name, " | ".join(options))
+    leading = " | ".join(f'"{g}" {ints[g % p]}' for g in range(1, 10))
+    zero = " | ".join(after_int(0))
+    return f'( "-"? ( "0" ( {zero} ) | {leading} ) )'
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import json
 
-from xg2jax.json_schema._common import ABSENT, SchemaError, Unsatisfiable, UnsupportedSchemaError, escape_pointer
+from xg2jax.json_schema._common import (
+    ABSENT,
+    SchemaError,
+    Unsatisfiable,
+    UnsupportedSchemaError,
+    escape_pointer,
+)
 from xg2jax.json_schema._ebnf import json_literal, literal, seq
 
 
@@ -22,6 +28,8 @@ class ObjectsMixin:
             raise SchemaError(f"{ptr}/dependentRequired", "'dependentRequired' must map names to arrays of names")
         lo = self._int_keyword(schema, "minProperties", ptr) or 0
         hi = self._int_keyword(schema, "maxProperties", ptr)
+        if hi is not None and hi < lo:
+            raise Unsatisfiable(f"{ptr}/maxProperties", f"'minProperties' {lo} > 'maxProperties' {hi}")
         counted = bool(dependent) or lo > 0 or hi is not None
         if counted and not self.any_order:
             kw = "dependentRequired" if dependent else "minProperties" if lo else "maxProperties"
@@ -31,9 +39,14 @@ class ObjectsMixin:
         absent = set(schema.get(ABSENT, []))
         names = list(dict.fromkeys(list(props) + list(required) + list(dependent) +
                                    [n for deps in dependent.values() for n in deps] + sorted(absent)))
+        patterns = self._pattern_dfas(schema, ptr) if "patternProperties" in schema else []
+        filters = self._name_filters(schema, ptr)
+        keyed = bool(patterns) or filters is not None
         entries = []  # (name, "key": value expression, required)
         for name in names:
             sub = False if name in absent else props.get(name, additional)
+            if keyed and name not in absent:
+                sub = self._declared_value(name, props, additional, patterns, filters)
             try:
                 value = self.visit(sub, f"{ptr}/properties/{escape_pointer(name)}" if name in props
                                    else f"{ptr}/additionalProperties")
@@ -46,7 +59,9 @@ class ObjectsMixin:
         # A property whose dependencies can never be present cannot be present either.
         entries = [e for e in entries if all(d in present for d in dependent.get(e[0], []))]
         extra = None
-        if additional is not False:
+        if keyed:
+            extra = self._pattern_members(names, additional, patterns, filters, ptr)
+        elif additional is not False:
             try:
                 value = self.visit(additional, f"{ptr}/additionalProperties")
                 extra = seq(self._key_except(names), self.key_sep, value)
@@ -69,7 +84,7 @@ class ObjectsMixin:
         """Properties in schema order (optional ones may be skipped), then any number of extra properties, with
         separators only between present members: rule first_k / rest_k per position k. With ``any_order`` see
         :meth:`_any_order_object`."""
-        if self.any_order and len(entries) > 1:
+        if self.any_order and (len(entries) > 1 or (entries and extra)):
             return self._any_order_object(entries, extra)
         sep = self.item_sep
         n = len(entries)
@@ -137,7 +152,7 @@ class ObjectsMixin:
         if closable(0, 0):
             first.append('""')
         if not first:
-            raise Unsatisfiable
+            raise Unsatisfiable("", "no object satisfies the property keywords")
         return self.rules.add("object", seq(literal("{"), self.ws, "( " + " | ".join(first) + " )", self.ws,
                                             literal("}")))
 

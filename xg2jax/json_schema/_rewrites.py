@@ -1,16 +1,10 @@
 """Rewrites of keywords into ones the visitor handles: complements (``not``, ``if/then/else``,
-exactly-one ``oneOf``), ``dependencies`` / ``dependentSchemas``, and ``unevaluated*`` without applicators."""
+exactly-one ``oneOf``) and ``dependencies`` / ``dependentSchemas`` (``unevaluated*`` is in ``_unevaluated``)."""
 
 from __future__ import annotations
 
 from xg2jax.json_schema._common import (
-    ABSENT,
-    ANNOTATIONS,
-    FRACTION_ONLY,
-    TYPES,
     SchemaError,
-    UnsupportedSchemaError,
-    strip_annotations,
 )
 
 
@@ -19,70 +13,11 @@ class RewritesMixin:
     # Rewrites into keywords the visitor handles
     APPLICATORS = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas")
 
-    # keyword -> (type it applies to, the keyword of the complementary bound, how the value changes)
-    _COMPLEMENTS = {
-        "minimum": ("number", "exclusiveMaximum", lambda v: v),
-        "exclusiveMinimum": ("number", "maximum", lambda v: v),
-        "maximum": ("number", "exclusiveMinimum", lambda v: v),
-        "exclusiveMaximum": ("number", "minimum", lambda v: v),
-        "minLength": ("string", "maxLength", lambda v: v - 1),
-        "maxLength": ("string", "minLength", lambda v: v + 1),
-        "minItems": ("array", "maxItems", lambda v: v - 1),
-        "maxItems": ("array", "minItems", lambda v: v + 1),
-        "minProperties": ("object", "maxProperties", lambda v: v - 1),
-        "maxProperties": ("object", "minProperties", lambda v: v + 1),
-    }
-
-    def _negate(self, inner, ptr: str) -> list:
-        """Schemas whose union is the complement of ``inner`` (for the shapes a grammar can complement here:
-        booleans, type restrictions, one bound keyword)."""
-        inner = self._deref(inner, ptr)
-        if inner is True or inner == {}:
-            return []
-        if inner is False:
-            return [True]
-        if isinstance(inner, dict):
-            inner = strip_annotations(inner)
-            keys = set(inner) - ANNOTATIONS
-            if len(keys) > 1:  # not (A and B) = (not A) or (not B)
-                out = []
-                for k in sorted(keys):
-                    out += self._negate({k: inner[k]}, ptr)
-                return out
-            if keys == {"type"}:
-                t = inner["type"]
-                banned = {t} if isinstance(t, str) else set(t)
-                out = []
-                if "integer" in banned and "number" not in banned:
-                    out.append({"type": "number", FRACTION_ONLY: True})  # numbers that are not integers
-                if "number" in banned:
-                    banned.add("integer")
-                kept = [x for x in TYPES if x not in banned and not (x == "number" and "integer" in banned)]
-                return ([{"type": kept}] if kept else []) + out
-            if keys == {"required"} and isinstance(inner["required"], list):
-                names = inner["required"]
-                if not names:
-                    return []
-                others = [x for x in TYPES if x != "object"]
-                return [{"type": others}] + [{"type": "object", ABSENT: [n]} for n in names]
-            if len(keys) == 1 and next(iter(keys)) in self._COMPLEMENTS:
-                kw = next(iter(keys))
-                applies, other, change = self._COMPLEMENTS[kw]
-                if self._draft <= 4 and kw.startswith("exclusive"):
-                    raise UnsupportedSchemaError(ptr, "the complement of a draft-04 exclusive bound is not supported")
-                others = [x for x in TYPES if x != applies and not (applies == "number" and x == "integer")]
-                value = change(inner[kw])
-                out = [{"type": others}]
-                if value >= 0 or applies == "number":
-                    out.append({"type": applies, other: value})
-                return out
-        raise UnsupportedSchemaError(ptr, "'not' / 'if' is supported only for schemas that restrict the type or "
-                                     "hold one bound keyword")
-
     def _rewrite_dependencies(self, schema: dict, ptr: str) -> dict:
         """Draft 7's ``dependencies`` -> ``dependentRequired`` (arrays) and ``dependentSchemas`` (schemas);
-        ``dependentSchemas {p: S}`` -> ``if {required: [p]} then S`` for each p."""
-        if "dependencies" in schema and self._draft < 2019:
+        ``dependentSchemas {p: S}`` -> ``if {type: object, required: [p]} then S`` for each p."""
+        # 2019-09 split "dependencies"; it is still honoured there for compatibility (the suite's optional tests).
+        if "dependencies" in schema:
             deps = schema["dependencies"]
             if not isinstance(deps, dict):
                 raise SchemaError(f"{ptr}/dependencies", "'dependencies' must be an object")
@@ -90,17 +25,22 @@ class RewritesMixin:
             arrays = {k: v for k, v in deps.items() if isinstance(v, list)}
             schemas = {k: v for k, v in deps.items() if not isinstance(v, list)}
             if arrays:
-                schema["dependentRequired"] = {**schema.get("dependentRequired", {}), **arrays}
+                required = dict(schema.get("dependentRequired", {}))
+                for k, names in arrays.items():
+                    required[k] = list(required.get(k, [])) + list(names)
+                schema["dependentRequired"] = required
             if schemas:
-                schema["dependentSchemas"] = {**schema.get("dependentSchemas", {}), **schemas}
-        elif "dependencies" in schema:
-            schema = {k: v for k, v in schema.items() if k != "dependencies"}  # not a keyword since 2019-09
+                dependent = dict(schema.get("dependentSchemas", {}))
+                for k, sub in schemas.items():
+                    dependent[k] = {"allOf": [dependent[k], sub]} if k in dependent else sub
+                schema["dependentSchemas"] = dependent
         if "dependentSchemas" in schema:
             deps = schema["dependentSchemas"]
             if not isinstance(deps, dict):
                 raise SchemaError(f"{ptr}/dependentSchemas", "'dependentSchemas' must be an object")
             rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
-            rules = [{"if": {"required": [name]}, "then": sub} for name, sub in deps.items()]
+            # Only objects that have the name: "required" alone would also hold for every non-object.
+            rules = [{"if": {"type": "object", "required": [name]}, "then": sub} for name, sub in deps.items()]
             schema = {**rest, "allOf": list(rest.get("allOf", [])) + rules}
         return schema
 
@@ -122,29 +62,3 @@ class RewritesMixin:
         elif "then" in schema or "else" in schema:
             schema = {k: v for k, v in schema.items() if k not in ("then", "else")}  # ignored without "if"
         return schema
-
-    def _rewrite_unevaluated(self, schema: dict, ptr: str):
-        """Without applicators, unevaluatedProperties / unevaluatedItems mean additionalProperties / items."""
-        if "unevaluatedProperties" not in schema and "unevaluatedItems" not in schema:
-            return schema
-        if any(k in schema for k in self.APPLICATORS):
-            kw = "unevaluatedProperties" if "unevaluatedProperties" in schema else "unevaluatedItems"
-            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' next to applicators ($ref, allOf, anyOf, oneOf, "
-                                         "not, if/then/else, dependentSchemas) is not supported yet")
-        out = dict(schema)
-        if "unevaluatedProperties" in out:
-            value = out.pop("unevaluatedProperties")
-            if "additionalProperties" not in out:
-                out["additionalProperties"] = value  # otherwise every property is already evaluated
-        if "unevaluatedItems" in out:
-            value = out.pop("unevaluatedItems")
-            if "contains" in out:
-                raise UnsupportedSchemaError(f"{ptr}/unevaluatedItems", "'unevaluatedItems' next to 'contains' is "
-                                             "not supported yet")
-            if self._draft >= 2020 and "items" not in out:
-                out["items"] = value
-            elif self._draft < 2020 and isinstance(out.get("items"), list) and "additionalItems" not in out:
-                out["additionalItems"] = value
-            elif self._draft < 2020 and "items" not in out:
-                out["items"] = value
-        return out

@@ -5,11 +5,25 @@ from __future__ import annotations
 import json
 import math
 
-from xg2jax import _core
-from xg2jax.json_schema._common import FRACTION_ONLY, TYPES, SchemaError, Unsatisfiable, UnsupportedSchemaError
+from xg2jax.json_schema._check import regex_problem
+from xg2jax.json_schema._common import (
+    FRACTION_ONLY,
+    NOT_STRINGS,
+    TYPES,
+    SchemaError,
+    Unsatisfiable,
+    UnsupportedSchemaError,
+)
 from xg2jax.json_schema._ebnf import choice, literal
 from xg2jax.json_schema._formats import FORMATS
-from xg2jax.json_schema._numbers import integer_range, multiple_of, number_range
+from xg2jax.json_schema._keydfa import RegexUnsupported, length_dfa, product, regex_dfa
+from xg2jax.json_schema._numbers import (
+    decimal_multiple_of,
+    decimal_step,
+    integer_range,
+    multiple_of,
+    number_range,
+)
 
 
 class ScalarsMixin:
@@ -28,14 +42,14 @@ class ScalarsMixin:
             types = [x for x in types if x != "integer"]
         if schema.get(FRACTION_ONLY):
             types = [x for x in types if x != "integer"]
-        options = []
+        options, last = [], Unsatisfiable(f"{ptr}/type" if "type" in schema else ptr, "no type is allowed")
         for t in types:
             try:
                 options.append(getattr(self, f"_type_{t}")(schema, ptr))
-            except Unsatisfiable:
-                continue
+            except Unsatisfiable as e:
+                last = e
         if not options:
-            raise Unsatisfiable
+            raise last if len(types) == 1 else Unsatisfiable(last.pointer, last.reason or "no allowed type fits")
         return choice(options)
 
     def _type_null(self, schema, ptr):
@@ -50,13 +64,10 @@ class ScalarsMixin:
         if k is not None:
             if isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0:
                 raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
-            if not float(k).is_integer():
-                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' is not supported yet")
-            if lo is not None or hi is not None:
-                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "'multipleOf' together with bounds is not "
-                                             "supported yet")
             try:
-                digits = multiple_of(int(k), self.rules)
+                p, d = decimal_step(k)
+                step = p // math.gcd(p, 10 ** d)  # integer n is a multiple of p / 10**d iff step divides n
+                digits = self._integer_multiples(step, lo, hi, schema, ptr)
             except ValueError as e:
                 raise UnsupportedSchemaError(f"{ptr}/multipleOf", str(e)) from None
         elif lo is None and hi is None:
@@ -64,8 +75,55 @@ class ScalarsMixin:
         else:
             digits = integer_range(lo, hi)
             if digits is None:
-                raise Unsatisfiable
+                raise self._empty_range(schema, ptr)
         return self.rules.add(f"integer_{lo}_{hi}_{k}", f'{digits} ( "." "0"+ )?')
+
+    def _non_integral(self, lo, hi, schema, ptr) -> str:
+        """Numbers with a non-zero fraction within integer bounds (strict or not: no such number equals one):
+        x = m.f > 0 lies in the bounds iff lo <= m <= hi - 1; x = -m.f < 0 iff -hi <= m <= -lo - 1."""
+        fraction = '"." [0-9]* [1-9] [0-9]*'
+        parts = []
+        for sign, m_lo, m_hi, empty in (
+                ("", 0 if lo is None or lo <= 0 else int(lo), None if hi is None else int(hi) - 1,
+                 hi is not None and hi <= 0),
+                ('"-" ', 0 if hi is None or hi >= 0 else -int(hi), None if lo is None else -int(lo) - 1,
+                 lo is not None and lo >= 0)):
+            if empty or (m_hi is not None and m_hi < m_lo):
+                continue
+            digits = integer_range(m_lo, m_hi) if (m_lo, m_hi) != (0, None) else '( "0" | [1-9] [0-9]* )'
+            if digits is not None:
+                parts.append(f"{sign}{digits} {fraction}")
+        if not parts:
+            raise self._empty_range(schema, ptr)
+        return self.rules.add("non_integral", " | ".join(f"( {p} )" for p in parts))
+
+    MAX_ENUMERATED_MULTIPLES = 500
+
+    def _integer_multiples(self, k: int, lo: int | None, hi: int | None, schema, ptr) -> str:
+        """The integers in [lo, hi] divisible by k: the non-negative and the negative side each either unbounded
+        away from 0 (the divisibility automaton) or finite (listed)."""
+        if lo is None and hi is None:
+            return multiple_of(k, self.rules)
+        if lo is not None and hi is not None and lo > hi:
+            raise self._empty_range(schema, ptr)
+        parts = []
+        for a, b, sign in ((max(lo, 0) if lo is not None else 0, hi, "nonneg"),
+                           (lo, min(hi, -1) if hi is not None else -1, "neg")):
+            if a is not None and b is not None and a > b:
+                continue
+            if (sign == "nonneg" and b is None and a == 0) or (sign == "neg" and a is None and b == -1):
+                parts.append(multiple_of(k, self.rules, sign))
+                continue
+            if a is None or b is None:
+                raise ValueError("'multipleOf' with a bound away from 0 on an unbounded side is not supported yet")
+            first, last = -(-a // k) * k, b // k * k
+            if (last - first) // k + 1 > self.MAX_ENUMERATED_MULTIPLES:
+                raise ValueError(f"'multipleOf' with bounds allowing more than {self.MAX_ENUMERATED_MULTIPLES} "
+                                 "multiples is not supported yet")
+            parts += [literal(str(v)) for v in range(first, last + 1, k)]
+        if not parts:
+            raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
+        return choice(parts)
 
     def _bounds(self, schema, ptr):
         """(lo, lo_strict, hi, hi_strict) from minimum / maximum / exclusive bounds (draft 4's booleans too)."""
@@ -89,6 +147,15 @@ class ScalarsMixin:
             hi, hi_strict = ex_max, True
         return lo, lo_strict, hi, hi_strict
 
+    @staticmethod
+    def _empty_range(schema, ptr) -> Unsatisfiable:
+        lower = [f"'{k}' {json.dumps(schema[k])}" for k in ("minimum", "exclusiveMinimum") if k in schema]
+        upper = [k for k in ("maximum", "exclusiveMaximum") if k in schema]
+        where = f"{ptr}/{upper[0]}" if upper else ptr
+        bounds = " and ".join(lower + [f"'{k}' {json.dumps(schema[k])}" for k in upper])
+        return Unsatisfiable(where, f"no {'integer' if 'integer' == schema.get('type') else 'number'} within "
+                             f"{bounds}")
+
     def _integer_bounds(self, schema, ptr) -> tuple[int | None, int | None]:
         """Inclusive integer bounds."""
         lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
@@ -99,21 +166,29 @@ class ScalarsMixin:
     def _type_number(self, schema, ptr):
         lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
         if schema.get(FRACTION_ONLY):
-            if lo is not None or hi is not None or "multipleOf" in schema:
-                raise UnsupportedSchemaError(ptr, "bounds on non-integral numbers (from a complement of integer) are "
-                                             "not supported yet")
-            return self.rules.add("non_integral", '"-"? ( "0" | [1-9] [0-9]* ) "." [0-9]* [1-9] [0-9]*')
+            if "multipleOf" in schema or any(b is not None and not float(b).is_integer() for b in (lo, hi)):
+                raise UnsupportedSchemaError(ptr, "non-integral numbers (from a complement of integer) with "
+                                             "'multipleOf' or non-integer bounds are not supported yet")
+            return self._non_integral(lo, hi, schema, ptr)
         k = schema.get("multipleOf")
         if k is not None:
             if isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0 and float(k).is_integer():
                 return self._type_integer(schema, ptr)  # multiples of an integer are integers
-            raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' on numbers is not "
-                                         "supported yet")
+            if isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0:
+                raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
+            if lo is not None or hi is not None:
+                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' together with bounds "
+                                             "is not supported yet")
+            try:
+                # Approximation (documented): the multiples are spelled without an exponent.
+                return self.rules.add("number_multiple", decimal_multiple_of(*decimal_step(k), self.rules))
+            except ValueError as e:
+                raise UnsupportedSchemaError(f"{ptr}/multipleOf", str(e)) from None
         if lo is None and hi is None:
             return "j_number"
         digits = number_range(lo, lo_strict, hi, hi_strict, self.rules)
         if digits is None:
-            raise Unsatisfiable
+            raise self._empty_range(schema, ptr)
         # Approximation (documented): a bounded number is spelled without an exponent.
         return self.rules.add("number_range", digits)
 
@@ -121,8 +196,13 @@ class ScalarsMixin:
         lo = self._int_keyword(schema, "minLength", ptr) or 0
         hi = self._int_keyword(schema, "maxLength", ptr)
         if hi is not None and hi < lo:
-            raise Unsatisfiable
+            raise Unsatisfiable(f"{ptr}/maxLength", f"'minLength' {lo} > 'maxLength' {hi}")
         fmt = schema.get("format")
+        if NOT_STRINGS in schema:
+            if lo or hi is not None or "pattern" in schema or (self.enforce_formats and fmt in FORMATS):
+                raise UnsupportedSchemaError(ptr, "strings other than given constants, with a length, 'pattern' or "
+                                             "'format', are not supported yet")
+            return self.rules.add("string_except", self._key_except(list(schema[NOT_STRINGS])))
         if "pattern" in schema:
             return self._string_pattern(schema, lo, hi, ptr)
         if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
@@ -147,18 +227,27 @@ class ScalarsMixin:
         pattern = schema["pattern"]
         if not isinstance(pattern, str):
             raise SchemaError(f"{ptr}/pattern", f"'pattern' must be a string, got {json.dumps(pattern)}")
-        if lo or hi is not None:
-            raise UnsupportedSchemaError(f"{ptr}/pattern", "'pattern' together with minLength / maxLength is not "
-                                         "supported yet")
         fmt = schema.get("format")
         if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
             raise UnsupportedSchemaError(f"{ptr}/pattern", f"'pattern' together with format '{fmt}' is not "
                                          "supported yet")
-        try:  # report regex errors against the schema, not against the generated EBNF
-            _core.Grammar.from_ebnf(f"root ::= Regex({literal(pattern)}, json_string=true, search=true)".encode(),
-                                    "root")
-        except ValueError as e:
-            detail = str(e).split("\n")[0].split("in the Regex(...) pattern ", 1)[-1]
-            raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: {detail}") from None
+        detail = regex_problem(pattern)  # reported against the schema, not against the generated EBNF
+        if detail is not None and "not supported" not in detail:
+            raise SchemaError(f"{ptr}/pattern", f"invalid regex {json.dumps(pattern)}: {detail}")
+        # The pattern's automaton (see _keydfa) where it can be built: exact for every character, including those
+        # JSON must escape (which the engine's Regex(...) leaves out of '.' and classes), and it takes lengths. The
+        # engine's regex front end otherwise (features the automaton lacks, or too many states).
+        try:
+            dfas = [regex_dfa(pattern)] + ([length_dfa(lo, hi)] if lo or hi is not None else [])
+            atoms, delta, accept = product(dfas)
+        except RegexUnsupported as e:
+            if detail is not None or lo or hi is not None:
+                raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: "
+                                             f"{detail or e}") from None
+        else:
+            finals = {q for q, vec in enumerate(accept) if all(vec)}
+            if not finals:
+                raise Unsatisfiable(f"{ptr}/pattern", "no string matches the pattern within the length bounds")
+            return self._key_rule(atoms, delta, finals)
         return self.rules.add("string_pattern", f'"\\"" Regex({literal(pattern)}, json_string=true, search=true) '
                                                 '"\\""')

@@ -5,8 +5,22 @@ from __future__ import annotations
 
 import math
 
-from xg2jax.json_schema._common import ABSENT, FRACTION_ONLY, SchemaError, Unsatisfiable, json_equal, json_type
+from xg2jax.json_schema._common import (
+    ABSENT,
+    ANNOTATIONS,
+    CONTAINS_ALL,
+    FRACTION_ONLY,
+    NOT_STRINGS,
+    SchemaError,
+    Unsatisfiable,
+    UnsupportedSchemaError,
+    json_equal,
+    json_type,
+    strip_annotations,
+)
 from xg2jax.json_schema._ebnf import choice, json_literal, literal, seq
+from xg2jax.json_schema._formats import FORMATS
+from xg2jax.json_schema._keydfa import matches
 
 
 class ValuesMixin:
@@ -24,7 +38,8 @@ class ValuesMixin:
             values = [v for v in values if any(json_equal(v, e) for e in schema["enum"])]
         kept = [v for v in values if self._validate(v, rest, ptr)]
         if not kept:
-            raise Unsatisfiable
+            kw = "const" if "const" in schema else "enum"
+            raise Unsatisfiable(f"{ptr}/{kw}", f"no value of '{kw}' satisfies the sibling keywords")
         return choice([self._value_expr(v) for v in kept])
 
     def _value_expr(self, value) -> str:
@@ -54,10 +69,21 @@ class ValuesMixin:
             return True
         if schema is False:
             return False
+        if not isinstance(schema, dict):
+            raise SchemaError(ptr, f"a schema must be an object or a boolean, got {type(schema).__name__}")
         if "$ref" in schema:
             _, target = self._resolve(schema["$ref"], ptr)
             rest = {k: v for k, v in schema.items() if k != "$ref"}
             return self._validate(value, target, ptr) and (self._draft < 2019 or self._validate(value, rest, ptr))
+        schema = strip_annotations(schema)
+        unchecked = set(schema) - _VALIDATED - ANNOTATIONS
+        if self.enforce_formats and schema.get("format") in FORMATS:
+            unchecked.add("format")
+        if unchecked:
+            kw = sorted(unchecked)[0]
+            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' next to 'enum' / 'const' is not supported yet")
+        if not self._validate_more(value, schema, ptr):
+            return False
         t = json_type(value)
         if "type" in schema:
             allowed = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
@@ -86,6 +112,8 @@ class ValuesMixin:
             if schema.get(FRACTION_ONLY) and float(value).is_integer():
                 return False
         if t == "string":
+            if value in schema.get(NOT_STRINGS, []):
+                return False
             n = len(value)
             if n < schema.get("minLength", 0) or n > schema.get("maxLength", math.inf):
                 return False
@@ -109,7 +137,60 @@ class ValuesMixin:
                 return False
             if any(k in value for k in schema.get(ABSENT, [])):
                 return False
+            patterns = self._pattern_dfas(schema, ptr) if "patternProperties" in schema else []
             for k, v in value.items():
+                if "propertyNames" in schema and not self._validate(k, schema["propertyNames"], ptr):
+                    return False
+                matched = [sub for _, sub, d in patterns if matches(d, k)]
+                if any(not self._validate(v, sub, ptr) for sub in matched):
+                    return False
+                if k not in props and matched:
+                    continue
                 if not self._validate(v, props[k] if k in props else schema.get("additionalProperties", True), ptr):
                     return False
         return True
+
+    def _validate_more(self, value, schema: dict, ptr: str) -> bool:
+        """The keywords of ``_validate`` that need more than a glance: not, if/then/else, pattern, counts."""
+        t = json_type(value)
+        if "not" in schema and self._validate(value, schema["not"], ptr):
+            return False
+        if "if" in schema:
+            branch = "then" if self._validate(value, schema["if"], ptr) else "else"
+            if not self._validate(value, schema.get(branch, True), ptr):
+                return False
+        if t == "string" and "pattern" in schema:
+            if not matches(self._regex_dfa(schema["pattern"], f"{ptr}/pattern"), value):
+                return False
+        if t == "object":
+            if not schema.get("minProperties", 0) <= len(value) <= schema.get("maxProperties", math.inf):
+                return False
+            deps = dict(schema.get("dependentRequired", {}))
+            schemas = dict(schema.get("dependentSchemas", {}))
+            for k, v in schema.get("dependencies", {}).items():
+                (deps if isinstance(v, list) else schemas)[k] = v
+            if any(k in value and any(d not in value for d in ds) for k, ds in deps.items()):
+                return False
+            if any(k in value and not self._validate(value, s, ptr) for k, s in schemas.items()):
+                return False
+        if t == "array":
+            if schema.get("uniqueItems") is True and any(json_equal(a, b) for i, a in enumerate(value)
+                                                         for b in value[i + 1:]):
+                return False
+            for wanted in schema.get(CONTAINS_ALL, []):
+                if not any(self._validate(v, wanted, ptr) for v in value):
+                    return False
+            if "contains" in schema and self._draft >= 2019:
+                n = sum(self._validate(v, schema["contains"], ptr) for v in value)
+                if not schema.get("minContains", 1) <= n <= schema.get("maxContains", math.inf):
+                    return False
+        return True
+
+
+# Keywords ``_validate`` checks (others next to enum / const raise).
+_VALIDATED = {"type", "const", "enum", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "minimum", "maximum",
+              "exclusiveMinimum", "exclusiveMaximum", "multipleOf", FRACTION_ONLY, "minLength", "maxLength", "pattern",
+              NOT_STRINGS, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
+              "minContains", "maxContains", "uniqueItems", CONTAINS_ALL, "required", ABSENT, "properties", "additionalProperties",
+              "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
+              "dependentSchemas", "dependencies"}

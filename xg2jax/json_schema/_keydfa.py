@@ -1,0 +1,513 @@
+"""Regular languages of object keys as DFAs over Unicode code points: ``pattern`` regexes (ECMAScript, search
+semantics), length bounds and finite name sets, with intersection and complement, emitted as EBNF for JSON strings.
+
+Algorithm. A regex is parsed (the ECMAScript subset without backreferences, lookaround or word boundaries) into an
+NFA whose edges carry sets of code-point intervals (Thompson's construction). Search semantics wraps each top-level
+alternative in ``.*`` on the sides without a ``^`` / ``$`` anchor (anchors elsewhere are rejected). Code points are
+split into atoms at every interval boundary of the automata involved, so subset construction and products work per
+atom. ``product`` runs several DFAs in lockstep; each product state knows which of them accept, which is all that
+``patternProperties`` (which patterns match a key) and ``propertyNames`` need.
+
+Emission: one EBNF rule per live state; an edge on a set of code points is spelled the way ``json.dumps`` writes
+them (raw, except ``"`` ``\\`` and control characters, which take their short escape or ``\\u00XX``; ``\\/`` is
+accepted for ``/``). Other escape spellings of the same key (``\\u0061`` for ``a``) are not accepted: the
+documented approximation, the same as for ``pattern`` and for declared property names.
+"""
+
+from __future__ import annotations
+
+MAX_CP = 0x10FFFF
+_LINE_TERMINATORS = [(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)]
+_SPACE = [(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x2028, 0x2029),
+          (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000), (0xFEFF, 0xFEFF)]
+_DIGIT = [(0x30, 0x39)]
+_WORD = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
+MAX_STATES = 2000
+
+
+class RegexUnsupported(ValueError):
+    """The regex uses a feature this module does not handle (the caller raises UnsupportedSchemaError)."""
+
+
+def _norm(ivs):
+    out = []
+    for lo, hi in sorted(ivs):
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _negate(ivs):
+    out, at = [], 0
+    for lo, hi in _norm(ivs):
+        if lo > at:
+            out.append((at, lo - 1))
+        at = hi + 1
+    if at <= MAX_CP:
+        out.append((at, MAX_CP))
+    return out
+
+
+class _NFA:
+    def __init__(self):
+        self.eps: list[list[int]] = []
+        self.edges: list[list[tuple[list, int]]] = []
+
+    def state(self) -> int:
+        self.eps.append([])
+        self.edges.append([])
+        return len(self.eps) - 1
+
+
+class _Parser:
+    """Recursive descent over the pattern; each method returns an NFA fragment (start, end)."""
+
+    def __init__(self, pattern: str, nfa: _NFA):
+        self.p, self.i, self.nfa = pattern, 0, nfa
+
+    def peek(self):
+        return self.p[self.i] if self.i < len(self.p) else None
+
+    def take(self):
+        c = self.p[self.i]
+        self.i += 1
+        return c
+
+    def alternatives(self, top=False):
+        branches = [self.sequence(top)]
+        while self.peek() == "|":
+            self.take()
+            branches.append(self.sequence(top))
+        return branches
+
+    def sequence(self, top):
+        """(fragment, anchored_start, anchored_end) at the top level, else a fragment."""
+        nfa = self.nfa
+        start = nfa.state()
+        end = start
+        anchored_start = anchored_end = False
+        if top and self.peek() == "^":
+            self.take()
+            anchored_start = True
+        while self.peek() is not None and self.peek() not in "|)":
+            if self.peek() == "$":
+                self.take()
+                if not top or (self.peek() is not None and self.peek() not in "|"):
+                    raise RegexUnsupported("'$' other than at the end of the pattern")
+                anchored_end = True
+                break
+            if self.peek() == "^":
+                raise RegexUnsupported("'^' other than at the start of the pattern")
+            s, e = self.quantified()
+            nfa.eps[end].append(s)
+            end = e
+        if top:
+            return (start, end), anchored_start, anchored_end
+        return start, end
+
+    def quantified(self):
+        s, e = self.atom()
+        block_end = len(self.nfa.eps)  # the atom's states are s .. block_end - 1
+        c = self.peek()
+        if c in ("*", "+", "?"):
+            self.take()
+            lo, hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
+        elif c == "{" and self._brace():
+            lo, hi = self._brace_value()
+        else:
+            return s, e
+        if self.peek() == "?":
+            self.take()  # lazy: same language
+        return self._repeat(s, e, block_end, lo, hi)
+
+    def _brace(self):
+        j = self.p.find("}", self.i)
+        body = self.p[self.i + 1:j] if j > 0 else ""
+        parts = body.split(",")
+        return j > 0 and 1 <= len(parts) <= 2 and parts[0].isdigit() and (len(parts) == 1 or parts[1] == ""
+                                                                          or parts[1].isdigit())
+
+    def _brace_value(self):
+        j = self.p.find("}", self.i)
+        parts = self.p[self.i + 1:j].split(",")
+        self.i = j + 1
+        lo = int(parts[0])
+        hi = lo if len(parts) == 1 else (None if parts[1] == "" else int(parts[1]))
+        if (hi if hi is not None else lo) > 100:
+            raise RegexUnsupported("a repetition count above 100")
+        return lo, hi
+
+    def _repeat(self, s, e, block_end, lo, hi):
+        nfa = self.nfa
+
+        def copy():
+            off = len(nfa.eps) - s
+            for _ in range(s, block_end):
+                nfa.state()
+            for q in range(s, block_end):
+                nfa.eps[q + off] = [t + off if s <= t < block_end else t for t in nfa.eps[q]]
+                nfa.edges[q + off] = [(iv, t + off if s <= t < block_end else t) for iv, t in nfa.edges[q]]
+            return s + off, e + off
+
+        count = lo + 1 if hi is None else hi
+        frags = ([(s, e)] + [copy() for _ in range(count - 1)]) if count else []
+        start, end = nfa.state(), nfa.state()
+        cur = start
+        if hi is None:
+            for k in range(lo):
+                nfa.eps[cur].append(frags[k][0])
+                cur = frags[k][1]
+            ls, le = frags[lo]
+            nfa.eps[cur] += [ls, end]
+            nfa.eps[le] += [ls, end]
+        else:
+            for k in range(hi):
+                if k >= lo:
+                    nfa.eps[cur].append(end)
+                nfa.eps[cur].append(frags[k][0])
+                cur = frags[k][1]
+            nfa.eps[cur].append(end)
+        return start, end
+
+    def atom(self):
+        nfa = self.nfa
+        c = self.take()
+        if c == "(":
+            if self.p.startswith("?:", self.i):
+                self.i += 2
+            elif self.peek() == "?":
+                raise RegexUnsupported("lookaround or named groups")
+            s = nfa.state()
+            e = nfa.state()
+            for bs, be in self.alternatives():
+                nfa.eps[s].append(bs)
+                nfa.eps[be].append(e)
+            if self.peek() != ")":
+                raise RegexUnsupported("unbalanced parenthesis")
+            self.take()
+            return s, e
+        if c == "[":
+            ivs = self._class()
+        elif c == ".":
+            ivs = _negate(_LINE_TERMINATORS)
+        elif c == "\\":
+            ivs = self._escape(in_class=False)
+        elif c in "*+?{}])|":
+            if c in "}]":
+                ivs = [(ord(c), ord(c))]
+            else:
+                raise RegexUnsupported(f"a quantifier or '{c}' with nothing before it")
+        else:
+            ivs = [(ord(c), ord(c))]
+        s = nfa.state()
+        e = nfa.state()
+        nfa.edges[s].append((_norm(ivs), e))
+        return s, e
+
+    def _escape(self, in_class):
+        if self.peek() is None:
+            raise RegexUnsupported("a trailing backslash")
+        c = self.take()
+        simple = {"n": 10, "r": 13, "t": 9, "f": 12, "v": 11, "0": 0}
+        if c in simple and not (c == "0" and self.peek() is not None and self.peek().isdigit()):
+            return [(simple[c], simple[c])]
+        if c == "d":
+            return _DIGIT
+        if c == "D":
+            return _negate(_DIGIT)
+        if c == "w":
+            return _WORD
+        if c == "W":
+            return _negate(_WORD)
+        if c == "s":
+            return _SPACE
+        if c == "S":
+            return _negate(_SPACE)
+        if c == "b" and in_class:
+            return [(8, 8)]
+        if c == "x" and all(ch in "0123456789abcdefABCDEF" for ch in self.p[self.i:self.i + 2]) and \
+                len(self.p) >= self.i + 2:
+            v = int(self.p[self.i:self.i + 2], 16)
+            self.i += 2
+            return [(v, v)]
+        if c == "u" and len(self.p) >= self.i + 4 and all(ch in "0123456789abcdefABCDEF"
+                                                          for ch in self.p[self.i:self.i + 4]):
+            v = int(self.p[self.i:self.i + 4], 16)
+            self.i += 4
+            if 0xD800 <= v <= 0xDFFF:
+                raise RegexUnsupported("a surrogate \\u escape")
+            return [(v, v)]
+        if c in "pP" and self.peek() == "{":
+            j = self.p.find("}", self.i)
+            if j < 0:
+                raise RegexUnsupported("an unterminated \\p{...}")
+            name = self.p[self.i + 1:j]
+            self.i = j + 1
+            ivs = category_intervals(name)
+            return ivs if c == "p" else _negate(ivs)
+        if c.isalnum():
+            raise RegexUnsupported(f"the escape '\\{c}'")
+        return [(ord(c), ord(c))]
+
+    def _class(self):
+        negated = self.peek() == "^"
+        if negated:
+            self.take()
+        ivs = []
+        while True:
+            c = self.peek()
+            if c is None:
+                raise RegexUnsupported("an unterminated character class")
+            if c == "]":  # ECMAScript: "[]" is the empty class, "[^]" any character
+                self.take()
+                break
+            lo = self._class_atom()
+            if self.peek() == "-" and self.p[self.i + 1:self.i + 2] not in ("]", ""):
+                self.take()
+                hi = self._class_atom()
+                if len(lo) != 1 or len(hi) != 1 or lo[0][0] != lo[0][1] or hi[0][0] != hi[0][1]:
+                    raise RegexUnsupported("a class range with a class escape")
+                if lo[0][0] > hi[0][0]:
+                    raise RegexUnsupported("a class range out of order")
+                ivs.append((lo[0][0], hi[0][0]))
+            else:
+                ivs += lo
+        return _negate(ivs) if negated else _norm(ivs)
+
+    def _class_atom(self):
+        c = self.take()
+        if c == "\\":
+            return self._escape(in_class=True)
+        return [(ord(c), ord(c))]
+
+
+_CATEGORY_NAMES = {
+    "Letter": "L", "Cased_Letter": "LC", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll", "Titlecase_Letter": "Lt",
+    "Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M", "Nonspacing_Mark": "Mn", "Spacing_Mark": "Mc",
+    "Enclosing_Mark": "Me", "Number": "N", "Decimal_Number": "Nd", "digit": "Nd", "Letter_Number": "Nl",
+    "Other_Number": "No", "Punctuation": "P", "punct": "P", "Connector_Punctuation": "Pc", "Dash_Punctuation": "Pd",
+    "Open_Punctuation": "Ps", "Close_Punctuation": "Pe", "Initial_Punctuation": "Pi", "Final_Punctuation": "Pf",
+    "Other_Punctuation": "Po", "Symbol": "S", "Math_Symbol": "Sm", "Currency_Symbol": "Sc", "Modifier_Symbol": "Sk",
+    "Other_Symbol": "So", "Separator": "Z", "Space_Separator": "Zs", "Line_Separator": "Zl",
+    "Paragraph_Separator": "Zp", "Other": "C", "Control": "Cc", "cntrl": "Cc", "Format": "Cf", "Surrogate": "Cs",
+    "Private_Use": "Co", "Unassigned": "Cn"}
+_CATEGORY_CACHE: dict[str, list] = {}
+
+
+def category_intervals(name: str) -> list[tuple[int, int]]:
+    """Code points of a Unicode general category (``\\p{L}``, ``\\p{Letter}``, ``\\p{gc=Lu}``), from Python's
+    ``unicodedata`` (its Unicode version may differ slightly from an ECMAScript engine's)."""
+    import unicodedata
+
+    for prefix in ("gc=", "General_Category="):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    short = _CATEGORY_NAMES.get(name, name)
+    if not _CATEGORY_CACHE:
+        runs: dict[str, list] = {}
+        prev, start = None, 0
+        for cp in range(MAX_CP + 2):
+            cat = unicodedata.category(chr(cp)) if cp <= MAX_CP else None
+            if cat != prev:
+                if prev is not None:
+                    runs.setdefault(prev, []).append((start, cp - 1))
+                prev, start = cat, cp
+        _CATEGORY_CACHE.update(runs)
+    if short == "LC":
+        return _norm(_CATEGORY_CACHE.get("Lu", []) + _CATEGORY_CACHE.get("Ll", []) + _CATEGORY_CACHE.get("Lt", []))
+    if len(short) == 2 and short in _CATEGORY_CACHE or short == "Cn":
+        return list(_CATEGORY_CACHE.get(short, []))
+    if len(short) == 1 and short in "LMNPSZC":
+        return _norm([iv for cat, ivs in _CATEGORY_CACHE.items() if cat[0] == short for iv in ivs])
+    raise RegexUnsupported(f"the Unicode property '\\p{{{name}}}'")
+
+
+class DFA:
+    """Complete DFA over atoms: ``delta[q][a]`` (state -1 is the dead state, never stored)."""
+
+    def __init__(self, atoms, delta, accept, start=0):
+        self.atoms, self.delta, self.accept, self.start = atoms, delta, accept, start
+
+
+def _atoms(interval_sets) -> list[tuple[int, int]]:
+    cuts = {0, MAX_CP + 1}
+    for ivs in interval_sets:
+        for lo, hi in ivs:
+            cuts.add(lo)
+            cuts.add(hi + 1)
+    cuts = sorted(cuts)
+    return [(cuts[i], cuts[i + 1] - 1) for i in range(len(cuts) - 1)]
+
+
+def regex_dfa(pattern: str) -> DFA:
+    """DFA of the strings in which ``pattern`` finds a match (JSON Schema ``pattern`` semantics)."""
+    nfa = _NFA()
+    parser = _Parser(pattern, nfa)
+    start = nfa.state()
+    accept = nfa.state()
+    for (s, e), anchored_start, anchored_end in parser.alternatives(top=True):
+        if anchored_start:
+            nfa.eps[start].append(s)
+        else:
+            loop = nfa.state()
+            nfa.eps[start].append(loop)
+            nfa.edges[loop].append(([(0, MAX_CP)], loop))
+            nfa.eps[loop].append(s)
+        if anchored_end:
+            nfa.eps[e].append(accept)
+        else:
+            tail = nfa.state()
+            nfa.eps[e].append(tail)
+            nfa.edges[tail].append(([(0, MAX_CP)], tail))
+            nfa.eps[tail].append(accept)
+    if parser.i != len(pattern):
+        raise RegexUnsupported("unbalanced parenthesis")
+    atoms = _atoms([iv for edges in nfa.edges for iv, _ in edges])
+
+    def closure(states):
+        stack, seen = list(states), set(states)
+        while stack:
+            q = stack.pop()
+            for t in nfa.eps[q]:
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        return frozenset(seen)
+
+    def contains(ivs, cp):
+        return any(lo <= cp <= hi for lo, hi in ivs)
+
+    first = closure([start])
+    index = {first: 0}
+    order = [first]
+    delta = []
+    while len(delta) < len(order):
+        cur = order[len(delta)]
+        row = []
+        for lo, _ in atoms:
+            nxt = closure([t for q in cur for ivs, t in nfa.edges[q] if contains(ivs, lo)])
+            if not nxt:
+                row.append(-1)
+                continue
+            if nxt not in index:
+                if len(order) >= MAX_STATES:
+                    raise RegexUnsupported(f"more than {MAX_STATES} automaton states")
+                index[nxt] = len(order)
+                order.append(nxt)
+            row.append(index[nxt])
+        delta.append(row)
+    return DFA(atoms, delta, [accept in s for s in order])
+
+
+def length_dfa(lo: int, hi: int | None) -> DFA:
+    """Strings of ``lo`` to ``hi`` code points."""
+    if lo > 1000 or (hi is not None and hi > 1000):
+        raise RegexUnsupported("a length bound above 1000")
+    top = hi if hi is not None else lo
+    delta = [[min(q + 1, top) if (hi is None or q < hi) else -1] for q in range(top + 1)]
+    if hi is None:
+        delta[top] = [top]
+    return DFA([(0, MAX_CP)], delta, [q >= lo for q in range(top + 1)])
+
+
+def names_dfa(names: list[str]) -> DFA:
+    """Exactly the strings in ``names`` (a trie)."""
+    atoms = _atoms([[(ord(c), ord(c))] for n in names for c in n])
+    trie = [{}]
+    accept = [False]
+    for n in names:
+        q = 0
+        for c in n:
+            if c not in trie[q]:
+                trie.append({})
+                accept.append(False)
+                trie[q][c] = len(trie) - 1
+            q = trie[q][c]
+        accept[q] = True
+    delta = [[t.get(chr(lo), -1) if lo == hi else -1 for lo, hi in atoms] for t in trie]
+    return DFA(atoms, delta, accept)
+
+
+def product(dfas: list[DFA]) -> tuple[list[tuple[int, int]], list[list[int]], list[tuple[bool, ...]]]:
+    """The reachable product of ``dfas`` over common atoms: (atoms, delta, accept vector per state). A component
+    in its dead state stays dead (-1) and accepts nothing; the state where every component is dead is kept (keys
+    that no pattern and no name matches end there), the caller trims states that cannot reach its finals."""
+    atoms = _atoms([d.atoms for d in dfas])
+
+    def atom_index(d: DFA):
+        out, j = [], 0
+        for lo, _ in atoms:
+            while d.atoms[j][1] < lo:
+                j += 1
+            out.append(j)
+        return out
+
+    maps = [atom_index(d) for d in dfas]
+    first = tuple(d.start for d in dfas)
+    index = {first: 0}
+    order = [first]
+    delta = []
+    while len(delta) < len(order):
+        cur = order[len(delta)]
+        row = []
+        for a in range(len(atoms)):
+            nxt = tuple(-1 if q < 0 else d.delta[q][m[a]] for q, d, m in zip(cur, dfas, maps))
+            if nxt not in index:  # all components dead is a state too: "matches none of them" may be wanted
+                if len(order) >= MAX_STATES:
+                    raise RegexUnsupported(f"more than {MAX_STATES} automaton states")
+                index[nxt] = len(order)
+                order.append(nxt)
+            row.append(index[nxt])
+        delta.append(row)
+    accept = [tuple(q >= 0 and d.accept[q] for q, d in zip(s, dfas)) for s in order]
+    return atoms, delta, accept
+
+
+def matches(dfa: DFA, text: str) -> bool:
+    q = dfa.start
+    for ch in text:
+        cp = ord(ch)
+        a = next(i for i, (lo, hi) in enumerate(dfa.atoms) if lo <= cp <= hi)
+        q = dfa.delta[q][a]
+        if q < 0:
+            return False
+    return dfa.accept[q]
+
+
+_SHORT = {0x22: '\\"', 0x5C: "\\\\", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+
+
+def _ebnf_class(ivs) -> str:
+    def ch(cp):
+        c = chr(cp)
+        if c in "]\\-^":
+            return "\\" + c
+        if cp < 0x20 or cp == 0x7F:
+            return f"\\x{cp:02x}"
+        return c
+    return "[" + "".join(ch(lo) if lo == hi else f"{ch(lo)}-{ch(hi)}" for lo, hi in ivs) + "]"
+
+
+def spell(ivs) -> list[str]:
+    """EBNF alternatives spelling one code point of ``ivs`` inside a JSON string (see the module docstring)."""
+    out = []
+    raw = []
+    for lo, hi in ivs:
+        for a, b in ((lo, hi),):
+            for x, y in ((max(a, 0x20), min(b, 0x21)), (max(a, 0x23), min(b, 0x5B)), (max(a, 0x5D), min(b, 0xD7FF)),
+                         (max(a, 0xE000), min(b, MAX_CP))):
+                if x <= y:
+                    raw.append((x, y))
+    if raw:
+        out.append(_ebnf_class(_norm(raw)))
+    for cp, text in _SHORT.items():
+        if any(lo <= cp <= hi for lo, hi in ivs):
+            out.append('"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    if any(lo <= 0x2F <= hi for lo, hi in ivs):
+        out.append('"\\\\/"')
+    for cp in range(0x20):
+        if cp not in _SHORT and any(lo <= cp <= hi for lo, hi in ivs):
+            out.append(f'"\\\\u00" [{cp >> 4}] [{"%x" % (cp & 15)}{"%X" % (cp & 15)}]')
+    return out
