@@ -18,8 +18,9 @@ whole string. A test is
 Engines and options:
 
 * **xg2jax**: exactly as ``tests/test_json_schema_suite.py``: ``xg2jax.Grammar.from_json_schema(schema,
-  any_order=True, enforce_formats=False)`` and ``xg2jax.testing.is_grammar_accept_string`` (free whitespace is the
-  default).
+  any_order=True, enforce_formats=False, refs=<the suite's remotes folder>)`` and
+  ``xg2jax.testing.is_grammar_accept_string`` (free whitespace is the default); ``UnsatisfiableSchemaError`` ("no
+  value is valid") rejects every instance.
 * **xgrammar**: ``xgrammar.Grammar.from_json_schema(json.dumps(schema), any_whitespace=True, strict_mode=False,
   any_order=True)`` (JSON Schema defaults for additional properties/items, any property order, free whitespace)
   and ``xgrammar.testing._is_grammar_accept_string``. Any exception is an error.
@@ -87,6 +88,17 @@ def serialisations(data):
 # ----------------------------------------------------------------------------------------------------------------
 
 
+# The suite's `remotes` folder (served at http://localhost:1234/ by the suite's own runners), set by run() before
+# the workers fork; xg2jax takes it as its `refs` registry, as tests/test_json_schema_suite.py does.
+_REMOTES: dict = {}
+_ACCEPTS_NOTHING = object()
+
+
+def load_remotes(folder: Path) -> dict:
+    return {f"http://localhost:1234/{p.relative_to(folder).as_posix()}": json.loads(p.read_text())
+            for p in sorted(folder.rglob("*.json"))} if folder.is_dir() else {}
+
+
 class XG2Jax:
     def __init__(self):
         import xg2jax
@@ -97,9 +109,16 @@ class XG2Jax:
         self.version = getattr(xg2jax, "__version__", "?")
 
     def compile(self, schema):
-        return self.x.Grammar.from_json_schema(schema, any_order=True, enforce_formats=False)
+        from xg2jax.json_schema import UnsatisfiableSchemaError
+
+        try:
+            return self.x.Grammar.from_json_schema(schema, any_order=True, enforce_formats=False, refs=_REMOTES)
+        except UnsatisfiableSchemaError:
+            return _ACCEPTS_NOTHING  # "no value is valid" is an answer, as in the test runner
 
     def accepts(self, g, text):
+        if g is _ACCEPTS_NOTHING:
+            return False
         return bool(self.accept(g, text))
 
 
@@ -300,6 +319,7 @@ def run(args):
     engines = [e for e in args.engines.split(",") if e]
     if args.worker_log:
         Path(args.worker_log).write_text("")
+    _REMOTES.update(load_remotes(suite.parent / "remotes"))
     pin_xg2jax()
     ctx = mp.get_context("fork")
     workers = {}

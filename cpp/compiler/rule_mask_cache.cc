@@ -48,7 +48,7 @@ size_t StructureTable::Size() const {
   return ids_.size();
 }
 
-StructuralHasher::StructuralHasher(const GrammarFsm& fsm, StructureTable* table) : fsm_(fsm) {
+StructuralHasher::StructuralHasher(const GrammarFsm& fsm, StructureTable* table) : fsm_(fsm), structure_table_(table) {
   const int32_t n = fsm.NumRules();
   first_state_.assign(n, -1);
   for (int32_t r = 0; r < n; ++r) first_state_[r] = fsm.RuleStart(r);
@@ -184,11 +184,48 @@ std::string StructuralHasher::LocalForm(int32_t rule, std::vector<int32_t>* refs
 }
 
 StructuralKey StructuralHasher::KeyOf(int32_t state) const {
-  const int32_t rule = fsm_.RuleOf(state);
+  // The entry of `state` depends only on what can be read from it: the part of its rule's automaton
+  // reachable from it (renumbered in breadth-first order, so where the state sits in its rule does
+  // not matter) and the rules that part references (by structure id). Keying by this forward
+  // closure lets `"city": <string> }` and `"town": <string> }` share the entry of the state after
+  // the key, although their rules differ. Without a table (no rule-level cache) the key is unused.
   StructuralKey key;
-  key.position = state - first_state_[rule];
-  key.structure_id = structure_id_[rule];
-  key.hash = Mix(rule_hash_[rule], static_cast<uint64_t>(key.position));
+  const int32_t rule = fsm_.RuleOf(state);
+  key.position = 0;
+  if (structure_table_ == nullptr) {
+    key.hash = Mix(rule_hash_[rule], static_cast<uint64_t>(state - first_state_[rule]));
+    return key;
+  }
+  std::string form = "F";
+  if (fsm_.IsCountedRule(rule)) PutInt(&form, fsm_.RepeatMin(rule)), PutInt(&form, fsm_.RepeatMax(rule));
+  std::vector<int32_t> order = {state};
+  std::unordered_map<int32_t, int32_t> number = {{state, 0}};
+  auto index_of = [&](int32_t t) -> int64_t {
+    if (t < 0) return -1;
+    auto [it, inserted] = number.emplace(t, static_cast<int32_t>(order.size()));
+    if (inserted) order.push_back(t);
+    return it->second;
+  };
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int32_t s = order[i];
+    PutInt(&form, fsm_.IsFinal(s) ? 1 : 0);
+    const int32_t* row = fsm_.NextRow(s);
+    int32_t last = -2;
+    for (int b = 0; b < 256; ++b) {
+      if (row[b] == last) continue;
+      last = row[b];
+      PutInt(&form, b), PutInt(&form, index_of(row[b]));
+    }
+    PutInt(&form, -7);
+    for (const RuleEdge* e = fsm_.RuleEdgesBegin(s); e != fsm_.RuleEdgesEnd(s); ++e) {
+      PutInt(&form, structure_id_[e->rule]), PutInt(&form, index_of(e->target));
+      h = Mix(h, rule_hash_[e->rule]);
+    }
+    PutInt(&form, -8);
+  }
+  key.hash = Mix(h, HashBytes(form));
+  key.structure_id = structure_table_->Intern(std::move(form));
   return key;
 }
 

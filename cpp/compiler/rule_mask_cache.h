@@ -21,6 +21,13 @@
 // references inside the component by that order). Equal ids mean equal closures, so a hash
 // collision is a miss, never a wrong mask. Ids are never reused, even across ClearCache().
 //
+// A state's key is finer than its rule's: an entry depends only on what can be read from the state,
+// so the key is the interned canonical form of the state's *forward closure* (the states of its rule
+// reachable from it, renumbered breadth-first, with the structure ids of the rules they reference).
+// Two tools whose objects differ in one property name still share every state after that name.
+// Both kinds of reuse in the XGrammar-2 paper follow: the same forward closure is an exact hit; the
+// same closure under a different lookahead is the same entry, with only its uncertain tokens
+// re-checked in the new grammar (RefineUncertain) and context (ContextMaskEntry).
 #pragma once
 
 #include <cstdint>
@@ -37,9 +44,9 @@
 namespace xg {
 
 struct StructuralKey {
-  uint64_t hash = 0;          // the rule's hierarchical hash mixed with the position (bucket only)
-  int64_t structure_id = -1;  // the rule's interned structure (exact identity of its closure)
-  int32_t position = -1;      // the state's position in its rule
+  uint64_t hash = 0;          // from the hierarchical hashes and the form (bucket only)
+  int64_t structure_id = -1;  // the interned forward closure of the state (exact identity)
+  int32_t position = -1;      // reserved (0): the forward closure already fixes the state
   bool operator==(const StructuralKey& o) const {
     return structure_id == o.structure_id && position == o.position;
   }
@@ -100,6 +107,7 @@ class StructuralHasher {
   std::vector<int32_t> first_state_;  // per rule: its smallest state id (its states are contiguous)
   std::vector<uint64_t> rule_hash_;
   std::vector<int64_t> structure_id_;
+  StructureTable* structure_table_;  // null without a rule-level cache
 };
 
 }  // namespace xg

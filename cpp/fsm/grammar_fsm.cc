@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <unordered_map>
 
 #include "support/check.h"
 #include "support/utf8.h"
@@ -210,21 +211,35 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
 // language (counted repetition will keep such chains short).
 LocalDfa Minimize(const LocalDfa& d) {
   const int32_t n = d.Size();
-  constexpr int64_t kWorkBudget = 200'000;  // state-rounds, each ~256 byte lookups
+  constexpr int64_t kWorkBudget = 200'000;  // state-rounds, each costs the state's runs
   int64_t work = 0;
   std::vector<int32_t> block(n);
   for (int32_t s = 0; s < n; ++s) block[s] = d.final[s];
+  // Each state's byte row as runs (first byte, target): rows have few runs, so a round costs the
+  // runs rather than 256 lookups per state.
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> runs(n);
+  for (int32_t s = 0; s < n; ++s) {
+    int32_t last = -3;
+    for (int b = 0; b < 256; ++b)
+      if (d.next[s][b] != last) runs[s].push_back({b, d.next[s][b]}), last = d.next[s][b];
+  }
+  struct SigHash {
+    size_t operator()(const std::vector<int32_t>& v) const {
+      uint64_t h = 0xcbf29ce484222325ull;
+      for (int32_t x : v) h = (h ^ static_cast<uint32_t>(x)) * 0x100000001b3ull;
+      return static_cast<size_t>(h);
+    }
+  };
   int32_t num_blocks = 0;
   for (int iter = 0;; ++iter) {
-    std::map<std::vector<int32_t>, int32_t> ids;
+    std::unordered_map<std::vector<int32_t>, int32_t, SigHash> ids;
     std::vector<int32_t> next_block(n);
     std::vector<int32_t> sig;
     for (int32_t s = 0; s < n; ++s) {
       sig.clear();
       sig.push_back(block[s]);
       int32_t last = -3;
-      for (int b = 0; b < 256; ++b) {  // run-length form: (byte, block) at each change
-        int32_t t = d.next[s][b];
+      for (auto [b, t] : runs[s]) {  // run-length form: (byte, block) at each change of block
         int32_t tb = t < 0 ? -1 : block[t];
         if (tb != last) sig.push_back(b), sig.push_back(tb), last = tb;
       }
