@@ -22,6 +22,7 @@ NAMES = ["a", "b", "ab", "x-1", "c"]
 PATTERNS = ["^a", "b$", "^x-", "a+", "^[ab]+$", "c"]
 SCALARS = [0, 1, 2, -1, 1.5, 3, 10, "", "a", "ab", "b", "abc", "x-1", True, False, None]
 
+
 def value(d=0):
     r = rng.random()
     if d > 2 or r < 0.5:
@@ -29,6 +30,7 @@ def value(d=0):
     if r < 0.75:
         return [value(d + 1) for _ in range(rng.randint(0, 3))]
     return {rng.choice(NAMES): value(d + 1) for _ in range(rng.randint(0, 3))}
+
 
 def leaf():
     k = rng.randint(0, 14)
@@ -41,6 +43,7 @@ def leaf():
             lambda: {"minItems": rng.randint(0, 2)}, lambda: {"maxItems": rng.randint(0, 2)},
             lambda: {"multipleOf": rng.choice([2, 0.5, 3])}, lambda: {"pattern": rng.choice(PATTERNS)},
             lambda: {"minProperties": rng.randint(0, 2)}][k]()
+
 
 def schema(d=0):
     if d > 2 or rng.random() < 0.35:
