@@ -248,6 +248,11 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
         grammar = xg2jax.Grammar.from_json_schema(schema, refs={"https://example.com/defs.json": other})
         self.assertGrammarAccepts(grammar, "[1,2]")
         self.assertGrammarRejects(grammar, "[0]")
+        compiler = xg2jax.GrammarCompiler(xg2jax.TokenizerInfo([bytes([b]) for b in range(256)]))
+        compiled = compiler.compile_json_schema(schema, refs={"https://example.com/defs.json": other})
+        matcher = xg2jax.GrammarMatcher(compiled)
+        self.assertTrue(matcher.accept_string("[7]"))
+        self.assertTrue(matcher.is_completed())
         relative = {"$id": "https://example.com/main.json", "$ref": "defs.json#/$defs/pos"}
         grammar = xg2jax.Grammar.from_json_schema(relative, refs={"https://example.com/defs.json": other})
         self.assertGrammarAccepts(grammar, "3")

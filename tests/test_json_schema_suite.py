@@ -1,10 +1,11 @@
-"""JSON-Schema-Test-Suite (../shared/data/json-schema-test-suite; skipped when absent): for every test of the
-required (non-``optional``) files of draft2020-12 and draft7 (with the suite's ``remotes`` folder passed as the
-``refs`` registry, at the URIs the suite serves it from), the instance, serialised compact and indented, must
-be accepted exactly when ``valid`` is true, or the schema must raise an explicit error (an unsupported keyword).
+"""JSON-Schema-Test-Suite (../shared/data/json-schema-test-suite; skipped when absent): for every test of the required
+(non-``optional``) files of draft2020-12 and draft7 (with the suite's ``remotes`` folder passed as the ``refs``
+registry, at the URIs the suite serves it from), the instance, serialised compact and indented, must be accepted
+exactly when ``valid`` is true, or the schema must raise an explicit error (an unsupported keyword).
 ``UnsatisfiableSchemaError`` ("the schema accepts no JSON value") is an answer, not an error: it is correct for a
-test whose instance is invalid and wrong for a valid one. A wrong answer fails the test. The per-keyword table is printed (``pytest -s``); ``python
-tests/test_json_schema_suite.py`` prints it as Markdown (docs/json_schema.md). What still raises is listed there."""
+test whose instance is invalid and wrong for a valid one. A wrong answer fails the test. The per-keyword table is
+printed (``pytest -s``); ``python tests/test_json_schema_suite.py`` prints it as Markdown (docs/json_schema.md).
+What still raises is listed there."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
-               "$schema", "$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$vocabulary", "contentMediaType",
+               "$schema", "$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$vocabulary",
+               "contentMediaType",
                "contentEncoding", "contentSchema", "format"}
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentRequired", "minProperties",
@@ -23,7 +24,8 @@ CONTAINS_ALL = "x-xg2jax-contains-all"
 NOT_STRINGS = "x-xg2jax-not-strings"
 APPLICATOR_KEYWORDS = {"$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependencies",
                        "dependentSchemas", "unevaluatedProperties", "unevaluatedItems"}
-SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS, CONTAINS_ALL} | APPLICATOR_KEYWORDS | ANNOTATIONS | OBJECT_KEYWORDS
+SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS, CONTAINS_ALL} | APPLICATOR_KEYWORDS
+             | ANNOTATIONS | OBJECT_KEYWORDS
              | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS)
 # Validation keywords of the supported drafts that this version cannot enforce yet: an error naming them. Any other
 # unknown keyword is an annotation (the spec says to ignore it; real schemas carry many: "x-...", "example", ...).

@@ -5,16 +5,20 @@ Algorithm. ``visit(schema, pointer)`` returns an EBNF expression for the set of 
 1. Boolean schemas: ``true`` is any JSON value, ``false`` matches nothing (an ``Unsatisfiable`` branch that a
    surrounding ``anyOf`` drops and the root reports).
 2. Combinators are rewritten before types are looked at, using the identities of the spec:
-   ``$ref`` with siblings = ``allOf [target, siblings]`` (draft 2019-09 and later; draft 7 and earlier ignore the
-   siblings), ``allOf`` = one schema built by merging keywords (``_merge``), ``S + anyOf [A, B]`` =
-   ``anyOf [S + A, S + B]`` and ``oneOf`` likewise when its branches are provably disjoint.
+   ``unevaluated*`` over the alternatives of the applicators next to it (``_unevaluated``), ``not`` / ``if`` into
+   ``anyOf`` of complements (``_complements``), ``$ref`` / ``$dynamicRef`` with siblings = ``allOf [target,
+   siblings]`` (draft 2019-09 and later; draft 7 and earlier ignore the siblings), ``allOf`` = one schema built by
+   merging keywords (``_merge``), ``S + anyOf [A, B]`` = ``anyOf [S + A, S + B]``, and ``oneOf`` likewise, with
+   each branch also required to fail the others unless the branches are provably disjoint.
 3. ``enum`` / ``const``: the listed values that satisfy the sibling keywords (checked by ``_validate``), each
    spelled as a grammar that allows the chosen whitespace.
 4. Otherwise one alternative per allowed JSON type, each built from the keywords that apply to that type.
 
-Keywords outside the supported set raise ``UnsupportedSchemaError`` naming the JSON pointer in strict mode; in
-non-strict mode the keywords that no context-free grammar can enforce (``uniqueItems``) are ignored, which is the
-documented approximation. ``$ref`` targets become named rules, so recursive schemas become recursive rules.
+Before visiting, ``_check`` validates keyword value types over the whole document and ``_resources``
+canonicalises every reference. Keywords outside the supported set raise ``UnsupportedSchemaError`` naming the JSON
+pointer; ``uniqueItems`` over items that cannot be listed raises in strict mode and is ignored otherwise (the
+documented approximation). ``$ref`` targets become named rules (keyed by the dynamic scope too when the document
+uses ``$dynamicRef``), so recursive schemas become recursive rules.
 """
 
 from __future__ import annotations
@@ -47,8 +51,8 @@ from xg2jax.json_schema._unevaluated import UnevaluatedMixin
 from xg2jax.json_schema._values import ValuesMixin
 
 
-class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, RewritesMixin, RefsMixin, CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin,
-                      ObjectsMixin):
+class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, RewritesMixin, RefsMixin,
+                      CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin, ObjectsMixin):
     """The visitor; each mixin holds the keywords of one concern (see the module docstrings)."""
 
     def __init__(self, schema: Any, *, any_whitespace: bool = True, indent: int | None = None,

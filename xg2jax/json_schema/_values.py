@@ -191,6 +191,7 @@ class ValuesMixin:
 _VALIDATED = {"type", "const", "enum", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "minimum", "maximum",
               "exclusiveMinimum", "exclusiveMaximum", "multipleOf", FRACTION_ONLY, "minLength", "maxLength", "pattern",
               NOT_STRINGS, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
-              "minContains", "maxContains", "uniqueItems", CONTAINS_ALL, "required", ABSENT, "properties", "additionalProperties",
+              "minContains", "maxContains", "uniqueItems", CONTAINS_ALL, "required", ABSENT, "properties",
+              "additionalProperties",
               "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
               "dependentSchemas", "dependencies"}
