@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY="${PYTHON:-python}"
+# The regular install builds in an isolated environment, so the venv may lack pybind11's CMake files.
+"$PY" -c "import pybind11" 2>/dev/null || "$PY" -m pip install -q "pybind11>=2.12"
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXG2JAX_BUILD_PYTHON=ON -DXG2JAX_BUILD_TESTS=OFF \
   -DXG2JAX_SKIP_CUDA=ON -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
   -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" -DPython_EXECUTABLE="$(command -v "$PY")" \

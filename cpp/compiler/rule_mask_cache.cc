@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "support/check.h"
 
@@ -53,6 +54,7 @@ StructuralHasher::StructuralHasher(const GrammarFsm& fsm, StructureTable* table)
   first_state_.assign(n, -1);
   for (int32_t r = 0; r < n; ++r) first_state_[r] = fsm.RuleStart(r);
   structure_id_.assign(n, -1);
+  forward_id_.resize(n);
 
   // Local forms and their references, per productive rule.
   std::vector<uint64_t> local(n, 0);
@@ -185,10 +187,10 @@ std::string StructuralHasher::LocalForm(int32_t rule, std::vector<int32_t>* refs
 
 StructuralKey StructuralHasher::KeyOf(int32_t state) const {
   // The entry of `state` depends only on what can be read from it: the part of its rule's automaton
-  // reachable from it (renumbered in breadth-first order, so where the state sits in its rule does
-  // not matter) and the rules that part references (by structure id). Keying by this forward
-  // closure lets `"city": <string> }` and `"town": <string> }` share the entry of the state after
-  // the key, although their rules differ. Without a table (no rule-level cache) the key is unused.
+  // reachable from it and the rules that part references. Keying by this forward closure lets
+  // `"city": <string> }` and `"town": <string> }` share the entry of the state after the key,
+  // although their rules differ. The closures are hash-consed (ForwardIds), so each interned form is
+  // about one row long, not one closure long.
   StructuralKey key;
   const int32_t rule = fsm_.RuleOf(state);
   key.position = 0;
@@ -196,37 +198,127 @@ StructuralKey StructuralHasher::KeyOf(int32_t state) const {
     key.hash = Mix(rule_hash_[rule], static_cast<uint64_t>(state - first_state_[rule]));
     return key;
   }
-  std::string form = "F";
-  if (fsm_.IsCountedRule(rule)) PutInt(&form, fsm_.RepeatMin(rule)), PutInt(&form, fsm_.RepeatMax(rule));
-  std::vector<int32_t> order = {state};
-  std::unordered_map<int32_t, int32_t> number = {{state, 0}};
-  auto index_of = [&](int32_t t) -> int64_t {
-    if (t < 0) return -1;
-    auto [it, inserted] = number.emplace(t, static_cast<int32_t>(order.size()));
-    if (inserted) order.push_back(t);
-    return it->second;
-  };
-  uint64_t h = 0x9E3779B97F4A7C15ull;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const int32_t s = order[i];
-    PutInt(&form, fsm_.IsFinal(s) ? 1 : 0);
-    const int32_t* row = fsm_.NextRow(s);
+  key.structure_id = ForwardIds(rule)[state - first_state_[rule]];
+  key.hash = Mix(0xF0F0, static_cast<uint64_t>(key.structure_id));
+  return key;
+}
+
+const std::vector<int64_t>& StructuralHasher::ForwardIds(int32_t rule) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int64_t>& ids = forward_id_[rule];
+  if (!ids.empty()) return ids;
+  const GrammarFsm& g = fsm_;
+  const int32_t first = first_state_[rule];
+  int32_t end = first;
+  while (end < g.NumStates() && g.RuleOf(end) == rule) ++end;
+  const int32_t n = end - first;
+  // Successors inside the rule (byte targets and the targets of rule edges), local numbering.
+  std::vector<std::vector<int32_t>> succ(n);
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t s = first + i;
+    const int32_t* row = g.NextRow(s);
+    for (int b = 0; b < 256; ++b)
+      if (row[b] >= 0 && (succ[i].empty() || succ[i].back() != row[b] - first)) succ[i].push_back(row[b] - first);
+    for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e) succ[i].push_back(e->target - first);
+    std::sort(succ[i].begin(), succ[i].end());
+    succ[i].erase(std::unique(succ[i].begin(), succ[i].end()), succ[i].end());
+  }
+  // Tarjan's SCCs (iterative); components come out successors first.
+  std::vector<int32_t> index(n, -1), low(n, 0), stack, comp(n, -1);
+  std::vector<uint8_t> on_stack(n, 0);
+  std::vector<std::vector<int32_t>> comps;
+  int32_t counter = 0;
+  for (int32_t root = 0; root < n; ++root) {
+    if (index[root] >= 0) continue;
+    std::vector<std::pair<int32_t, size_t>> frames = {{root, 0}};
+    index[root] = low[root] = counter++;
+    stack.push_back(root), on_stack[root] = 1;
+    while (!frames.empty()) {
+      auto& [v, next] = frames.back();
+      if (next < succ[v].size()) {
+        int32_t w = succ[v][next++];
+        if (index[w] < 0) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w), on_stack[w] = 1;
+          frames.push_back({w, 0});
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      if (low[v] == index[v]) {
+        std::vector<int32_t> c;
+        int32_t w;
+        do {
+          w = stack.back();
+          stack.pop_back(), on_stack[w] = 0;
+          comp[w] = static_cast<int32_t>(comps.size());
+          c.push_back(w);
+        } while (w != v);
+        comps.push_back(std::move(c));
+      }
+      const int32_t done = v;
+      frames.pop_back();
+      if (!frames.empty()) low[frames.back().first] = std::min(low[frames.back().first], low[done]);
+    }
+  }
+  ids.assign(n, -1);
+  std::string prefix = "F";
+  if (g.IsCountedRule(rule)) PutInt(&prefix, g.RepeatMin(rule)), PutInt(&prefix, g.RepeatMax(rule));
+  // One state's row; `ref` names a target (a local state) as an id outside the component or an index
+  // inside it.
+  auto put_row = [&](std::string* form, int32_t i, const std::function<int64_t(int32_t)>& ref) {
+    const int32_t s = first + i;
+    PutInt(form, g.IsFinal(s) ? 1 : 0);
+    const int32_t* row = g.NextRow(s);
     int32_t last = -2;
     for (int b = 0; b < 256; ++b) {
       if (row[b] == last) continue;
       last = row[b];
-      PutInt(&form, b), PutInt(&form, index_of(row[b]));
+      PutInt(form, b), PutInt(form, row[b] < 0 ? -1 : ref(row[b] - first));
     }
-    PutInt(&form, -7);
-    for (const RuleEdge* e = fsm_.RuleEdgesBegin(s); e != fsm_.RuleEdgesEnd(s); ++e) {
-      PutInt(&form, structure_id_[e->rule]), PutInt(&form, index_of(e->target));
-      h = Mix(h, rule_hash_[e->rule]);
+    PutInt(form, -7);
+    for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e)
+      PutInt(form, structure_id_[e->rule]), PutInt(form, ref(e->target - first));
+    PutInt(form, -8);
+  };
+  constexpr size_t kMaxCycle = 64;  // larger cycles are keyed by (rule, position) instead
+  for (size_t c = 0; c < comps.size(); ++c) {
+    const std::vector<int32_t>& members = comps[c];
+    const bool cyclic =
+        members.size() > 1 || std::binary_search(succ[members[0]].begin(), succ[members[0]].end(), members[0]);
+    if (!cyclic) {
+      std::string form = prefix + "S";
+      put_row(&form, members[0], [&](int32_t t) { return ids[t]; });
+      ids[members[0]] = structure_table_->Intern(std::move(form));
+      continue;
     }
-    PutInt(&form, -8);
+    if (members.size() > kMaxCycle) {
+      for (int32_t m : members) {
+        std::string form = "P";
+        PutInt(&form, structure_id_[rule]), PutInt(&form, m);
+        ids[m] = structure_table_->Intern(std::move(form));
+      }
+      continue;
+    }
+    // Each member: the component's rows in breadth-first order from it (inside targets by that
+    // order, encoded below -9; outside ones by their ids).
+    for (int32_t start : members) {
+      std::vector<int32_t> order = {start};
+      std::unordered_map<int32_t, int32_t> number = {{start, 0}};
+      std::string form = prefix + "C";
+      for (size_t k = 0; k < order.size(); ++k) {
+        put_row(&form, order[k], [&](int32_t t) -> int64_t {
+          if (comp[t] != static_cast<int32_t>(c)) return ids[t];
+          auto [it, inserted] = number.emplace(t, static_cast<int32_t>(order.size()));
+          if (inserted) order.push_back(t);
+          return -10 - it->second;
+        });
+      }
+      ids[start] = structure_table_->Intern(std::move(form));
+    }
   }
-  key.hash = Mix(h, HashBytes(form));
-  key.structure_id = structure_table_->Intern(std::move(form));
-  return key;
+  return ids;
 }
 
 }  // namespace xg

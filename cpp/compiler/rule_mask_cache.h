@@ -22,8 +22,9 @@
 // collision is a miss, never a wrong mask. Ids are never reused, even across ClearCache().
 //
 // A state's key is finer than its rule's: an entry depends only on what can be read from the state,
-// so the key is the interned canonical form of the state's *forward closure* (the states of its rule
-// reachable from it, renumbered breadth-first, with the structure ids of the rules they reference).
+// so the key is the interned identity of the state's *forward closure* (the states of its rule
+// reachable from it, with the structure ids of the rules they reference), hash-consed so that each
+// interned form is about one transition row (see ForwardIds).
 // Two tools whose objects differ in one property name still share every state after that name.
 // Both kinds of reuse in the XGrammar-2 paper follow: the same forward closure is an exact hit; the
 // same closure under a different lookahead is the same entry, with only its uncertain tokens
@@ -97,17 +98,29 @@ class StructuralHasher {
   uint64_t RuleHash(int32_t rule) const { return rule_hash_[rule]; }
   int64_t StructureId(int32_t rule) const { return structure_id_[rule]; }
   StructuralKey KeyOf(int32_t state) const;
-  size_t MemoryBytes() const { return sizeof(*this) + first_state_.capacity() * 4 + rule_hash_.capacity() * 16; }
+  size_t MemoryBytes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t n = sizeof(*this) + first_state_.capacity() * 4 + rule_hash_.capacity() * 16;
+    for (const auto& v : forward_id_) n += v.capacity() * sizeof(int64_t);
+    return n;
+  }
 
  private:
   // The rule's own automaton, with rule references listed in `refs` in the order they appear.
   std::string LocalForm(int32_t rule, std::vector<int32_t>* refs) const;
+  // Interned forward-closure ids of the rule's states (by position), built on first use: the rule's
+  // state graph condensed into strongly connected components, successors first; a state outside a
+  // cycle is its row with targets named by their ids; a state on a cycle is its component's rows in
+  // breadth-first order from it (components over 64 states are keyed by rule id and position).
+  const std::vector<int64_t>& ForwardIds(int32_t rule) const;
 
   const GrammarFsm& fsm_;
   std::vector<int32_t> first_state_;  // per rule: its smallest state id (its states are contiguous)
   std::vector<uint64_t> rule_hash_;
   std::vector<int64_t> structure_id_;
   StructureTable* structure_table_;  // null without a rule-level cache
+  mutable std::mutex mu_;
+  mutable std::vector<std::vector<int64_t>> forward_id_;  // per rule, see ForwardIds
 };
 
 }  // namespace xg
