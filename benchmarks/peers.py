@@ -38,7 +38,8 @@ import numpy as np
 # * any_whitespace: free JSON whitespace between tokens (xgrammar/xg2jax ``any_whitespace=True``, llguidance
 #   ``whitespace_flexible: true``), so compact and indented serialisations both match;
 # * strict_mode False: the JSON Schema defaults (``additionalProperties`` and extra array items allowed unless the
-#   schema says otherwise), as llguidance always does (xgrammar's default ``strict_mode=True`` forbids them);
+#   schema says otherwise), as llguidance always does (xgrammar's default ``strict_mode=True`` forbids them); xg2jax
+#   keeps its own default True, which means something else there (see XG2JaxEngine);
 # * any_order False: properties in schema order (xgrammar's default; llguidance has only this mode);
 # * formats: each engine's default (xg2jax ``enforce_formats=True``; xgrammar and llguidance enforce the formats they
 #   implement).
@@ -266,7 +267,11 @@ class XG2JaxEngine(Engine):
         self.tok = None
         self.compiled = None
         self.matcher = None
-        self.json_options = dict(JSON_SCHEMA_OPTIONS)
+        # xg2jax's strict_mode is not xgrammar's: it never changes additionalProperties / extra items (those follow
+        # JSON Schema's defaults in both modes); True (its default) makes a keyword no grammar can enforce
+        # (uniqueItems over an unbounded domain) an error, False ignores it (a documented approximation that would
+        # accept invalid instances). So xg2jax keeps its default here.
+        self.json_options = dict(JSON_SCHEMA_OPTIONS, strict_mode=True)
 
     def setup(self, vocab) -> float:
         x = self.x
