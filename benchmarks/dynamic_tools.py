@@ -311,24 +311,6 @@ def _dist_version(name):
         return "?"
 
 
-def _xg2jax_revision():
-    """The git commit of the xg2jax source that is imported (an editable install may point at another checkout
-    than this script's), plus whether its code (xg2jax/, cpp/) has uncommitted changes."""
-    import subprocess
-
-    import xg2jax
-
-    src = Path(xg2jax.__file__).resolve().parent.parent
-    try:
-        head = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--", "xg2jax", "cpp"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return head + ("+dirty" if dirty else "") if head else None
-    except Exception:  # pragma: no cover
-        return None
-
-
 def pct(vals, q):
     vals = [v for v in vals if v is not None]
     return float(np.percentile(vals, q)) if vals else None
@@ -354,7 +336,7 @@ def run(args) -> dict:
             "loadavg_start": list(os.getloadavg()),
             "versions": {"xg2jax": getattr(xg2jax, "__version__", "?"),
                          "xgrammar": _dist_version("xgrammar")},
-            "xg2jax_revision": os.environ.get("XG2JAX_REVISION") or _xg2jax_revision(),
+            "xg2jax_revision": workloads.xg2jax_revision(),
             "vocab": {"name": args.vocab, "size": vocab.vocab_size, "n_special": len(vocab.special_token_ids)},
             "tokenizer_setup_ms": runner.setup_ms,
             "threads": "1 (max_threads=1, RAYON_NUM_THREADS=OMP_NUM_THREADS=1, torch.set_num_threads(1))",
@@ -454,7 +436,7 @@ def run(args) -> dict:
                             warm=f"{rec['compile_ms'].get('xg2jax-warm-eager') or 0:.0f}ms",
                             hit=f"{(rec['warm_eager_cache']['rule_hit_share'] or 0):.2f}")
     result["meta"]["loadavg_end"] = list(os.getloadavg())
-    result["meta"]["xg2jax_revision_end"] = os.environ.get("XG2JAX_REVISION") or _xg2jax_revision()
+    result["meta"]["xg2jax_revision_end"] = workloads.xg2jax_revision()
     result["meta"]["elapsed_s"] = time.perf_counter() - start
     result["first_mask_agreement"] = first_mask_agree
     result["summary"] = summarize(result)

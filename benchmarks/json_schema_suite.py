@@ -338,7 +338,7 @@ def run(args):
         "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
         "python": platform.python_version(), "cpu_count": os.cpu_count(),
         "engines": {e: w.version for e, w in workers.items()}, "drafts": drafts, "timeout_s": args.timeout,
-        "xg2jax_revision": os.environ.get("XG2JAX_REVISION") or _xg2jax_revision(),
+        "xg2jax_revision": workloads.xg2jax_revision(),
         "published": "llguidance/json_schema_test_suite/expected_json_schema_test_suite.json (draft2020-12 only)",
     }, "drafts": {}, "wrong": [], "errors": {}}
     t_start = time.perf_counter()
@@ -388,25 +388,9 @@ def run(args):
         for w in workers.values():
             w.stop()
     result["meta"]["elapsed_s"] = time.perf_counter() - t_start
-    result["meta"]["xg2jax_revision_end"] = os.environ.get("XG2JAX_REVISION") or _xg2jax_revision()
+    result["meta"]["xg2jax_revision_end"] = workloads.xg2jax_revision()
     result["meta"]["worker_restarts"] = {e: w.restarts for e, w in workers.items()}
     return result
-
-
-def _xg2jax_revision():
-    import subprocess
-
-    try:
-        import xg2jax
-
-        src = Path(xg2jax.__file__).resolve().parent
-        rev = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return (rev + ("+dirty" if dirty else "")) or None
-    except Exception:
-        return None
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -421,23 +421,6 @@ def wrong_answers(rows, engines, limit=40):
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def xg2jax_revision():
-    """The git commit (and a dirty flag) of the checkout the imported xg2jax comes from, if any."""
-    import subprocess
-
-    try:
-        import xg2jax
-
-        src = Path(xg2jax.__file__).resolve().parent
-        rev = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return (rev + ("+dirty" if dirty else "")) or None
-    except Exception:
-        return None
-
-
 def pin_xg2jax():
     """Import xg2jax's modules in the parent before forking, so every worker (restarts included) runs the code that
     was on disk at the start even if the checkout changes during the run."""
@@ -488,7 +471,7 @@ def run(args) -> dict:
         "loadavg_start": list(os.getloadavg()),
         "engines": {label(e): w.version for e, w in workers.items()},
         "xg2jax_source": "xg2jax" if "xg2jax" in workers else None,
-        "xg2jax_revision": os.environ.get("XG2JAX_REVISION") or xg2jax_revision(),
+        "xg2jax_revision": workloads.xg2jax_revision(),
         "vocab": args.vocab, "vocab_size": _VOCAB.vocab_size,
         "json_schema_options": dict(peers.JSON_SCHEMA_OPTIONS),
         "threads": "1 (max_threads=1, RAYON_NUM_THREADS=1, torch.set_num_threads(1))",
@@ -524,7 +507,7 @@ def run(args) -> dict:
         for w in workers.values():
             w.stop()
     meta["elapsed_s"] = time.perf_counter() - t_start
-    meta["xg2jax_revision_end"] = os.environ.get("XG2JAX_REVISION") or xg2jax_revision()  # checkout moved?
+    meta["xg2jax_revision_end"] = workloads.xg2jax_revision()  # checkout moved?
     meta["loadavg_end"] = list(os.getloadavg())
     meta["tokenizer_setup_ms"] = {label(e): w.setup_ms for e, w in workers.items()}
     meta["worker_restarts"] = {label(e): w.restarts for e, w in workers.items()}

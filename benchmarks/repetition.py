@@ -231,7 +231,7 @@ def run(args):
         "engines": versions, "vocab": args.vocab, "repeats": args.repeats, "vocab_size": _VOCAB.vocab_size,
         "timeout_s": args.timeout,
         "json_schema_options": dict(peers.JSON_SCHEMA_OPTIONS), "bounds": bounds, "grammars": grammars,
-        "xg2jax_revision": os.environ.get("XG2JAX_REVISION") or _xg2jax_revision(),
+        "xg2jax_revision": workloads.xg2jax_revision(),
         "threads": "1 (max_threads=1, RAYON_NUM_THREADS=1, torch.set_num_threads(1))",
     }, "engines": engines, "rows": []}
     points = [(g, e, b) for g in grammars for e in engines for b in bounds]
@@ -249,24 +249,8 @@ def run(args):
         log.info("%-11s %-14s B=%-6d %-7s compile %s ms, TTFM %s ms%s", g, LABELS.get(e, e), b, row["status"],
                  _f(row.get("compile_ms")), _f(row.get("ttfm_ms")), f"  {row['error']}" if row.get("error") else "")
     result["meta"]["loadavg_end"] = list(os.getloadavg())
-    result["meta"]["xg2jax_revision_end"] = os.environ.get("XG2JAX_REVISION") or _xg2jax_revision()
+    result["meta"]["xg2jax_revision_end"] = workloads.xg2jax_revision()
     return result
-
-
-def _xg2jax_revision():
-    import subprocess
-
-    try:
-        import xg2jax
-
-        src = Path(xg2jax.__file__).resolve().parent
-        rev = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return (rev + ("+dirty" if dirty else "")) or None
-    except Exception:
-        return None
 
 
 def _f(x):

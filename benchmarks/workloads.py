@@ -314,3 +314,24 @@ def build_workloads(
 
 def default_data_dir() -> Path:
     return Path(os.environ.get("XG2JAX_DATA_DIR", DEFAULT_DATA_DIR))
+
+
+def xg2jax_revision():
+    """The revision of the checkout the imported xg2jax comes from (short commit, "+dirty" with uncommitted changes),
+    ``$XG2JAX_REVISION`` when set, or None. Benchmarks record it at the start and at the end of a run."""
+    import os
+    import subprocess
+
+    if os.environ.get("XG2JAX_REVISION"):
+        return os.environ["XG2JAX_REVISION"]
+    try:
+        import xg2jax
+
+        src = Path(xg2jax.__file__).resolve().parent
+        rev = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return (rev + ("+dirty" if dirty else "")) or None
+    except Exception:
+        return None
