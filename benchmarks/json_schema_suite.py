@@ -61,6 +61,7 @@ for _var in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLA
     os.environ.setdefault(_var, "1")
 
 import workloads  # noqa: E402
+from forked_worker import ForkedWorker  # noqa: E402
 
 try:
     from tqdm import tqdm
@@ -226,54 +227,28 @@ def _worker(conn, engine, stderr_path):
         conn.send(("done", {"compile": "ok", "tests": out, "compile_ms": compile_ms}))
 
 
-class Worker:
+class Worker(ForkedWorker):
+    """A checker in a forked process (forked_worker.py); its ready message is (version,)."""
+
     def __init__(self, engine, ctx, stderr_path):
-        self.engine, self.ctx, self.stderr_path = engine, ctx, stderr_path
-        self.proc = self.conn = None
+        super().__init__(_worker, engine, ctx, stderr_path)
         self.version = None
-        self.restarts = 0
 
-    def start(self):
-        parent, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=_worker, args=(child, self.engine, self.stderr_path), daemon=True)
-        self.proc.start()
-        child.close()
-        self.conn = parent
-        msg = parent.recv()
-        if msg[0] != "ready":
-            raise RuntimeError(msg[1])
-        self.version = msg[1]
-
-    def kill(self):
-        if self.proc is not None and self.proc.is_alive():
-            os.kill(self.proc.pid, signal.SIGKILL)
-        if self.proc is not None:
-            self.proc.join(10)
-        self.proc = self.conn = None
-
-    def stop(self):
-        if self.conn is not None:
-            try:
-                self.conn.send(None)
-                self.proc.join(5)
-            except Exception:
-                pass
-        self.kill()
+    def start(self, timeout=600.0):
+        (self.version,) = super().start(timeout)
 
     def run(self, schema, tests, timeout):
-        if self.proc is None:
-            self.restarts += 1
-            self.start()
+        self.ensure_started()
         self.conn.send((schema, tests))
-        try:
-            if not self.conn.poll(timeout):
-                self.kill()
-                return {"compile": "timeout", "message": f"group > {timeout:g} s"}
-            return self.conn.recv()[1]
-        except (EOFError, OSError):
+        msg = self.recv(timeout)
+        if msg[0] == "timeout":
+            self.kill()
+            return {"compile": "timeout", "message": f"group > {timeout:g} s"}
+        if msg[0] == "crash":
             code = self.proc.exitcode if self.proc else None
             self.kill()
             return {"compile": "exception", "message": f"worker died (exit code {code})"}
+        return msg[1]
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ sys.path.append(str(HERE.parent))
 import peers  # noqa: E402  (sets the one-thread environment before numpy / engines load)
 import numpy as np  # noqa: E402
 import workloads  # noqa: E402
+from forked_worker import ForkedWorker, write_results  # noqa: E402
 
 try:
     from tqdm import tqdm
@@ -226,62 +227,22 @@ def _worker(conn, engine_name: str, stderr_path) -> None:
         conn.send(("done", res))
 
 
-class Worker:
+class Worker(ForkedWorker):
+    """An engine in a forked process (forked_worker.py); its ready message is (setup ms, version)."""
+
     def __init__(self, engine: str, ctx, stderr_path=None):
-        self.engine = engine
-        self.stderr_path = stderr_path
-        self.ctx = ctx
-        self.proc = None
-        self.conn = None
+        super().__init__(_worker, engine, ctx, stderr_path)
         self.setup_ms = []
         self.version = None
-        self.restarts = 0
 
     def start(self, timeout=600.0):
-        parent, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=_worker, args=(child, self.engine, self.stderr_path), daemon=True)
-        self.proc.start()
-        child.close()
-        self.conn = parent
-        if not parent.poll(timeout):
-            raise RuntimeError(f"{self.engine}: worker setup timed out")
-        msg = parent.recv()
-        if msg[0] != "ready":
-            raise RuntimeError(f"{self.engine}: {msg[1]}")
-        self.setup_ms.append(msg[1])
-        self.version = msg[2]
-
-    def kill(self):
-        if self.proc is not None and self.proc.is_alive():
-            os.kill(self.proc.pid, signal.SIGKILL)
-        if self.proc is not None:
-            self.proc.join(10)
-        self.proc = self.conn = None
-
-    def stop(self):
-        if self.conn is not None:
-            try:
-                self.conn.send(None)
-                self.proc.join(5)
-            except Exception:
-                pass
-        self.kill()
-
-    def _recv(self, timeout):
-        """The next message, "timeout" or "crash"."""
-        try:
-            if not self.conn.poll(timeout):
-                return ("timeout",)
-            return self.conn.recv()
-        except (EOFError, OSError):
-            return ("crash",)
+        setup_ms, self.version = super().start(timeout)
+        self.setup_ms.append(setup_ms)
 
     def run(self, job, compile_timeout, run_timeout) -> dict:
-        if self.proc is None:
-            self.restarts += 1
-            self.start()
+        self.ensure_started()
         self.conn.send(job)
-        msg = self._recv(compile_timeout)
+        msg = self.recv(compile_timeout)
         if msg[0] == "compile_error":
             return {"status": "error", "error": msg[1]}
         if msg[0] in ("timeout", "crash"):
@@ -291,7 +252,7 @@ class Worker:
                 return {"status": "timeout", "error": f"compile > {compile_timeout:g} s"}
             return {"status": "crash", "error": f"worker died while compiling (exit code {code})"}
         compile_ms = msg[1]
-        msg = self._recv(run_timeout)
+        msg = self.recv(run_timeout)
         if msg[0] != "done":
             code = self.proc.exitcode if msg[0] == "crash" else None
             self.kill()
@@ -704,16 +665,7 @@ def main(argv=None) -> int:
         plot(result, Path(args.from_json).with_suffix(".png"))
         print(markdown(result))
         return 0
-    result = run(args)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1, ensure_ascii=False))
-    try:
-        plot(result, out.with_suffix(".png"))
-    except Exception as exc:
-        log.error("plot failed: %s: %s", type(exc).__name__, exc)
-    print(markdown(result))
-    log.info("wrote %s and %s", out, out.with_suffix(".png"))
+    write_results(run(args), args.out, plot, markdown, log)
     return 0
 
 

@@ -47,6 +47,7 @@ sys.path.append(str(HERE.parent))
 
 import peers  # noqa: E402  (one-thread environment)
 import workloads  # noqa: E402
+from forked_worker import write_results  # noqa: E402
 
 try:
     from tqdm import tqdm
@@ -365,16 +366,7 @@ def main(argv=None):
         plot(result, Path(args.from_json).with_suffix(".png"))
         print(markdown(result))
         return 0
-    result = run(args)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1, ensure_ascii=False))
-    try:
-        plot(result, out.with_suffix(".png"))
-    except Exception as exc:
-        log.error("plot failed: %s: %s", type(exc).__name__, exc)
-    print(markdown(result))
-    log.info("wrote %s and %s", out, out.with_suffix(".png"))
+    write_results(run(args), args.out, plot, markdown, log)
     return 0
 
 
