@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/byte_loop.h"
 #include "compiler/parse_config_cache.h"
 #include "parser/earley_parser.h"
 
@@ -137,48 +138,83 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
 
 }  // namespace
 
+namespace {
+
+// The slice of s's lexical loop when it reads a large share of the vocabulary (token_slices.h), so
+// that only its complement needs the parser; null when walking the whole trie is as cheap.
+std::shared_ptr<const TokenSlice> UsefulSlice(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state) {
+  // Only a state that loops on some byte itself can read most tokens whole (string bodies, free
+  // text); this keeps the loop search off the many states that cannot.
+  const int32_t* row = fsm.NextRow(state);
+  if (std::find(row, row + 256, state) == row + 256) return nullptr;
+  LoopDfa loop;
+  if (!ByteLoopOf(fsm, state, &loop)) return nullptr;
+  std::shared_ptr<const TokenSlice> slice = tok.Slices().Get(tok, loop);
+  return slice->Useful() ? slice : nullptr;
+}
+
+}  // namespace
+
 TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state) {
   // No follow context: a token that outlives the rule is judged by the context at run time (this
   // is what makes the entry a function of the rule's closure alone; rule_mask_cache.h).
   static const std::vector<int32_t> kNoFollow;
   ParseConfigCache cache(fsm, state, &kNoFollow);
   const int32_t n = tok.NumSorted();
+  // The tokens s's lexical loop reads whole are accepted (alive at lineage 0 in any context); the
+  // parser walks the rest.
+  const std::shared_ptr<const TokenSlice> slice = UsefulSlice(fsm, tok, state);
   // Positions in the sorted vocabulary; rejected tokens are the rest and are never listed here
   // (most states reject most of the vocabulary).
   std::vector<int32_t> accepted, uncertain;
-  WalkTokens(cache, tok, nullptr, EarleyParser::kTopCompleted, [&](int32_t pos, const TokenOutcome& o) {
-    if (o.alive) {
-      // Alive inside the rule (lineage 0), or the rule completed exactly at the end: valid in any
-      // context. Alive only through an assumed follow context: depends on the real one.
-      bool ok = o.end_flags & (ParseConfigCache::kHasLineage0 | EarleyParser::kTopCompleted);
-      (ok ? accepted : uncertain).push_back(pos);
-    } else if (o.follow_done) {
-      uncertain.push_back(pos);  // died after leaving the rule: the real context decides
-    }
-  });
+  WalkTokens(cache, tok, slice ? &slice->complement : nullptr, EarleyParser::kTopCompleted,
+             [&](int32_t pos, const TokenOutcome& o) {
+               if (o.alive) {
+                 // Alive inside the rule (lineage 0), or the rule completed exactly at the end: valid
+                 // in any context. Alive only through an assumed follow context: depends on the real one.
+                 bool ok = o.end_flags & (ParseConfigCache::kHasLineage0 | EarleyParser::kTopCompleted);
+                 (ok ? accepted : uncertain).push_back(pos);
+               } else if (o.follow_done) {
+                 uncertain.push_back(pos);  // died after leaving the rule: the real context decides
+               }
+             });
 
   TokenMaskEntry e;
-  e.num_accepted = static_cast<int32_t>(accepted.size());
-  const size_t num_rejected = n - accepted.size() - uncertain.size();
+  const size_t num_accepted = accepted.size() + (slice ? slice->num_accepted : 0);
+  e.num_accepted = static_cast<int32_t>(num_accepted);
+  const size_t num_rejected = n - num_accepted - uncertain.size();
   const size_t bitset_words = tok.MaskWords();
   // The rejected-list form clears the uncertain tokens too, so it costs rejected + uncertain per
   // use (a string character inside a counted repetition leaves most of the vocabulary uncertain).
   const size_t rejected_cost = num_rejected + uncertain.size();
-  if (accepted.size() <= rejected_cost && accepted.size() < bitset_words) {
+  if (num_accepted <= rejected_cost && num_accepted < bitset_words) {
+    // (never with a slice: a useful slice alone is larger than the bitset)
     e.storage = TokenMaskEntry::Storage::kAcceptedList;
     for (int32_t p : accepted) e.ids.push_back(tok.SortedId(p));
     std::sort(e.ids.begin(), e.ids.end());
-  } else if (rejected_cost < accepted.size() && rejected_cost < bitset_words) {
+  } else if (rejected_cost < num_accepted && rejected_cost < bitset_words) {
     e.storage = TokenMaskEntry::Storage::kRejectedList;
-    std::vector<uint8_t> listed(n, 0);
-    for (int32_t p : accepted) listed[p] = 1;
-    for (int32_t p : uncertain) listed[p] = 1;
-    for (int32_t p = 0; p < n; ++p)
-      if (!listed[p]) e.ids.push_back(tok.SortedId(p));
+    // Rejected: the walked tokens (all of them, or the slice's complement) reported as neither.
+    std::vector<int32_t> listed;
+    std::merge(accepted.begin(), accepted.end(), uncertain.begin(), uncertain.end(), std::back_inserter(listed));
+    size_t next_listed = 0;  // positions arrive ascending, as `listed` is
+    auto emit_unlisted = [&](int32_t p) {
+      while (next_listed < listed.size() && listed[next_listed] < p) ++next_listed;
+      if (next_listed == listed.size() || listed[next_listed] != p) e.ids.push_back(tok.SortedId(p));
+    };
+    if (slice) {
+      for (int32_t p : slice->complement) emit_unlisted(p);
+    } else {
+      for (int32_t p = 0; p < n; ++p) emit_unlisted(p);
+    }
     std::sort(e.ids.begin(), e.ids.end());
   } else {
     e.storage = TokenMaskEntry::Storage::kBitset;
-    e.bits.assign(bitset_words, 0);
+    if (slice) {
+      e.bits = slice->accepted_bits;
+    } else {
+      e.bits.assign(bitset_words, 0);
+    }
     for (int32_t p : accepted) {
       int32_t id = tok.SortedId(p);
       e.bits[id >> 5] |= 1u << (id & 31);

@@ -121,27 +121,48 @@ struct LocalDfa {
   int32_t Size() const { return static_cast<int32_t>(final.size()); }
 };
 
-std::vector<int32_t> Closure(const Nfa& nfa, std::vector<int32_t> set) {
-  std::vector<uint8_t> seen(nfa.edges.size(), 0);
-  std::vector<int32_t> stack;
-  for (int32_t s : set) {
-    if (!seen[s]) seen[s] = 1, stack.push_back(s);
+// Epsilon closures, with a visit stamp per NFA state so that a closure costs its own size rather
+// than the NFA's (a rule with thousands of NFA states takes as many closures).
+class ClosureBuilder {
+ public:
+  explicit ClosureBuilder(const Nfa& nfa) : nfa_(nfa), stamp_(nfa.edges.size(), 0) {}
+  std::vector<int32_t> operator()(std::vector<int32_t> set) {
+    if (++gen_ == 0) std::fill(stamp_.begin(), stamp_.end(), 0), gen_ = 1;
+    stack_.clear();
+    for (int32_t s : set) {
+      if (stamp_[s] != gen_) stamp_[s] = gen_, stack_.push_back(s);
+    }
+    set.clear();
+    while (!stack_.empty()) {
+      int32_t s = stack_.back();
+      stack_.pop_back();
+      set.push_back(s);
+      for (const NfaEdge& e : nfa_.edges[s])
+        if (e.lo < 0 && e.rule < 0 && stamp_[e.target] != gen_) stamp_[e.target] = gen_, stack_.push_back(e.target);
+    }
+    std::sort(set.begin(), set.end());
+    return set;
   }
-  set.clear();
-  while (!stack.empty()) {
-    int32_t s = stack.back();
-    stack.pop_back();
-    set.push_back(s);
-    for (const NfaEdge& e : nfa.edges[s])
-      if (e.lo < 0 && e.rule < 0 && !seen[e.target]) seen[e.target] = 1, stack.push_back(e.target);
+
+ private:
+  const Nfa& nfa_;
+  std::vector<uint32_t> stamp_;
+  uint32_t gen_ = 0;
+  std::vector<int32_t> stack_;
+};
+
+struct StateSetHash {
+  size_t operator()(const std::vector<int32_t>& v) const {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int32_t x : v) h = (h ^ static_cast<uint32_t>(x)) * 0x100000001b3ull;
+    return static_cast<size_t>(h);
   }
-  std::sort(set.begin(), set.end());
-  return set;
-}
+};
 
 LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget) {
   LocalDfa dfa;
-  std::map<std::vector<int32_t>, int32_t> ids;
+  ClosureBuilder closure(nfa);
+  std::unordered_map<std::vector<int32_t>, int32_t, StateSetHash> ids;
   std::vector<std::vector<int32_t>> sets;
   auto intern = [&](std::vector<int32_t> set) -> int32_t {
     auto it = ids.find(set);
@@ -158,7 +179,7 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
     sets.push_back(std::move(set));
     return id;
   };
-  intern(Closure(nfa, {start}));
+  intern(closure({start}));
   for (int32_t d = 0; d < static_cast<int32_t>(sets.size()); ++d) {
     std::vector<const NfaEdge*> byte_edges;
     std::map<int32_t, std::vector<int32_t>> by_rule;
@@ -190,13 +211,13 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
       if (it != local.end()) {
         t = it->second;
       } else {
-        t = intern(Closure(nfa, targets));
+        t = intern(closure(targets));
         local.emplace(std::move(targets), t);
       }
       for (int c = a; c < b; ++c) dfa.next[d][c] = t;
     }
     for (auto& [rule, targets] : by_rule) {
-      int32_t t = intern(Closure(nfa, targets));
+      int32_t t = intern(closure(targets));
       dfa.rule_edges[d].push_back({rule, t});
     }
   }

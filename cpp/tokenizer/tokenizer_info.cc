@@ -83,7 +83,7 @@ int32_t TokenizerInfo::RunEnd(int32_t i, int32_t prefix_len) const {
 size_t TokenizerInfo::MemoryBytes() const {
   size_t n = lcp_block_min_.size() * 4;
   for (auto& t : tokens_) n += t.capacity() + sizeof(std::string);
-  return n + sorted_bytes_.capacity() + sorted_ids_.size() * 16 + normal_mask_.size() * 4 + is_special_.size();
+  return n + slices_.MemoryBytes() + sorted_bytes_.capacity() + sorted_ids_.size() * 16 + normal_mask_.size() * 4 + is_special_.size();
 }
 
 }  // namespace xg

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/token_slices.h"
+
 namespace xg {
 
 class TokenizerInfo {
@@ -49,6 +51,9 @@ class TokenizerInfo {
   int32_t MaskWords() const { return (vocab_size_ + 31) / 32; }
   // The longest non-special token, in bytes (bounds how far one token can move a count).
   int32_t MaxTokenBytes() const { return max_token_bytes_; }
+  // The token slices of lexical loops seen so far (token_slices.h): a cache shared by every grammar
+  // of this vocabulary, filled on first use (so "mutable" on a TokenizerInfo otherwise immutable).
+  TokenSliceCache& Slices() const { return slices_; }
   size_t MemoryBytes() const;
 
  private:
@@ -64,6 +69,7 @@ class TokenizerInfo {
   std::vector<int32_t> lcp_block_min_;  // min of lcp_ over each block of kLcpBlock entries
   std::vector<int32_t> sorted_offset_;
   std::vector<uint32_t> normal_mask_;
+  mutable TokenSliceCache slices_;
 };
 
 }  // namespace xg

@@ -1,0 +1,107 @@
+#include "tokenizer/token_slices.h"
+
+#include <algorithm>
+
+#include "tokenizer/tokenizer_info.h"
+
+namespace xg {
+
+std::string LoopDfa::Key() const {
+  std::vector<int32_t> runs;
+  for (int32_t s = 0; s < num_states; ++s) {
+    const int32_t* row = &next[static_cast<size_t>(s) * 256];
+    for (int b = 0; b < 256;) {
+      int e = b + 1;
+      while (e < 256 && row[e] == row[b]) ++e;
+      if (row[b] >= 0) runs.insert(runs.end(), {b, e - 1, row[b]});
+      b = e;
+    }
+    runs.push_back(-1);
+  }
+  return std::string(reinterpret_cast<const char*>(runs.data()), runs.size() * sizeof(int32_t));
+}
+
+TokenSlice ComputeTokenSlice(const TokenizerInfo& tok, const LoopDfa& loop) {
+  TokenSlice out;
+  out.accepted_bits.assign(tok.MaskWords(), 0);
+  const int32_t n = tok.NumSorted();
+  std::vector<int32_t> at(tok.MaxTokenBytes() + 1, 0);  // at[d]: loop state after d bytes
+  int32_t depth = 0;
+  for (int32_t k = 0; k < n;) {
+    std::string_view t = tok.SortedToken(k);
+    const int32_t len = static_cast<int32_t>(t.size());
+    depth = std::min(depth, k > 0 ? tok.Lcp(k) : 0);
+    bool dead = false;
+    for (; depth < len; ++depth) {
+      int32_t nx = loop.next[static_cast<size_t>(at[depth]) * 256 + static_cast<uint8_t>(t[depth])];
+      if (nx < 0) {
+        dead = true;
+        break;
+      }
+      at[depth + 1] = nx;
+    }
+    if (!dead) {
+      const int32_t id = tok.SortedId(k);
+      out.accepted_bits[id >> 5] |= 1u << (id & 31);
+      ++out.num_accepted;
+      ++k;
+      continue;
+    }
+    // Every token sharing the first depth+1 bytes leaves the loop at the same byte.
+    const int32_t end = tok.RunEnd(k, depth + 1);
+    for (; k < end; ++k) out.complement.push_back(k);
+  }
+  if (out.num_accepted < n / 4) {
+    // Walking the whole trie is about as cheap as walking this complement: keep only the count,
+    // so that narrow loops (digits, whitespace) cost the cache a few bytes.
+    out.accepted_bits = {};
+    out.complement = {};
+  }
+  out.complement.shrink_to_fit();
+  return out;
+}
+
+std::shared_ptr<const TokenSlice> TokenSliceCache::Get(const TokenizerInfo& tok, const LoopDfa& loop) {
+  std::string key = loop.Key();
+  std::promise<std::shared_ptr<const TokenSlice>> promise;
+  std::shared_future<std::shared_ptr<const TokenSlice>> computed_elsewhere;
+  bool keep = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slices_.find(key);
+    if (it != slices_.end()) {
+      computed_elsewhere = it->second;
+    } else if (slices_.size() < kMaxSlices) {
+      slices_.emplace(key, promise.get_future().share());
+      keep = true;
+    }
+  }
+  if (computed_elsewhere.valid()) return computed_elsewhere.get();  // waits outside the lock
+  if (!keep) return std::make_shared<const TokenSlice>(ComputeTokenSlice(tok, loop));  // full: not kept
+  try {
+    auto slice = std::make_shared<const TokenSlice>(ComputeTokenSlice(tok, loop));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      bytes_ += slice->MemoryBytes() + key.size() + 64;  // + key and map node
+    }
+    promise.set_value(slice);
+    return slice;
+  } catch (...) {
+    promise.set_exception(std::current_exception());  // waiters get the error; the next caller retries
+    std::lock_guard<std::mutex> lock(mu_);
+    slices_.erase(key);
+    throw;
+  }
+}
+
+size_t TokenSliceCache::NumSlices() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return slices_.size();
+}
+
+size_t TokenSliceCache::MemoryBytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+
+}  // namespace xg
