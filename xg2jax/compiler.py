@@ -6,6 +6,8 @@ Usage order: ``TokenizerInfo`` -> ``GrammarCompiler(tokenizer_info)`` ->
 
 from __future__ import annotations
 
+import json
+
 from xg2jax import _core
 from xg2jax.tokenizer_info import TokenizerInfo
 
@@ -141,6 +143,17 @@ class CompiledGrammar:
         self._handle.build_all_masks(int(num_threads))
 
 
+def _json_schema_cache_key(schema, options: dict):
+    """(source, options) texts naming a JSON Schema compilation in the grammar-level cache, or None for a schema
+    that has no JSON text of its own (a pydantic model class: its JSON Schema is generated first, then cached by
+    the grammar it converts to)."""
+    try:
+        source = schema if isinstance(schema, str) else json.dumps(schema, ensure_ascii=False, allow_nan=False)
+        return source, json.dumps(options, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
 class GrammarCompiler:
     """Compiles grammars for one vocabulary, caching the results.
 
@@ -209,13 +222,26 @@ class GrammarCompiler:
                             max_whitespace_cnt: int | None = None, any_order: bool = False,
                             enforce_formats: bool = True, refs: dict | None = None,
                             precompute_masks: bool = False) -> CompiledGrammar:
-        """Compile a JSON Schema (see :meth:`Grammar.from_json_schema` for the options)."""
+        """Compile a JSON Schema (see :meth:`Grammar.from_json_schema` for the options).
+
+        The grammar-level cache keys a schema given as text or as a JSON value by that text and the options, so a
+        schema seen before skips the schema-to-grammar conversion too (agent servers see the same tool sets again).
+        """
         from xg2jax.json_schema import json_schema_to_ebnf
 
-        ebnf = json_schema_to_ebnf(schema, any_whitespace=any_whitespace, indent=indent, separators=separators,
-                                   strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt, any_order=any_order,
-                                   enforce_formats=enforce_formats, refs=refs)
-        return self.compile_grammar(ebnf, precompute_masks=precompute_masks)
+        options = dict(any_whitespace=any_whitespace, indent=indent, separators=separators, strict_mode=strict_mode,
+                       max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats,
+                       refs=refs)
+        key = _json_schema_cache_key(schema, options)
+        if key is not None:
+            h = self._handle.lookup_source("json_schema", key[0], key[1], bool(precompute_masks))
+            if h is not None:
+                return CompiledGrammar(h, self._tokenizer_info)
+        ebnf = json_schema_to_ebnf(schema, **options)
+        if key is None:
+            return self.compile_grammar(ebnf, precompute_masks=precompute_masks)
+        h = self._handle.compile_source_ebnf("json_schema", key[0], key[1], ebnf, bool(precompute_masks))
+        return CompiledGrammar(h, self._tokenizer_info)
 
     def compile_regex(self, pattern: str, *, precompute_masks: bool = False) -> CompiledGrammar:
         r"""Compile a regular expression that the whole output must match.

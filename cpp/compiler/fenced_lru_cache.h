@@ -108,6 +108,18 @@ class FencedLruCache {
     return value;
   }
 
+  // The value of `key` if the cache holds it ready (a hit, moved to the front of the LRU order),
+  // else null without counting a miss or computing anything (a key still being computed is null
+  // too: the caller's GetOrCompute will wait for it). Lets a caller skip work that only a miss needs.
+  ValuePtr GetIfReady(const Key& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(key);
+    if (it == slots_.end() || !it->second.ready) return nullptr;
+    ++hits_;
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+    return it->second.future.get();  // ready: does not block
+  }
+
   // Drops every entry and zeroes the count; computations in flight finish uncounted (see above).
   void Clear() {
     std::lock_guard<std::mutex> lock(mu_);

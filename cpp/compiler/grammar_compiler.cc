@@ -51,6 +51,25 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileRegex(const std::
   return Cached({"regex", pattern, "root"}, precompute_masks, [&] { return RegexToGrammar(pattern); });
 }
 
+std::shared_ptr<const CompiledGrammar> GrammarCompiler::LookupSource(const std::string& kind, const std::string& source,
+                                                                     const std::string& options,
+                                                                     bool precompute_masks) {
+  if (!cache_enabled_) return nullptr;
+  std::shared_ptr<const CompiledGrammar> compiled = grammar_cache_.GetIfReady({kind, source, options});
+  if (compiled && precompute_masks) compiled->BuildAllMasks(max_threads_);
+  return compiled;
+}
+
+std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileSourceEbnf(const std::string& kind,
+                                                                          const std::string& source,
+                                                                          const std::string& options,
+                                                                          const std::string& ebnf,
+                                                                          bool precompute_masks) {
+  XG_USER_CHECK(kind != "ebnf" && kind != "grammar" && kind != "regex" && kind != "builtin_json")
+      << "GrammarCompiler: source kind '" << kind << "' is reserved for the engine's own front ends";
+  return Cached({kind, source, options}, precompute_masks, [&] { return ParseEbnf(ebnf, "root"); });
+}
+
 void GrammarCompiler::ClearCache() {
   grammar_cache_.Clear();
   if (rule_cache_) rule_cache_->Clear();

@@ -44,6 +44,15 @@ class GrammarCompiler {
   std::shared_ptr<const CompiledGrammar> CompileBuiltinJsonGrammar(bool precompute_masks = false);
   // A regex (frontends/regex.h) that the whole output must match.
   std::shared_ptr<const CompiledGrammar> CompileRegex(const std::string& pattern, bool precompute_masks = false);
+  // Grammars whose front end runs outside the engine (JSON Schema, in Python), cached by their own
+  // source so that a hit skips the front end: LookupSource returns the held grammar of
+  // (kind, source, options) or null (always null with caching off); on null the caller converts the
+  // source to EBNF (root rule "root") and calls CompileSourceEbnf, which caches it under that key.
+  std::shared_ptr<const CompiledGrammar> LookupSource(const std::string& kind, const std::string& source,
+                                                      const std::string& options, bool precompute_masks = false);
+  std::shared_ptr<const CompiledGrammar> CompileSourceEbnf(const std::string& kind, const std::string& source,
+                                                           const std::string& options, const std::string& ebnf,
+                                                           bool precompute_masks = false);
 
   void ClearCache();
   int64_t GetCacheSizeBytes() const;

@@ -196,6 +196,20 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("pattern"), py::arg("precompute_masks"), py::call_guard<py::gil_scoped_release>())
       .def(
+          "lookup_source",
+          [](GrammarCompiler& c, const std::string& kind, const std::string& source, const std::string& options,
+             bool eager) { return std::const_pointer_cast<CompiledGrammar>(c.LookupSource(kind, source, options, eager)); },
+          py::arg("kind"), py::arg("source"), py::arg("options"), py::arg("precompute_masks"),
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "compile_source_ebnf",
+          [](GrammarCompiler& c, const std::string& kind, const std::string& source, const std::string& options,
+             const std::string& ebnf, bool eager) {
+            return std::const_pointer_cast<CompiledGrammar>(c.CompileSourceEbnf(kind, source, options, ebnf, eager));
+          },
+          py::arg("kind"), py::arg("source"), py::arg("options"), py::arg("ebnf"), py::arg("precompute_masks"),
+          py::call_guard<py::gil_scoped_release>())
+      .def(
           "compile_builtin_json_grammar",
           [](GrammarCompiler& c, bool eager) {
             return std::const_pointer_cast<CompiledGrammar>(c.CompileBuiltinJsonGrammar(eager));

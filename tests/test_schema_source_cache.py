@@ -1,0 +1,83 @@
+"""The grammar-level cache keys a JSON Schema by its own text and options (issue 5: agent servers see the same tool
+sets again), so a schema seen before skips the schema-to-grammar conversion as well as the engine's compile."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import xg2jax as xgr
+import xg2jax.json_schema as js
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+          "required": ["city"]}
+
+
+@pytest.fixture
+def tok():
+    return xgr.TokenizerInfo(["</s>", "{", "}", '"', "city", ":", "1", ",", " ", "a"], stop_token_ids=[0])
+
+
+@pytest.fixture
+def conversions(monkeypatch):
+    """Counts calls of the JSON Schema front end."""
+    calls = []
+    real = js.json_schema_to_ebnf
+
+    def counting(schema, **kw):
+        calls.append(schema)
+        return real(schema, **kw)
+
+    monkeypatch.setattr(js, "json_schema_to_ebnf", counting)
+    return calls
+
+
+def test_a_schema_seen_before_skips_the_front_end(tok, conversions):
+    c = xgr.GrammarCompiler(tok)
+    g1 = c.compile_json_schema(SCHEMA)
+    g2 = c.compile_json_schema(json.loads(json.dumps(SCHEMA)))  # an equal dict: the same text
+    g3 = c.compile_json_schema(json.dumps(SCHEMA, ensure_ascii=False))  # the same text as a string
+    assert len(conversions) == 1
+    assert g1._handle is g2._handle is g3._handle
+    info = c.cache_info()
+    assert (info["grammar_hits"], info["grammar_misses"]) == (2, 1)
+
+
+def test_other_options_or_text_convert_again(tok, conversions):
+    c = xgr.GrammarCompiler(tok)
+    c.compile_json_schema(SCHEMA)
+    c.compile_json_schema(SCHEMA, any_whitespace=False)
+    c.compile_json_schema(SCHEMA, strict_mode=False)
+    c.compile_json_schema(dict(reversed(list(SCHEMA.items()))))  # other key order: other text (order matters)
+    assert len(conversions) == 4
+    assert c.cache_info()["grammar_misses"] == 4
+
+
+def test_no_source_caching_when_the_cache_is_off(tok, conversions):
+    c = xgr.GrammarCompiler(tok, cache_enabled=False)
+    c.compile_json_schema(SCHEMA)
+    c.compile_json_schema(SCHEMA)
+    assert len(conversions) == 2
+    assert c.get_cache_size_bytes() == 0
+
+
+def test_a_failed_conversion_is_not_cached(tok, conversions):
+    c = xgr.GrammarCompiler(tok)
+    bad = {"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}}
+    for _ in range(2):
+        with pytest.raises(Exception, match="missing"):
+            c.compile_json_schema(bad)
+    assert len(conversions) == 2
+    assert c.cache_info()["grammar_entry_sizes"] == []
+
+
+def test_clear_cache_drops_source_entries(tok, conversions):
+    c = xgr.GrammarCompiler(tok)
+    c.compile_json_schema(SCHEMA)
+    c.clear_cache()
+    assert c.get_cache_size_bytes() == 0
+    c.compile_json_schema(SCHEMA)
+    assert len(conversions) == 2
+    assert c.get_cache_size_bytes() == sum(c.cache_info()["grammar_entry_sizes"]) + \
+        sum(c.cache_info()["rule_entry_sizes"]) + c.cache_info()["structure_bytes"]
