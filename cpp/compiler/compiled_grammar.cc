@@ -21,7 +21,7 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
       fsm_(GrammarFsm::Build(grammar_)),
       tok_(std::move(tok)),
       rule_cache_(std::move(rule_cache)),
-      hasher_(fsm_, rule_cache_ ? &rule_cache_->structures : nullptr) {
+      hasher_(rule_cache_ ? std::make_unique<const StructuralHasher>(fsm_, &rule_cache_->structures) : nullptr) {
   entries_.reset(new std::atomic<const TokenMaskEntry*>[fsm_.NumStates()]);
   for (int32_t s = 0; s < fsm_.NumStates(); ++s) entries_[s].store(nullptr, std::memory_order_relaxed);
   held_.resize(fsm_.NumStates());
@@ -51,7 +51,7 @@ const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
   };
   std::shared_ptr<const TokenMaskEntry> entry;
   if (rule_cache_) {
-    entry = rule_cache_->entries.GetOrCompute(hasher_.KeyOf(state), build, [](const TokenMaskEntry& v) {
+    entry = rule_cache_->entries.GetOrCompute(hasher_->KeyOf(state), build, [](const TokenMaskEntry& v) {
       return static_cast<int64_t>(v.MemoryBytes() + sizeof(StructuralKey) + 64);  // + key and map node
     });
   } else {
@@ -109,7 +109,7 @@ void CompiledGrammar::BuildAllMasks(int num_threads) const {
 
 size_t CompiledGrammar::OwnBytes() const {
   return sizeof(*this) + fsm_.MemoryBytes() + grammar_.exprs.size() * sizeof(Expr) +
-         fsm_.NumStates() * (sizeof(void*) + sizeof(std::shared_ptr<const TokenMaskEntry>)) + hasher_.MemoryBytes() +
+         fsm_.NumStates() * (sizeof(void*) + sizeof(std::shared_ptr<const TokenMaskEntry>)) + (hasher_ ? hasher_->MemoryBytes() : 0) +
          private_bytes_.load(std::memory_order_relaxed);
 }
 

@@ -61,7 +61,8 @@ class CompiledGrammar {
   // What this grammar owns: MemoryBytes() less the entries held by the rule-level cache (those are
   // counted there). The grammar-level cache counts a grammar by this, measured when it is added.
   size_t OwnBytes() const;
-  const StructuralHasher& hasher() const { return hasher_; }
+  // The structural keys of this grammar's states; null without a rule-level cache (nothing to key).
+  const StructuralHasher* hasher() const { return hasher_.get(); }
 
  private:
   static constexpr int kStripes = 64;
@@ -69,7 +70,7 @@ class CompiledGrammar {
   GrammarFsm fsm_;
   std::shared_ptr<const TokenizerInfo> tok_;
   std::shared_ptr<CrossGrammarCache> rule_cache_;  // null: entries are private to this grammar
-  StructuralHasher hasher_;
+  std::unique_ptr<const StructuralHasher> hasher_;
   std::unique_ptr<std::atomic<const TokenMaskEntry*>[]> entries_;
   mutable std::vector<std::shared_ptr<const TokenMaskEntry>> held_;
   mutable std::vector<std::vector<int32_t>> uncertain_;  // per state: the refined uncertain list  // owners of entries_ (set under the stripe lock)

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "support/check.h"
+#include "support/sequence_interner.h"
 #include "support/utf8.h"
 
 namespace xg {
@@ -151,72 +152,69 @@ class ClosureBuilder {
   std::vector<int32_t> stack_;
 };
 
-struct StateSetHash {
-  size_t operator()(const std::vector<int32_t>& v) const {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int32_t x : v) h = (h ^ static_cast<uint32_t>(x)) * 0x100000001b3ull;
-    return static_cast<size_t>(h);
-  }
-};
 
 LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget) {
   LocalDfa dfa;
   ClosureBuilder closure(nfa);
-  std::unordered_map<std::vector<int32_t>, int32_t, StateSetHash> ids;
-  std::vector<std::vector<int32_t>> sets;
-  auto intern = [&](std::vector<int32_t> set) -> int32_t {
-    auto it = ids.find(set);
-    if (it != ids.end()) return it->second;
+  SequenceInterner sets;  // DFA state id -> its NFA-state set (sorted)
+  auto intern = [&](const std::vector<int32_t>& set) -> int32_t {
+    auto [id, inserted] = sets.Intern(set);
+    if (!inserted) return id;
     XG_USER_CHECK(--*budget > 0) << "grammar too large: the automata exceed the state limit (each DFA state "
                                  << "costs a 1 KiB transition row)";
-    int32_t id = dfa.Size();
-    ids.emplace(set, id);
     dfa.final.push_back(std::binary_search(set.begin(), set.end(), end));
     std::array<int32_t, 256> row;
     row.fill(-1);
     dfa.next.push_back(row);
     dfa.rule_edges.emplace_back();
-    sets.push_back(std::move(set));
     return id;
   };
   intern(closure({start}));
-  for (int32_t d = 0; d < static_cast<int32_t>(sets.size()); ++d) {
-    std::vector<const NfaEdge*> byte_edges;
-    std::map<int32_t, std::vector<int32_t>> by_rule;
-    for (int32_t s : sets[d]) {
+  std::vector<const NfaEdge*> byte_edges;
+  std::vector<std::pair<int32_t, int32_t>> rule_targets;  // (rule, NFA target), grouped by rule below
+  std::vector<int32_t> members, cuts, targets;
+  std::vector<std::pair<std::vector<int32_t>, int32_t>> local;  // this state's byte targets -> DFA state
+  for (int32_t d = 0; d < static_cast<int32_t>(sets.Size()); ++d) {
+    byte_edges.clear();
+    rule_targets.clear();
+    members.assign(sets.Data(d), sets.Data(d) + sets.Length(d));  // Data() moves as sets grow
+    for (int32_t s : members) {
       for (const NfaEdge& e : nfa.edges[s]) {
         if (e.lo >= 0) {
           byte_edges.push_back(&e);
         } else if (e.rule >= 0) {
-          by_rule[e.rule].push_back(e.target);
+          rule_targets.push_back({e.rule, e.target});
         }
       }
     }
     // Elementary byte intervals.
-    std::vector<int> cuts = {0, 256};
+    cuts.assign({0, 256});
     for (auto* e : byte_edges) cuts.push_back(e->lo), cuts.push_back(e->hi + 1);
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    std::map<std::vector<int32_t>, int32_t> local;
+    local.clear();
     for (size_t i = 0; i + 1 < cuts.size(); ++i) {
       int a = cuts[i], b = cuts[i + 1];
-      std::vector<int32_t> targets;
+      targets.clear();
       for (auto* e : byte_edges)
         if (e->lo <= a && e->hi >= a) targets.push_back(e->target);
       if (targets.empty()) continue;
       std::sort(targets.begin(), targets.end());
       targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-      int32_t t;
-      auto it = local.find(targets);
-      if (it != local.end()) {
-        t = it->second;
-      } else {
+      int32_t t = -1;
+      for (const auto& [seen, id] : local)  // few distinct target sets per state
+        if (seen == targets) t = id;
+      if (t < 0) {
         t = intern(closure(targets));
-        local.emplace(std::move(targets), t);
+        local.push_back({targets, t});
       }
       for (int c = a; c < b; ++c) dfa.next[d][c] = t;
     }
-    for (auto& [rule, targets] : by_rule) {
+    std::sort(rule_targets.begin(), rule_targets.end());
+    for (size_t i = 0; i < rule_targets.size();) {
+      const int32_t rule = rule_targets[i].first;
+      targets.clear();
+      for (; i < rule_targets.size() && rule_targets[i].first == rule; ++i) targets.push_back(rule_targets[i].second);
       int32_t t = intern(closure(targets));
       dfa.rule_edges[d].push_back({rule, t});
     }
@@ -230,7 +228,7 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
 // Moore needs up to one round per state on long chains (an unrolled `x{0,2048}`), so past a work
 // budget the automaton is kept as it is: minimisation only saves work, it never changes the
 // language (counted repetition will keep such chains short).
-LocalDfa Minimize(const LocalDfa& d) {
+LocalDfa Minimize(LocalDfa d) {
   const int32_t n = d.Size();
   constexpr int64_t kWorkBudget = 200'000;  // state-rounds, each costs the state's runs
   int64_t work = 0;
@@ -238,38 +236,33 @@ LocalDfa Minimize(const LocalDfa& d) {
   for (int32_t s = 0; s < n; ++s) block[s] = d.final[s];
   // Each state's byte row as runs (first byte, target): rows have few runs, so a round costs the
   // runs rather than 256 lookups per state.
-  std::vector<std::vector<std::pair<int32_t, int32_t>>> runs(n);
+  std::vector<std::pair<int32_t, int32_t>> runs;  // all states' runs, state s's at [run_begin[s], run_begin[s+1])
+  std::vector<int32_t> run_begin(n + 1, 0);
   for (int32_t s = 0; s < n; ++s) {
     int32_t last = -3;
     for (int b = 0; b < 256; ++b)
-      if (d.next[s][b] != last) runs[s].push_back({b, d.next[s][b]}), last = d.next[s][b];
+      if (d.next[s][b] != last) runs.push_back({b, d.next[s][b]}), last = d.next[s][b];
+    run_begin[s + 1] = static_cast<int32_t>(runs.size());
   }
-  struct SigHash {
-    size_t operator()(const std::vector<int32_t>& v) const {
-      uint64_t h = 0xcbf29ce484222325ull;
-      for (int32_t x : v) h = (h ^ static_cast<uint32_t>(x)) * 0x100000001b3ull;
-      return static_cast<size_t>(h);
-    }
-  };
   int32_t num_blocks = 0;
+  SequenceInterner ids;  // one round's signatures
+  std::vector<int32_t> next_block(n), sig;
   for (int iter = 0;; ++iter) {
-    std::unordered_map<std::vector<int32_t>, int32_t, SigHash> ids;
-    std::vector<int32_t> next_block(n);
-    std::vector<int32_t> sig;
+    ids.Clear();
     for (int32_t s = 0; s < n; ++s) {
       sig.clear();
       sig.push_back(block[s]);
       int32_t last = -3;
-      for (auto [b, t] : runs[s]) {  // run-length form: (byte, block) at each change of block
+      for (int32_t k = run_begin[s]; k < run_begin[s + 1]; ++k) {  // (byte, block) at each change of block
+        auto [b, t] = runs[k];
         int32_t tb = t < 0 ? -1 : block[t];
         if (tb != last) sig.push_back(b), sig.push_back(tb), last = tb;
       }
       sig.push_back(-2);
       for (const RuleEdge& e : d.rule_edges[s]) sig.push_back(e.rule), sig.push_back(block[e.target]);
-      auto it = ids.emplace(sig, static_cast<int32_t>(ids.size())).first;
-      next_block[s] = it->second;
+      next_block[s] = ids.Intern(sig).first;
     }
-    int32_t count = static_cast<int32_t>(ids.size());
+    int32_t count = static_cast<int32_t>(ids.Size());
     block.swap(next_block);
     if (count == num_blocks) break;
     num_blocks = count;
