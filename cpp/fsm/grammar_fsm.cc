@@ -56,14 +56,26 @@ class Nfa {
       case ExprKind::kCharClass: {
         auto ranges = NormalizeRanges(e.ranges, e.negated);
         XG_USER_CHECK(!ranges.empty()) << "grammar: a character class matches no character";
+        // Sequences share their common suffixes (RE2's UTF-8 suffix sharing): "[\x{800}-\x{FFFF}]"
+        // ends every lead byte in the same continuation states instead of a chain per sequence,
+        // so subset construction sees (and minimisation has to merge) far fewer states.
+        std::vector<std::pair<std::array<int32_t, 3>, int32_t>> suffix;  // (lo, hi, next) -> state
         for (auto [lo, hi] : ranges) {
           for (const Utf8Sequence& seq : Utf8Sequences(lo, hi)) {
-            int32_t cur = from;
-            for (size_t i = 0; i < seq.size(); ++i) {
-              int32_t nxt = i + 1 == seq.size() ? to : NewState();
-              Byte(cur, seq[i].lo, seq[i].hi, nxt);
-              cur = nxt;
+            int32_t cur = to;
+            for (size_t i = seq.size() - 1; i > 0; --i) {
+              const std::array<int32_t, 3> key = {seq[i].lo, seq[i].hi, cur};
+              int32_t state = -1;
+              for (const auto& [k, s] : suffix)
+                if (k == key) state = s;
+              if (state < 0) {
+                state = NewState();
+                Byte(state, seq[i].lo, seq[i].hi, cur);
+                suffix.push_back({key, state});
+              }
+              cur = state;
             }
+            Byte(from, seq[0].lo, seq[0].hi, cur);
           }
         }
         return;
@@ -115,11 +127,28 @@ class Nfa {
 
 // ---- Subset construction -------------------------------------------------------------------------
 
+// One byte edge range of a DFA state: bytes [lo, hi] go to `target`.
+struct ByteRun {
+  int16_t lo, hi;
+  int32_t target;
+};
+
+// A rule's automaton while it is built: byte edges as sorted, disjoint runs (rows are a handful of
+// ranges, so every pass costs the runs, not 256 bytes), expanded to dense rows once at the end.
 struct LocalDfa {
-  std::vector<std::array<int32_t, 256>> next;
+  std::vector<std::vector<ByteRun>> runs;
   std::vector<std::vector<RuleEdge>> rule_edges;  // sorted by rule
   std::vector<uint8_t> final;
   int32_t Size() const { return static_cast<int32_t>(final.size()); }
+  // Appends [lo, hi] -> target to state s's runs (in ascending byte order), merging with the last
+  // run when contiguous with the same target.
+  static void Append(std::vector<ByteRun>* runs, int lo, int hi, int32_t target) {
+    if (!runs->empty() && runs->back().target == target && runs->back().hi + 1 == lo) {
+      runs->back().hi = static_cast<int16_t>(hi);
+    } else {
+      runs->push_back({static_cast<int16_t>(lo), static_cast<int16_t>(hi), target});
+    }
+  }
 };
 
 // Epsilon closures, with a visit stamp per NFA state so that a closure costs its own size rather
@@ -163,9 +192,7 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
     XG_USER_CHECK(--*budget > 0) << "grammar too large: the automata exceed the state limit (each DFA state "
                                  << "costs a 1 KiB transition row)";
     dfa.final.push_back(std::binary_search(set.begin(), set.end(), end));
-    std::array<int32_t, 256> row;
-    row.fill(-1);
-    dfa.next.push_back(row);
+    dfa.runs.emplace_back();
     dfa.rule_edges.emplace_back();
     return id;
   };
@@ -208,7 +235,7 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
         t = intern(closure(targets));
         local.push_back({targets, t});
       }
-      for (int c = a; c < b; ++c) dfa.next[d][c] = t;
+      LocalDfa::Append(&dfa.runs[d], a, b - 1, t);
     }
     std::sort(rule_targets.begin(), rule_targets.end());
     for (size_t i = 0; i < rule_targets.size();) {
@@ -234,16 +261,6 @@ LocalDfa Minimize(LocalDfa d) {
   int64_t work = 0;
   std::vector<int32_t> block(n);
   for (int32_t s = 0; s < n; ++s) block[s] = d.final[s];
-  // Each state's byte row as runs (first byte, target): rows have few runs, so a round costs the
-  // runs rather than 256 lookups per state.
-  std::vector<std::pair<int32_t, int32_t>> runs;  // all states' runs, state s's at [run_begin[s], run_begin[s+1])
-  std::vector<int32_t> run_begin(n + 1, 0);
-  for (int32_t s = 0; s < n; ++s) {
-    int32_t last = -3;
-    for (int b = 0; b < 256; ++b)
-      if (d.next[s][b] != last) runs.push_back({b, d.next[s][b]}), last = d.next[s][b];
-    run_begin[s + 1] = static_cast<int32_t>(runs.size());
-  }
   int32_t num_blocks = 0;
   SequenceInterner ids;  // one round's signatures
   std::vector<int32_t> next_block(n), sig;
@@ -252,11 +269,16 @@ LocalDfa Minimize(LocalDfa d) {
     for (int32_t s = 0; s < n; ++s) {
       sig.clear();
       sig.push_back(block[s]);
-      int32_t last = -3;
-      for (int32_t k = run_begin[s]; k < run_begin[s + 1]; ++k) {  // (byte, block) at each change of block
-        auto [b, t] = runs[k];
-        int32_t tb = t < 0 ? -1 : block[t];
-        if (tb != last) sig.push_back(b), sig.push_back(tb), last = tb;
+      // Runs over blocks, contiguous runs into one block merged: (lo, hi, block) each.
+      int32_t last_block = -1, last_hi = -2;
+      for (const ByteRun& run : d.runs[s]) {
+        const int32_t tb = block[run.target];
+        if (tb == last_block && run.lo == last_hi + 1) {
+          sig.back() = run.hi;
+        } else {
+          sig.push_back(tb), sig.push_back(run.lo), sig.push_back(run.hi);
+        }
+        last_block = tb, last_hi = run.hi;
       }
       sig.push_back(-2);
       for (const RuleEdge& e : d.rule_edges[s]) sig.push_back(e.rule), sig.push_back(block[e.target]);
@@ -279,9 +301,9 @@ LocalDfa Minimize(LocalDfa d) {
     if (remap[block[s]] < 0) remap[block[s]] = static_cast<int32_t>(order.size()), order.push_back(s);
   LocalDfa out;
   for (int32_t rep : order) {
-    std::array<int32_t, 256> row;
-    for (int b = 0; b < 256; ++b) row[b] = d.next[rep][b] < 0 ? -1 : remap[block[d.next[rep][b]]];
-    out.next.push_back(row);
+    std::vector<ByteRun> runs;
+    for (const ByteRun& run : d.runs[rep]) LocalDfa::Append(&runs, run.lo, run.hi, remap[block[run.target]]);
+    out.runs.push_back(std::move(runs));
     std::vector<RuleEdge> edges;
     for (const RuleEdge& e : d.rule_edges[rep]) edges.push_back({e.rule, remap[block[e.target]]});
     out.rule_edges.push_back(std::move(edges));
@@ -308,9 +330,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
       repeat[r] = {body.min, body.max};
       counted_item[r] = g.exprs[body.children[0]].rule;
       LocalDfa loop;  // one final state reading X back into itself
-      std::array<int32_t, 256> row;
-      row.fill(-1);
-      loop.next.push_back(row);
+      loop.runs.emplace_back();
       loop.rule_edges.push_back({{counted_item[r], 0}});
       loop.final.push_back(1);
       XG_USER_CHECK(--budget > 0) << "grammar too large: the automata exceed the state limit";
@@ -338,7 +358,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
         if (t >= 0 && !seen[t]) seen[t] = 1, stack.push_back(t);
       };
       if (bytes_ok)
-        for (int b = 0; b < 256; ++b) push(d.next[s][b]);
+        for (const ByteRun& run : d.runs[s]) push(run.target);
       for (const RuleEdge& e : d.rule_edges[s])
         if (rule_ok[e.rule]) push(e.target);
     }
@@ -394,11 +414,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
         rev[t].push_back(s);
         if (!fwd[t]) fwd[t] = 1, stack.push_back(t);
       };
-      int32_t last = -2;
-      for (int b = 0; b < 256; ++b) {
-        int32_t t = d.next[s][b];
-        if (t != last) edge(t), last = t;
-      }
+      for (const ByteRun& run : d.runs[s]) edge(run.target);
       for (auto& e : d.rule_edges[s]) edge(e.target);
     }
     for (int32_t s = 0; s < n; ++s)
@@ -430,11 +446,12 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
       if (gs < 0) continue;
       out.state_rule_[gs] = r;
       out.is_final_[gs] = d.final[s];
-      for (int b = 0; b < 256; ++b) {
-        int32_t t = d.next[s][b];
-        int32_t gt = t >= 0 ? local_to_global[r][t] : -1;
-        out.byte_next_[static_cast<size_t>(gs) * 256 + b] = gt;
-        if (gt >= 0) out.has_bytes_[gs] = 1;
+      for (const ByteRun& run : d.runs[s]) {
+        const int32_t gt = local_to_global[r][run.target];
+        if (gt < 0) continue;
+        std::fill(&out.byte_next_[static_cast<size_t>(gs) * 256 + run.lo],
+                  &out.byte_next_[static_cast<size_t>(gs) * 256 + run.hi + 1], gt);
+        out.has_bytes_[gs] = 1;
       }
       for (const RuleEdge& e : d.rule_edges[s]) {
         int32_t gt = local_to_global[r][e.target];
