@@ -45,6 +45,8 @@ class ParseConfigCache {
     return t != kUnknown ? t : Compute(config, byte);
   }
   uint8_t Flags(int32_t config) const { return configs_[config].flags; }
+  // The items of a configuration (origins as in Config below: a config id, kSelf or virtual).
+  const std::vector<EarleyItem>& Items(int32_t config) const { return configs_[config].items; }
   size_t Size() const { return configs_.size(); }
   // Drops every configuration but the initial one.
   void Clear();

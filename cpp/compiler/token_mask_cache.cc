@@ -69,11 +69,55 @@ struct TokenOutcome {
 // die without any follow rule completing (rejected outright: most of the vocabulary, never listed). `subset` (ascending sorted
 // positions) restricts the walk; null walks the whole vocabulary. A prefix that dies rejects every
 // token under it at once (RunEnd skips the run without reading the tokens).
+// Tails for the walk (token_slices.h): per configuration, the slice of a wide lexical loop one of
+// its lineage-0 items is at the entry of, if any. Looked up once per configuration of the walk.
+class TailFinder {
+ public:
+  TailFinder(const GrammarFsm& fsm, const TokenizerInfo& tok, const ParseConfigCache& cache)
+      : fsm_(fsm), tok_(tok), cache_(cache) {}
+  const TokenSlice* Of(int32_t config) {
+    if (static_cast<size_t>(config) >= checked_.size()) checked_.resize(config + 1, 0), found_.resize(config + 1);
+    if (!checked_[config]) {
+      checked_[config] = 1;
+      for (const EarleyItem& it : cache_.Items(config)) {
+        if (it.lineage != 0 || !IsWideLoopHead(it.state)) continue;
+        LoopDfa loop;
+        if (!ByteLoopOf(fsm_, it.state, &loop)) continue;
+        std::shared_ptr<const TokenSlice> slice = tok_.Slices().Get(tok_, loop);
+        if (slice && !slice->tails.empty()) {
+          found_[config] = std::move(slice);
+          break;
+        }
+      }
+    }
+    return found_[config].get();
+  }
+  void Clear() { checked_.clear(), found_.clear(); }
+
+  // A state that loops on a byte itself and has edges on at least kMinWideLoopBytes bytes.
+  static bool IsWideLoopHead(const GrammarFsm& fsm, int32_t state) {
+    const int32_t* row = fsm.NextRow(state);
+    int32_t edges = 0;
+    bool self = false;
+    for (int b = 0; b < 256; ++b) edges += row[b] >= 0, self |= row[b] == state;
+    return self && edges >= kMinWideLoopBytes;
+  }
+
+ private:
+  bool IsWideLoopHead(int32_t state) const { return IsWideLoopHead(fsm_, state); }
+  const GrammarFsm& fsm_;
+  const TokenizerInfo& tok_;
+  const ParseConfigCache& cache_;
+  std::vector<uint8_t> checked_;
+  std::vector<std::shared_ptr<const TokenSlice>> found_;
+};
+
 template <typename Report>
 void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::vector<int32_t>* subset,
-                uint8_t leave_flags, Report&& report) {
+                uint8_t leave_flags, Report&& report, TailFinder* tails = nullptr) {
   constexpr size_t kMaxConfigs = 1 << 14;  // ~16 MiB of transition rows
   const int32_t count = subset ? static_cast<int32_t>(subset->size()) : tok.NumSorted();
+  const bool use_tails = tails != nullptr && subset == nullptr;  // tails skip runs of the whole vocabulary
   std::vector<int32_t> config(1, cache.Initial());  // config[d]: configuration after d bytes
   std::vector<uint8_t> follow_done(1, 0);          // a follow rule completed within bytes 1..d
   int32_t depth = 0;
@@ -93,6 +137,7 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
     prev = t;
     if (cache.Size() > kMaxConfigs) {  // over budget: start afresh (ids are invalidated)
       cache.Clear();
+      if (tails) tails->Clear();
       depth = 0;
       config.assign(1, cache.Initial());
     }
@@ -100,6 +145,7 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
     if (static_cast<int32_t>(config.size()) < len + 1) config.resize(len + 1), follow_done.resize(len + 1, 0);
     depth = std::min(depth, lcp);
     bool dead = false;
+    int32_t tail_node = -1;  // depth of a new trie node whose configuration enters a wide loop
     for (; depth < len; ++depth) {
       int32_t next = cache.Step(config[depth], static_cast<uint8_t>(t[depth]));
       if (next == ParseConfigCache::kDead) {
@@ -109,6 +155,63 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
       config[depth + 1] = next;
       follow_done[depth + 1] =
           follow_done[depth] | ((cache.Flags(next) & leave_flags) != 0);
+      if (use_tails && depth + 1 < TokenSlice::kMaxTailOffset && tails->Of(next)) {
+        tail_node = depth + 1;
+        ++depth;
+        break;
+      }
+    }
+    if (tail_node >= 0) {
+      // Every token under this node whose rest is read whole by the loop is alive at lineage 0
+      // (accepted); only the others are parsed, from this node's configuration.
+      const int32_t e = tail_node;
+      const std::vector<uint32_t>& bits = tails->Of(config[e])->tails;
+      const int32_t end = tok.RunEnd(pos, e);
+      std::string_view prev_walked;
+      int32_t inner = e;  // config[0..inner] hold the prefix of prev_walked (or of the node)
+      for (int32_t j = pos; j < end;) {
+        if ((bits[j] >> e) & 1) {
+          report(j, TokenOutcome{true, ParseConfigCache::kHasLineage0, follow_done[e] != 0});
+          ++j;
+          continue;
+        }
+        std::string_view u = tok.SortedToken(j);
+        const int32_t ulen = static_cast<int32_t>(u.size());
+        if (static_cast<int32_t>(config.size()) < ulen + 1) config.resize(ulen + 1), follow_done.resize(ulen + 1, 0);
+        int32_t d = e;
+        if (!prev_walked.empty()) {
+          const int32_t m = static_cast<int32_t>(std::min(prev_walked.size(), u.size()));
+          while (d < m && prev_walked[d] == u[d]) ++d;
+          d = std::min(d, inner);
+        }
+        bool udead = false;
+        for (; d < ulen; ++d) {
+          int32_t next = cache.Step(config[d], static_cast<uint8_t>(u[d]));
+          if (next == ParseConfigCache::kDead) {
+            udead = true;
+            break;
+          }
+          config[d + 1] = next;
+          follow_done[d + 1] = follow_done[d] | ((cache.Flags(next) & leave_flags) != 0);
+        }
+        prev_walked = u;
+        inner = d;
+        if (!udead) {
+          report(j, TokenOutcome{true, cache.Flags(config[ulen]), follow_done[ulen] != 0});
+          ++j;
+          continue;
+        }
+        // Tokens sharing the first d+1 bytes die at the same byte (none has its tail bit: the loop
+        // item would have read those bytes too, and the configuration would not be dead).
+        const TokenOutcome outcome{false, 0, follow_done[d] != 0};
+        const int32_t dead_end = tok.RunEnd(j, d + 1);
+        if (outcome.follow_done)
+          for (int32_t i = j; i < dead_end; ++i) report(i, outcome);
+        j = dead_end;
+      }
+      depth = e;  // config[0..e] still hold the node's prefix, shared by every token of the run
+      k = end;
+      continue;
     }
     if (!dead) {
       report(pos, TokenOutcome{true, cache.Flags(config[len]), follow_done[len] != 0});
@@ -145,12 +248,11 @@ namespace {
 std::shared_ptr<const TokenSlice> UsefulSlice(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state) {
   // Only a state that loops on some byte itself can read most tokens whole (string bodies, free
   // text); this keeps the loop search off the many states that cannot.
-  const int32_t* row = fsm.NextRow(state);
-  if (std::find(row, row + 256, state) == row + 256) return nullptr;
+  if (!TailFinder::IsWideLoopHead(fsm, state)) return nullptr;
   LoopDfa loop;
   if (!ByteLoopOf(fsm, state, &loop)) return nullptr;
   std::shared_ptr<const TokenSlice> slice = tok.Slices().Get(tok, loop);
-  return slice->Useful() ? slice : nullptr;
+  return slice && slice->Useful() ? slice : nullptr;
 }
 
 }  // namespace
@@ -167,6 +269,7 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
   // Positions in the sorted vocabulary; rejected tokens are the rest and are never listed here
   // (most states reject most of the vocabulary).
   std::vector<int32_t> accepted, uncertain;
+  TailFinder tails(fsm, tok, cache);
   WalkTokens(cache, tok, slice ? &slice->complement : nullptr, EarleyParser::kTopCompleted,
              [&](int32_t pos, const TokenOutcome& o) {
                if (o.alive) {
@@ -177,7 +280,8 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
                } else if (o.follow_done) {
                  uncertain.push_back(pos);  // died after leaving the rule: the real context decides
                }
-             });
+             },
+             &tails);
 
   TokenMaskEntry e;
   const size_t num_accepted = accepted.size() + (slice ? slice->num_accepted : 0);

@@ -94,7 +94,8 @@ PYBIND11_MODULE(_core, m) {
         XG_USER_CHECK(id >= 0 && id < t.NumTokens()) << "token id " << id << " out of range";
         return py::bytes(t.Token(id));
       })
-      .def("memory_bytes", &TokenizerInfo::MemoryBytes);
+      .def("memory_bytes", &TokenizerInfo::MemoryBytes)
+      .def_property_readonly("num_token_slices", [](const TokenizerInfo& t) { return t.Slices().NumSlices(); });
 
   py::class_<Grammar>(m, "Grammar")
       .def_static(

@@ -20,7 +20,7 @@ namespace {
 std::shared_ptr<const TokenizerInfo> WordVocab() {
   std::vector<std::string> toks = {"a", "b", "ab", "abc", "ba", "hello", "world", " w", "x", "y", "z", "zz",
                                    "\"", "\"a", "a\"", "\",", "\"}", "{", "}", ":", ",", "\\", "\\n", "\\\"",
-                                   "\xc3\xa9", "\xc3", "\xa9"};
+                                   "\xc3\xa9", "\xc3", "\xa9", "x\"", "zz\":", "y\\n"};
   toks.push_back("<eos>");
   const int32_t n = static_cast<int32_t>(toks.size());
   return std::make_shared<TokenizerInfo>(toks, n, std::vector<int32_t>{}, std::vector<int32_t>{n - 1});
@@ -54,6 +54,20 @@ TEST(TokenSlices, SliceIsExactlyTheTokensTheLoopReadsWhole) {
     accepted += lower;
   }
   EXPECT_EQ(slice.num_accepted, accepted);
+}
+
+TEST(TokenSlices, TailsAreTheOffsetsFromWhichTheRestIsReadWhole) {
+  auto tok = WordVocab();
+  TokenSlice slice = ComputeTokenSlice(*tok, LowercaseLoop());
+  ASSERT_EQ(slice.tails.size(), static_cast<size_t>(tok->NumSorted()));
+  for (int32_t p = 0; p < tok->NumSorted(); ++p) {
+    const std::string_view t = tok->SortedToken(p);
+    for (size_t i = 0; i < t.size(); ++i) {
+      const bool rest_lower = std::all_of(t.begin() + i, t.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+      EXPECT_EQ((slice.tails[p] >> i) & 1, rest_lower ? 1u : 0u) << t << " from " << i;
+    }
+    EXPECT_EQ(slice.tails[p] >> t.size(), 0u) << t;  // no offset at or past the end
+  }
 }
 
 TEST(TokenSlices, NarrowLoopKeepsOnlyItsCount) {
@@ -135,6 +149,32 @@ TEST(TokenSlices, MasksBuiltWithSlicesEqualTheOracle) {
     ASSERT_TRUE(m.AcceptToken(id)) << piece;
   }
   EXPECT_GT(tok->Slices().NumSlices(), 0u);  // the string bodies went through the slice cache
+}
+
+TEST(TokenSlices, MasksBuiltWithTailsEqualTheOracle) {
+  // After `{"` the state is no loop itself, but most first bytes lead into the string-body loop:
+  // the walk accepts those subtrees by their tails and parses only the rest.
+  auto tok = WordVocab();
+  auto cg = std::make_shared<const CompiledGrammar>(
+      ParseEbnf(R"(root ::= "{\"" ([^"\\ab] [^"\\]* | "a" "b"? | "b" "a"+) "\":" ("x" | "\"" [^"]* "\"") "}")"),
+      tok);
+  for (const std::vector<std::string>& text :
+       {std::vector<std::string>{"{", "\"", "hello", " w", "\"", ":", "\"a", "\"}"},
+        std::vector<std::string>{"{", "\"a", "b", "\"", ":", "x", "}"},
+        std::vector<std::string>{"{", "\"", "ba", "a\"", ":", "x", "}"}}) {
+    GrammarMatcher m(cg);
+    std::vector<uint32_t> mask(tok->MaskWords()), oracle(tok->MaskWords());
+    for (const std::string& piece : text) {
+      m.FillNextTokenBitmask(mask.data(), tok->MaskWords());
+      m.FillNextTokenBitmaskBruteForce(oracle.data(), tok->MaskWords());
+      ASSERT_EQ(mask, oracle) << "before " << piece;
+      int32_t id = -1;
+      for (int32_t i = 0; i < tok->NumTokens(); ++i)
+        if (tok->Token(i) == piece) id = i;
+      ASSERT_GE(id, 0) << piece;
+      ASSERT_TRUE(m.AcceptToken(id)) << piece;
+    }
+  }
 }
 
 }  // namespace

@@ -51,6 +51,21 @@ TokenSlice ComputeTokenSlice(const TokenizerInfo& tok, const LoopDfa& loop) {
     const int32_t end = tok.RunEnd(k, depth + 1);
     for (; k < end; ++k) out.complement.push_back(k);
   }
+  if (out.num_accepted >= n / 4) {
+    out.tails.assign(n, 0);
+    for (int32_t k = 0; k < n; ++k) {
+      std::string_view t = tok.SortedToken(k);
+      const int32_t len = static_cast<int32_t>(t.size());
+      uint32_t bits = 0;
+      for (int32_t i = 0; i < std::min(len, TokenSlice::kMaxTailOffset); ++i) {
+        int32_t st = 0;
+        int32_t j = i;
+        while (j < len && (st = loop.next[static_cast<size_t>(st) * 256 + static_cast<uint8_t>(t[j])]) >= 0) ++j;
+        if (j == len) bits |= 1u << i;
+      }
+      out.tails[k] = bits;
+    }
+  }
   if (out.num_accepted < n / 4) {
     // Walking the whole trie is about as cheap as walking this complement: keep only the count,
     // so that narrow loops (digits, whitespace) cost the cache a few bytes.
@@ -77,7 +92,7 @@ std::shared_ptr<const TokenSlice> TokenSliceCache::Get(const TokenizerInfo& tok,
     }
   }
   if (computed_elsewhere.valid()) return computed_elsewhere.get();  // waits outside the lock
-  if (!keep) return std::make_shared<const TokenSlice>(ComputeTokenSlice(tok, loop));  // full: not kept
+  if (!keep) return nullptr;  // full: the caller walks without a slice (a slice costs more than one walk)
   try {
     auto slice = std::make_shared<const TokenSlice>(ComputeTokenSlice(tok, loop));
     {

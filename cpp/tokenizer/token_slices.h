@@ -17,8 +17,10 @@
 // lives in the TokenizerInfo, so it is shared by every grammar and compiler of the vocabulary.
 //
 // Contract: Get() is thread-safe; concurrent requests for one loop compute it once. The cache holds
-// at most kMaxSlices slices (each ~MaskWords() + |complement| words); past that a slice is computed
-// for the caller and not kept, which costs time, never correctness.
+// at most kMaxSlices slices (each ~MaskWords() + |complement| + NumSorted() words: ~1.4 MB on a
+// 262k vocabulary); past that Get() returns null and the caller walks without a slice (computing
+// one costs more than the walk it saves once), which costs time, never correctness. Callers ask
+// only for wide loops (kMinWideLoopBytes below), which are few.
 #pragma once
 
 #include <cstdint>
@@ -44,20 +46,36 @@ struct LoopDfa {
 
 // A slice is *useful* when the loop reads at least a quarter of the vocabulary whole; a slice that is
 // not keeps only its count (its sets would save the mask-cache walk little).
+//
+// A useful slice also keeps the loop's *tails*: per token, the offsets i < kMaxTailOffset at which the
+// token's rest (bytes i..end) is read whole from the loop's entry. The mask-cache walk uses them when
+// a prefix brings the parse into the loop (the first character of a key, a string value predicted
+// by the state): every token under that trie node whose tail bit is set is accepted without being
+// parsed, and only the others are walked.
 struct TokenSlice {
+  static constexpr int32_t kMaxTailOffset = 32;
   std::vector<uint32_t> accepted_bits;  // tokens read whole by the loop, packed by id (MaskWords() words)
   std::vector<int32_t> complement;      // every other normal token: positions in the sorted vocabulary, ascending
+  std::vector<uint32_t> tails;          // per sorted position: bit i set iff bytes i.. are read whole
   int32_t num_accepted = 0;
   bool Useful() const { return !accepted_bits.empty(); }
-  size_t MemoryBytes() const { return sizeof(*this) + (accepted_bits.capacity() + complement.capacity()) * 4; }
+  size_t MemoryBytes() const {
+    return sizeof(*this) + (accepted_bits.capacity() + complement.capacity() + tails.capacity()) * 4;
+  }
 };
 
-// The slice of `loop` over `tok` (one vocabulary walk).
+// The slice of `loop` over `tok` (one vocabulary walk, plus the tails of a useful slice).
 TokenSlice ComputeTokenSlice(const TokenizerInfo& tok, const LoopDfa& loop);
+
+// Whether a state whose row has `bytes_with_edges` bytes can head a loop worth a slice: only loops
+// that read almost any byte (string bodies, free text) leave most of the vocabulary alive; the
+// walk over a narrow loop (digits, whitespace, [a-z]) skips dead prefixes and is cheap already.
+constexpr int32_t kMinWideLoopBytes = 96;
 
 class TokenSliceCache {
  public:
-  static constexpr size_t kMaxSlices = 256;
+  static constexpr size_t kMaxSlices = 64;
+  // The slice of `loop`, computed now if needed; null when the cache is full.
   std::shared_ptr<const TokenSlice> Get(const TokenizerInfo& tok, const LoopDfa& loop);
   size_t NumSlices() const;
   size_t MemoryBytes() const;
