@@ -35,6 +35,8 @@ class CombinatorsMixin:
             raise SchemaError(ptr, "allOf entries must be schemas")
         a, b = self._pin_resource(a, ptr), self._pin_resource(b, ptr)
         a, b = strip_annotations(a), strip_annotations(b)
+        if a == b and json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True):
+            return a  # x and x is x (text equality: Python's == would equate 1 and true)
         # Keywords whose meaning depends on their own schema object are rewritten before the objects are merged.
         for side in (a, b):
             self._check_keywords(side, ptr)
@@ -203,7 +205,9 @@ class CombinatorsMixin:
         rest = {k: v for k, v in schema.items() if k != kw}
         merged = [self._merge(rest, self._deref(b, f"{ptr}/{kw}/{i}"), f"{ptr}/{kw}/{i}")
                   for i, b in enumerate(branches)]
+        overlap = None
         if kw == "oneOf" and not self._disjoint(merged):
+            overlap = True
             # Exactly one: branch i and the complement of every other branch (complements of simple schemas only).
             try:  # every branch must be complementable; checked once here, so the error names the oneOf
                 for i, b in enumerate(branches):
@@ -217,12 +221,42 @@ class CombinatorsMixin:
         options = []
         for i, m in enumerate(merged):
             try:
-                options.append(self.visit(m, f"{ptr}/{kw}/{i}"))
+                if kw == "anyOf" or overlap is None:
+                    options.append(self._visit_merged_branch(schema, branches[i], m, f"{ptr}/{kw}/{i}"))
+                else:
+                    options.append(self.visit(m, f"{ptr}/{kw}/{i}"))
             except Unsatisfiable:
                 continue
         if not options:
             raise Unsatisfiable(f"{ptr}/{kw}", f"no branch of '{kw}' accepts a value")
         return choice(options)
+
+    def _visit_merged_branch(self, parent: dict, branch, merged, ptr: str) -> str:
+        """The rule for ``merged`` (a branch merged with its siblings in ``parent``). A branch that is a bare $ref
+        gets one named rule per (parent schema object, target): a recursive $ref reached again through the same
+        anyOf closes as rule recursion instead of being inlined without end."""
+        if (not isinstance(branch, dict) or set(branch) - ANNOTATIONS != {"$ref"} or self._res.dynamic_refs
+                or not isinstance(merged, dict)):
+            return self.visit(merged, ptr)
+        target, _ = self._resolve(branch["$ref"], ptr)
+        rest = {k: v for k, v in parent.items() if k not in ("anyOf", "oneOf") and k not in ANNOTATIONS}
+        try:  # $refs are canonical (absolute), so equal text means equal constraints
+            key = (target, json.dumps(rest, sort_keys=True))
+        except (TypeError, ValueError):
+            return self.visit(merged, ptr)
+        memo = self.__dict__.setdefault("_merged_refs", {})
+        if key in memo:
+            return memo[key]
+        name = self.rules.reserve("alt" + target.replace("/", "_"))
+        memo[key] = name
+        try:
+            body = self.visit(merged, ptr)
+        except Unsatisfiable:
+            del memo[key]
+            self.rules.rules.pop(name)
+            raise
+        self.rules.define(name, body)
+        return name
 
     def _possible_types(self, schema) -> set[str] | None:
         """The JSON types a schema can accept, or None if unknown."""

@@ -67,6 +67,7 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         self.any_whitespace = any_whitespace
         self.rules = RuleTable()
         self._refs: dict[str, str] = {}  # resolved pointer -> rule name
+        self._inlined: dict[str, str] = {}  # text of a visited allOf schema -> rule name
         self._draft, ignored = self._detect_draft(schema, refs)
         check_document(schema, self._draft)
         for uri, doc in (refs or {}).items():
@@ -116,6 +117,8 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         if self._depth > self.MAX_DEPTH:
             raise UnsupportedSchemaError(ptr, f"the schema expands deeper than {self.MAX_DEPTH} levels (a recursive "
                                          "$ref inlined through allOf / anyOf / oneOf is not supported yet)")
+        if "allOf" in schema and not self._res.dynamic_refs:
+            return self._visit_inlined(schema, ptr)
         self._depth += 1
         saved = self._bindings
         self._enter_resource(schema)
@@ -124,6 +127,34 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         finally:
             self._depth -= 1
             self._bindings = saved
+
+    def _visit_inlined(self, schema: dict, ptr: str) -> str:
+        """An ``allOf`` merge inlines its $ref targets; a recursive $ref inlined that way reaches a schema with the
+        same text again. One named rule per distinct text (``$ref``s are canonical, absolute URIs, so equal text
+        means equal constraints) closes that recursion as rule recursion."""
+        try:
+            key = json.dumps(strip_annotations(schema), sort_keys=True)
+        except (TypeError, ValueError):
+            key = None
+        if key is not None and key in self._inlined:
+            return self._inlined[key]
+        self._depth += 1
+        saved = self._bindings
+        self._enter_resource(schema)
+        name = None
+        if key is not None:
+            name = self._inlined[key] = self.rules.reserve("merged")
+        try:
+            body = self._visit_dict(strip_annotations(schema), ptr)
+        except Unsatisfiable:
+            if name is not None:
+                del self._inlined[key]
+                self.rules.rules.pop(name)
+            raise
+        finally:
+            self._depth -= 1
+            self._bindings = saved
+        return self.rules.define(name, body) if name is not None else body
 
     MAX_DEPTH = 150
 

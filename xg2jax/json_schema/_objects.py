@@ -31,9 +31,6 @@ class ObjectsMixin:
         if hi is not None and hi < lo:
             raise Unsatisfiable(f"{ptr}/maxProperties", f"'minProperties' {lo} > 'maxProperties' {hi}")
         counted = bool(dependent) or lo > 0 or hi is not None
-        if counted and not self.any_order:
-            kw = "dependentRequired" if dependent else "minProperties" if lo else "maxProperties"
-            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' is supported with any_order=True only (so far)")
         additional = schema.get("additionalProperties", True)
         # Every name the object keywords mention is a declared member; undeclared ones take additionalProperties.
         absent = set(schema.get(ABSENT, []))
@@ -70,6 +67,10 @@ class ObjectsMixin:
         if counted:
             index = {e[0]: i for i, e in enumerate(entries)}
             deps = [sum(1 << index[d] for d in dependent.get(e[0], [])) for e in entries]
+            if not self.any_order:
+                kw = "dependentRequired" if dependent else "minProperties" if lo else "maxProperties"
+                return self._ordered_counted_object([(e[1], e[2]) for e in entries], extra, deps, lo, hi,
+                                                    f"{ptr}/{kw}")
             return self._any_order_object([(e[1], e[2]) for e in entries], extra, deps=deps, min_count=lo,
                                           max_count=hi)
         return self._object_expr([(e[1], e[2]) for e in entries], extra)
@@ -101,6 +102,74 @@ class ObjectsMixin:
             first_next = self.rules.add(f"obj_first_{k}", " | ".join(first_k))
             rest_next = self.rules.add(f"obj_rest_{k}", " | ".join(rest_k))
         body = first_next or '""'
+        return self.rules.add("object", seq(literal("{"), self.ws, body, self.ws, literal("}")))
+
+    MAX_ORDERED_STATES = 4096
+
+    def _ordered_counted_object(self, entries: list[tuple[str, bool]], extra: str | None, deps: list[int],
+                                min_count: int, max_count: int | None, ptr: str) -> str:
+        """Declared properties in schema order, then extra properties, with minProperties / maxProperties /
+        dependentRequired enforced exactly. Which optional properties appear is a finite-state choice: walking the
+        declared properties in order, the state is (members so far, capped where more no longer matters; the later
+        properties some present one requires; the earlier present properties that a later one depends on). One rule
+        per reachable state (at most MAX_ORDERED_STATES), then one per member count among the extra properties."""
+        n = len(entries)
+        sep = self.item_sep
+        # cap >= 1 so that count > 0 tells whether a separator is due.
+        cap = max_count if max_count is not None else max(min_count, 1)
+        # targets_after[k]: earlier-or-equal positions that some source at a position >= k depends on.
+        targets_after = [0] * (n + 1)
+        for k in range(n - 1, -1, -1):
+            targets_after[k] = targets_after[k + 1] | deps[k]
+        memo: dict[tuple, str] = {}
+
+        def tail(count: int) -> str | None:
+            """After the declared properties: extra properties, ``count`` members so far (None: no way to close)."""
+            key = ("tail", count)
+            if key in memo:
+                return memo[key]
+            options = ['""'] if count >= min_count else []
+            if extra and (max_count is None or count < max_count):
+                nxt = min(count + 1, cap)
+                if nxt == count:  # unbounded: any number of further extra properties
+                    options.append(f"( {sep} {extra} )+")
+                elif (after := tail(nxt)) is not None:
+                    options.append(seq(sep if count else "", extra, after))
+            memo[key] = self.rules.add(f"obj_tail_{count}", " | ".join(options)) if options else None
+            return memo[key]
+
+        def at(k: int, count: int, need: int, have: int) -> str | None:
+            """Deciding property k with ``count`` members so far, ``need`` = later properties that must appear,
+            ``have`` = present earlier properties some property at position >= k depends on. None: no way to
+            close the object from here."""
+            if k == n:
+                return tail(count)
+            key = (k, count, need, have)
+            if key in memo:
+                return memo[key]
+            if len(memo) >= self.MAX_ORDERED_STATES:
+                raise UnsupportedSchemaError(
+                    ptr, f"with properties in schema order, these property-count / dependentRequired constraints "
+                    f"need more than {self.MAX_ORDERED_STATES} grammar rules (pass any_order=True or simplify)")
+            member, req = entries[k]
+            bit = 1 << k
+            keep = targets_after[k + 1]
+            options = []
+            if (max_count is None or count < max_count) and not (deps[k] & (bit - 1) & ~have):
+                later = deps[k] & ~((bit << 1) - 1)
+                after = at(k + 1, min(count + 1, cap), (need | later) & ~bit, (have | bit) & keep)
+                if after is not None:
+                    options.append(seq(sep if count else "", member, after))
+            if not req and not need & bit:
+                after = at(k + 1, count, need, have & keep)
+                if after is not None:
+                    options.append(after)
+            memo[key] = self.rules.add(f"obj_ord_{k}", " | ".join(options)) if options else None
+            return memo[key]
+
+        body = at(0, 0, 0, 0)
+        if body is None:
+            raise Unsatisfiable(ptr, "no object satisfies the property keywords")
         return self.rules.add("object", seq(literal("{"), self.ws, body, self.ws, literal("}")))
 
     MAX_ANY_ORDER_PROPERTIES = 10
