@@ -207,6 +207,10 @@ class CombinatorsMixin:
                   for i, b in enumerate(branches)]
         overlap = None
         if kw == "oneOf" and not self._disjoint(merged):
+            restricted = self._without_shared_types(merged)
+            if restricted is not None and self._disjoint(restricted):
+                merged = restricted
+        if kw == "oneOf" and not self._disjoint(merged):
             overlap = True
             # Exactly one: branch i and the complement of every other branch (complements of simple schemas only).
             try:  # every branch must be complementable; checked once here, so the error names the oneOf
@@ -272,18 +276,3 @@ class CombinatorsMixin:
             t = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
             return t | ({"integer"} if "number" in t else set())
         return None
-
-    def _disjoint(self, branches: list) -> bool:
-        """True if no JSON value can satisfy two of the branches (decided from types and constants)."""
-        types = [self._possible_types(b) for b in branches]
-        for i in range(len(branches)):
-            for j in range(i + 1, len(branches)):
-                ti, tj = types[i], types[j]
-                if ti is not None and tj is not None and not (ti & tj):
-                    continue
-                bi, bj = branches[i], branches[j]
-                if (isinstance(bi, dict) and isinstance(bj, dict) and "const" in bi and "const" in bj
-                        and not json_equal(bi["const"], bj["const"])):
-                    continue
-                return False
-        return True

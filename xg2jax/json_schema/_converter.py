@@ -40,6 +40,7 @@ from xg2jax.json_schema._common import (
     strip_annotations,
 )
 from xg2jax.json_schema._complements import ComplementsMixin
+from xg2jax.json_schema._disjoint import DisjointMixin
 from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._patterns import PatternsMixin
@@ -52,7 +53,7 @@ from xg2jax.json_schema._values import ValuesMixin
 
 
 class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, RewritesMixin, RefsMixin,
-                      CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin, ObjectsMixin):
+                      CombinatorsMixin, DisjointMixin, ValuesMixin, ScalarsMixin, ArraysMixin, ObjectsMixin):
     """The visitor; each mixin holds the keywords of one concern (see the module docstrings)."""
 
     def __init__(self, schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
