@@ -10,6 +10,7 @@ from xg2jax.json_schema._common import (
     ABSENT,
     ANNOTATIONS,
     CONTAINS_ALL,
+    NOT_MULTIPLE_OF,
     NOT_STRINGS,
     SchemaError,
     Unsatisfiable,
@@ -19,6 +20,7 @@ from xg2jax.json_schema._common import (
     strip_annotations,
 )
 from xg2jax.json_schema._ebnf import choice
+from xg2jax.json_schema._keydfa import other_keys_pattern
 
 
 class CombinatorsMixin:
@@ -124,7 +126,7 @@ class CombinatorsMixin:
                 if not both:
                     return False
                 out[kw] = sorted(both)
-            elif kw in ("required", ABSENT, NOT_STRINGS):
+            elif kw in ("required", ABSENT, NOT_STRINGS, NOT_MULTIPLE_OF):
                 out[kw] = list(dict.fromkeys(list(va) + list(vb)))
             elif kw in ("minLength", "minItems", "minProperties") or (kw in ("minimum", "exclusiveMinimum")
                                                                        and self._draft >= 6):
@@ -134,6 +136,8 @@ class CombinatorsMixin:
             elif kw == "multipleOf" and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
                                             for v in (va, vb)):
                 out[kw] = math.lcm(va, vb)  # the common multiples of two integers are the multiples of their lcm
+            elif kw == "multipleOf" and _decimal_lcm(va, vb) is not None:
+                out[kw] = _decimal_lcm(va, vb)
             elif kw in ("minLength", "minItems", "minProperties"):
                 out[kw] = max(va, vb)
             elif kw in ("maxLength", "maxItems", "maxProperties"):
@@ -173,11 +177,15 @@ class CombinatorsMixin:
         a, b = ({**x, "patternProperties": {r: v for r, v in x["patternProperties"].items() if v not in (True, {})}}
                 if "patternProperties" in x and x.get("additionalProperties", True) in (True, {}) else x
                 for x in (a, b))
-        for x, y in ((a, b), (b, a)):
-            px, py = x.get("patternProperties", {}), y.get("patternProperties", {})
-            if y.get("additionalProperties", True) not in (True, {}) and not set(px) <= set(py):
-                raise UnsupportedSchemaError(f"{ptr}/patternProperties", "allOf: merging 'patternProperties' with "
-                                             "another schema's additionalProperties is not supported yet")
+        # A side whose additionalProperties would cover keys that only the other side's patterns match keeps it as
+        # a pattern of its own: "none of my names, none of my patterns" (other_keys_pattern); then the union of
+        # the patterns is exact.
+        # (Once one side has such a pattern, the other side's additionalProperties must become one too.)
+        if any(y.get("additionalProperties", True) not in (True, {})
+               and not set(x.get("patternProperties", {})) <= set(y.get("patternProperties", {}))
+               for x, y in ((b, a), (a, b))):
+            a, b = (self._additional_as_pattern(x, ptr) if x.get("additionalProperties", True) not in (True, {})
+                    else x for x in (a, b))
         sides = []
         for x in (a, b):
             props = x.get("properties", {})
@@ -198,6 +206,15 @@ class CombinatorsMixin:
         if adds:
             out["additionalProperties"] = adds[0] if len(adds) == 1 else {"allOf": adds}
         return out
+
+    @staticmethod
+    def _additional_as_pattern(x: dict, ptr: str) -> dict:
+        props = x.get("properties", {})
+        if not isinstance(props, dict):
+            raise SchemaError(f"{ptr}/properties", "'properties' must be an object")
+        patterns = dict(x.get("patternProperties", {}))
+        patterns[other_keys_pattern(list(props), list(patterns))] = x["additionalProperties"]
+        return {**{k: v for k, v in x.items() if k != "additionalProperties"}, "patternProperties": patterns}
 
     # anyOf / oneOf
     def _visit_alternatives(self, schema: dict, kw: str, ptr: str) -> str:
@@ -276,3 +293,19 @@ class CombinatorsMixin:
             t = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
             return t | ({"integer"} if "number" in t else set())
         return None
+
+
+def _decimal_lcm(a, b):
+    """The least common multiple of two positive decimals (as their JSON spellings are read: 2.5 is 5/2): the
+    common multiples of p1/q1 and p2/q2 (reduced) are the multiples of lcm(p1, p2) / gcd(q1, q2). None when an
+    input is not a positive number or the result has no exact float spelling."""
+    from fractions import Fraction
+
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (a, b)):
+        return None
+    fa, fb = Fraction(repr(a)), Fraction(repr(b))
+    m = Fraction(math.lcm(fa.numerator, fb.numerator), math.gcd(fa.denominator, fb.denominator))
+    if m.denominator == 1:
+        return int(m)
+    out = float(m)
+    return out if Fraction(repr(out)) == m else None

@@ -22,9 +22,12 @@ ABSENT = "x-xg2jax-absent"
 CONTAINS_ALL = "x-xg2jax-contains-all"
 # Internal keyword: strings other than the listed ones (the complement of const / enum among strings).
 NOT_STRINGS = "x-xg2jax-not-strings"
+# Internal keyword: numbers that are no multiple of any of the listed integers (the complement of an integer
+# multipleOf among numbers; non-numbers pass).
+NOT_MULTIPLE_OF = "x-xg2jax-not-multiple-of"
 APPLICATOR_KEYWORDS = {"$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependencies",
                        "dependentSchemas", "unevaluatedProperties", "unevaluatedItems"}
-SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS, CONTAINS_ALL} | APPLICATOR_KEYWORDS
+SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS, NOT_MULTIPLE_OF, CONTAINS_ALL} | APPLICATOR_KEYWORDS
              | ANNOTATIONS | OBJECT_KEYWORDS
              | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS)
 # Validation keywords of the supported drafts that this version cannot enforce yet: an error naming them. Any other

@@ -30,6 +30,7 @@ from xg2jax.json_schema._common import (
     ABSENT,
     ANNOTATIONS,
     FRACTION_ONLY,
+    NOT_MULTIPLE_OF,
     NOT_STRINGS,
     TYPES,
     SchemaError,
@@ -206,6 +207,15 @@ class ComplementsMixin:
                 return self._negate(node, target)
             finally:
                 active.discard(target)
+        if kw == "multipleOf":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise SchemaError(where, "'multipleOf' must be a number > 0")
+            if not float(value).is_integer():
+                raise UnsupportedSchemaError(where, "the complement of a non-integer 'multipleOf' is not supported")
+            # Numbers with a fraction (never a multiple of an integer), integers with a remainder.
+            return [{"type": "number", FRACTION_ONLY: True}, {"type": "integer", NOT_MULTIPLE_OF: [int(value)]}]
+        if kw == NOT_MULTIPLE_OF:
+            return [{"type": "integer", "multipleOf": k} for k in value]
         if kw in (FRACTION_ONLY,):
             return [{"type": [t for t in TYPES if t != "number"]}, {"type": "integer"}]
         if kw in ("minContains", "maxContains"):

@@ -18,6 +18,7 @@ from xg2jax.json_schema._common import (
     ARRAY_KEYWORDS,
     CONTAINS_ALL,
     FRACTION_ONLY,
+    NOT_MULTIPLE_OF,
     NOT_STRINGS,
     NUMBER_KEYWORDS,
     OBJECT_KEYWORDS,
@@ -26,7 +27,7 @@ from xg2jax.json_schema._common import (
     SchemaError,
     strip_annotations,
 )
-from xg2jax.json_schema._keydfa import RegexUnsupported, matches, product, regex_dfa
+from xg2jax.json_schema._keydfa import RegexUnsupported, key_dfa, matches, product, regex_dfa
 
 _MAX_DEPTH = 6
 # Keywords that constrain values of one JSON type (a schema without them, and without applicators, accepts every
@@ -35,8 +36,8 @@ _TYPE_KEYWORDS = {
     "object": OBJECT_KEYWORDS | {ABSENT, "dependentSchemas", "dependencies", "unevaluatedProperties"},
     "array": ARRAY_KEYWORDS | {CONTAINS_ALL, "unevaluatedItems"},
     "string": STRING_KEYWORDS | {NOT_STRINGS, "format"},
-    "number": NUMBER_KEYWORDS | {FRACTION_ONLY, "format"},
-    "integer": NUMBER_KEYWORDS | {FRACTION_ONLY, "format"},
+    "number": NUMBER_KEYWORDS | {FRACTION_ONLY, NOT_MULTIPLE_OF, "format"},
+    "integer": NUMBER_KEYWORDS | {FRACTION_ONLY, NOT_MULTIPLE_OF, "format"},
     "boolean": set(),
     "null": set(),
 }
@@ -216,7 +217,7 @@ class DisjointMixin:
             return props[name] is False
         for regex in (y.get("patternProperties") or {}):
             try:
-                if matches(regex_dfa(regex), name):
+                if matches(key_dfa(regex), name):
                     return False
             except RegexUnsupported:
                 return False

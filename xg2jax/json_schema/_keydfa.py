@@ -16,6 +16,9 @@ documented approximation, the same as for ``pattern`` and for declared property 
 
 from __future__ import annotations
 
+import functools
+import json
+
 MAX_CP = 0x10FFFF
 _LINE_TERMINATORS = [(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)]
 _SPACE = [(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x2028, 0x2029),
@@ -463,6 +466,26 @@ def product(dfas: list[DFA]) -> tuple[list[tuple[int, int]], list[list[int]], li
         delta.append(row)
     accept = [tuple(q >= 0 and d.accept[q] for q, d in zip(s, dfas)) for s in order]
     return atoms, delta, accept
+
+
+# A patternProperties key the converter makes (never a user regex: it starts with NUL): the keys that are none of
+# the listed names and match none of the listed patterns, i.e. the keys one schema's additionalProperties covers
+# (an allOf merge keeps that schema's additionalProperties as such a pattern next to the other side's patterns).
+OTHER_KEYS = "\x00xg2jax-other-keys:"
+
+
+def other_keys_pattern(names: list[str], patterns: list[str]) -> str:
+    return OTHER_KEYS + json.dumps([sorted(names), sorted(patterns)], ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=256)
+def key_dfa(pattern: str) -> DFA:
+    """DFA of a patternProperties key: a regex, or an ``other_keys_pattern``."""
+    if not pattern.startswith(OTHER_KEYS):
+        return regex_dfa(pattern)
+    names, patterns = json.loads(pattern[len(OTHER_KEYS):])
+    atoms, delta, accept = product([names_dfa(names)] + [key_dfa(p) for p in patterns])
+    return DFA(atoms, delta, [not any(v) for v in accept])
 
 
 def matches(dfa: DFA, text: str) -> bool:

@@ -30,6 +30,7 @@ from xg2jax.json_schema._common import (
 from xg2jax.json_schema._ebnf import choice, seq
 from xg2jax.json_schema._keydfa import (
     RegexUnsupported,
+    key_dfa,
     length_dfa,
     matches,
     names_dfa,
@@ -55,7 +56,7 @@ class PatternsMixin:
     @staticmethod
     def _regex_dfa(regex: str, where: str):
         try:
-            return regex_dfa(regex)
+            return key_dfa(regex)
         except RegexUnsupported as e:
             raise UnsupportedSchemaError(where, f"regex {json.dumps(regex)}: {e} is not supported for property "
                                          "names") from None

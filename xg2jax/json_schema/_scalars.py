@@ -8,6 +8,7 @@ import math
 from xg2jax.json_schema._check import regex_problem
 from xg2jax.json_schema._common import (
     FRACTION_ONLY,
+    NOT_MULTIPLE_OF,
     NOT_STRINGS,
     TYPES,
     SchemaError,
@@ -19,6 +20,7 @@ from xg2jax.json_schema._formats import FORMATS
 from xg2jax.json_schema._keydfa import RegexUnsupported, length_dfa, product, regex_dfa
 from xg2jax.json_schema._numbers import (
     decimal_multiple_of,
+    multiple_of_at_least,
     decimal_step,
     integer_range,
     multiple_of,
@@ -61,15 +63,26 @@ class ScalarsMixin:
     def _type_integer(self, schema, ptr):
         lo, hi = self._integer_bounds(schema, ptr)
         k = schema.get("multipleOf")
-        if k is not None:
-            if isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0:
+        excluded = schema.get(NOT_MULTIPLE_OF) or []
+        if k is not None or excluded:
+            if k is not None and (isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0):
                 raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
             try:
-                p, d = decimal_step(k)
-                step = p // math.gcd(p, 10 ** d)  # integer n is a multiple of p / 10**d iff step divides n
-                digits = self._integer_multiples(step, lo, hi, schema, ptr)
+                step = 1
+                if k is not None:
+                    p, d = decimal_step(k)
+                    step = p // math.gcd(p, 10 ** d)  # integer n is a multiple of p / 10**d iff step divides n
+                if excluded:
+                    # Remainders modulo lcm(step, excluded...): divisible by step and by none of the excluded.
+                    modulus = math.lcm(step, *excluded)
+                    digits = self._integer_multiples(
+                        modulus, lo, hi, schema, ptr,
+                        ok=lambda r: r % step == 0 and all(r % e for e in excluded))
+                else:
+                    digits = self._integer_multiples(step, lo, hi, schema, ptr)
             except ValueError as e:
-                raise UnsupportedSchemaError(f"{ptr}/multipleOf", str(e)) from None
+                kw = "multipleOf" if k is not None else "not"
+                raise UnsupportedSchemaError(f"{ptr}/{kw}", str(e)) from None
         elif lo is None and hi is None:
             return "j_integer"
         else:
@@ -99,11 +112,12 @@ class ScalarsMixin:
 
     MAX_ENUMERATED_MULTIPLES = 500
 
-    def _integer_multiples(self, k: int, lo: int | None, hi: int | None, schema, ptr) -> str:
-        """The integers in [lo, hi] divisible by k: the non-negative and the negative side each either unbounded
-        away from 0 (the divisibility automaton) or finite (listed)."""
+    def _integer_multiples(self, k: int, lo: int | None, hi: int | None, schema, ptr, ok=None) -> str:
+        """The integers in [lo, hi] divisible by k (with ``ok``: whose remainder r modulo k has ok(r)): the
+        non-negative and the negative side each either unbounded (the divisibility automaton, from a bound away from
+        0 with a digit-by-digit comparison) or finite (listed)."""
         if lo is None and hi is None:
-            return multiple_of(k, self.rules)
+            return multiple_of(k, self.rules, ok=ok)
         if lo is not None and hi is not None and lo > hi:
             raise self._empty_range(schema, ptr)
         parts = []
@@ -112,10 +126,20 @@ class ScalarsMixin:
             if a is not None and b is not None and a > b:
                 continue
             if (sign == "nonneg" and b is None and a == 0) or (sign == "neg" and a is None and b == -1):
-                parts.append(multiple_of(k, self.rules, sign))
+                parts.append(multiple_of(k, self.rules, sign, ok=ok))
                 continue
-            if a is None or b is None:
-                raise ValueError("'multipleOf' with a bound away from 0 on an unbounded side is not supported yet")
+            if b is None:  # [a, oo) with a >= 1
+                parts.append(multiple_of_at_least(k, a, self.rules, ok=ok))
+                continue
+            if a is None:  # (-oo, b] with b <= -2
+                parts.append('"-" ' + multiple_of_at_least(k, -b, self.rules, ok=ok))
+                continue
+            if ok is not None:
+                if b - a + 1 > self.MAX_ENUMERATED_MULTIPLES * 4:
+                    raise ValueError(f"a complement of 'multipleOf' within bounds allowing more than "
+                                     f"{self.MAX_ENUMERATED_MULTIPLES * 4} integers is not supported yet")
+                parts += [literal(str(v)) for v in range(a, b + 1) if ok(abs(v) % k)]
+                continue
             first, last = -(-a // k) * k, b // k * k
             if (last - first) // k + 1 > self.MAX_ENUMERATED_MULTIPLES:
                 raise ValueError(f"'multipleOf' with bounds allowing more than {self.MAX_ENUMERATED_MULTIPLES} "
@@ -166,11 +190,29 @@ class ScalarsMixin:
     def _type_number(self, schema, ptr):
         lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
         if schema.get(FRACTION_ONLY):
+            k = schema.get("multipleOf")
+            if isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0 and float(k).is_integer():
+                raise Unsatisfiable(f"{ptr}/multipleOf", "a number with a fraction is no multiple of an integer")
             if "multipleOf" in schema or any(b is not None and not float(b).is_integer() for b in (lo, hi)):
                 raise UnsupportedSchemaError(ptr, "non-integral numbers (from a complement of integer) with "
                                              "'multipleOf' or non-integer bounds are not supported yet")
             return self._non_integral(lo, hi, schema, ptr)
         k = schema.get("multipleOf")
+        if NOT_MULTIPLE_OF in schema and not (isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0
+                                              and float(k).is_integer()):
+            # Integers that are no multiple of the listed ones, or numbers with a fraction (never such a multiple).
+            if k is not None or any(b is not None and not float(b).is_integer() for b in (lo, hi)):
+                raise UnsupportedSchemaError(f"{ptr}/not", "the complement of 'multipleOf' next to a non-integer "
+                                             "'multipleOf' or non-integer bounds is not supported yet")
+            options = []
+            for build in (self._type_integer, lambda s, p: self._non_integral(lo, hi, s, p)):
+                try:
+                    options.append(build(schema, ptr))
+                except Unsatisfiable:
+                    pass
+            if not options:
+                raise self._empty_range(schema, ptr)
+            return choice(options)
         if k is not None:
             if isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0 and float(k).is_integer():
                 return self._type_integer(schema, ptr)  # multiples of an integer are integers

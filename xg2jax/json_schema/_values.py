@@ -10,6 +10,7 @@ from xg2jax.json_schema._common import (
     ANNOTATIONS,
     CONTAINS_ALL,
     FRACTION_ONLY,
+    NOT_MULTIPLE_OF,
     NOT_STRINGS,
     SchemaError,
     Unsatisfiable,
@@ -111,6 +112,8 @@ class ValuesMixin:
                 return False
             if schema.get(FRACTION_ONLY) and float(value).is_integer():
                 return False
+            if float(value).is_integer() and any(int(value) % e == 0 for e in schema.get(NOT_MULTIPLE_OF, [])):
+                return False
         if t == "string":
             if value in schema.get(NOT_STRINGS, []):
                 return False
@@ -190,7 +193,7 @@ class ValuesMixin:
 # Keywords ``_validate`` checks (others next to enum / const raise).
 _VALIDATED = {"type", "const", "enum", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "minimum", "maximum",
               "exclusiveMinimum", "exclusiveMaximum", "multipleOf", FRACTION_ONLY, "minLength", "maxLength", "pattern",
-              NOT_STRINGS, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
+              NOT_STRINGS, NOT_MULTIPLE_OF, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
               "minContains", "maxContains", "uniqueItems", CONTAINS_ALL, "required", ABSENT, "properties",
               "additionalProperties",
               "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",

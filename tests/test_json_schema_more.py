@@ -1,0 +1,85 @@
+"""Differential checks (against the ``jsonschema`` package, skipped when it is not installed) of: the complement
+of an integer ``multipleOf``, multiples above / below a bound away from 0, ``allOf`` merging ``patternProperties``
+with another branch's ``additionalProperties``, two different ``multipleOf`` in ``allOf``, and recursive ``$ref``s
+inlined through ``allOf`` / ``anyOf`` siblings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import xg2jax
+from xg2jax.testing import is_grammar_accept_string
+
+jsonschema = pytest.importorskip("jsonschema", reason="the differential test needs the jsonschema package")
+
+NUMBERS = [-30, -21, -15, -14, -7, -6, -3, -1, 0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 14, 15, 20, 21, 30, 35, 105, 110,
+           121, 1.5, -2.5, 7.0, 12.5, "a", None, [1], {}]
+
+
+def check(schema, instances, **kw):
+    grammar = xg2jax.Grammar.from_json_schema(schema, **kw)
+    validator = jsonschema.Draft202012Validator(schema)
+    for x in instances:
+        text = json.dumps(x)
+        assert is_grammar_accept_string(grammar, text) == validator.is_valid(x), f"{json.dumps(schema)} {text}"
+
+
+@pytest.mark.parametrize("schema", [
+    {"not": {"multipleOf": 3}},
+    {"not": {"multipleOf": 3}, "minimum": 5},
+    {"not": {"multipleOf": 7}, "maximum": -2, "type": "integer"},
+    {"multipleOf": 3, "not": {"multipleOf": 5}},
+    {"not": {"anyOf": [{"multipleOf": 3}, {"multipleOf": 5}]}},
+    {"not": {"multipleOf": 2}, "minimum": -10, "maximum": 10},
+    {"not": {"not": {"multipleOf": 7}}},
+    {"not": {"multipleOf": 3, "minimum": 4}},
+    {"type": "integer", "multipleOf": 11, "minimum": 100},
+    {"type": "integer", "multipleOf": 7, "maximum": -15},
+    {"type": "number", "multipleOf": 3, "exclusiveMinimum": 1},
+    {"allOf": [{"multipleOf": 2.5}, {"multipleOf": 4}]},
+    {"allOf": [{"multipleOf": 0.5}, {"multipleOf": 1.5}]},
+])
+def test_multiple_of(schema):
+    check(schema, NUMBERS + list(range(90, 140)) + list(range(-40, -10)))
+
+
+def test_multiple_of_above_bound_exhaustive():
+    for k, lo in ((11, 100), (3, 1), (7, 8), (4, 1000)):
+        grammar = xg2jax.Grammar.from_json_schema({"type": "integer", "multipleOf": k, "minimum": lo})
+        for v in range(-50, 1600):
+            assert is_grammar_accept_string(grammar, str(v)) == (v >= lo and v % k == 0), (k, lo, v)
+
+
+OBJECTS = [{}, {"a": 1}, {"a": "x"}, {"ab": 1}, {"b": 1}, {"b": "s"}, {"c": 5}, {"c": [1, 2]}, {"abc": [1]},
+           {"a": 1, "c": 2}, {"x": None}, {"x": 1}, {"ba": 2}, {"ca": [2, 3]}]
+
+
+@pytest.mark.parametrize("schema", [
+    {"allOf": [{"additionalProperties": {"type": "integer"}},
+               {"patternProperties": {"a": {"minimum": 1}}, "additionalProperties": False}]},
+    {"allOf": [{"properties": {"b": {}}, "additionalProperties": {"type": "integer"}},
+               {"patternProperties": {"^a": {"type": "integer"}, "b": True}, "additionalProperties": False}]},
+    {"allOf": [{"patternProperties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+               {"patternProperties": {"b": {"type": "string"}}, "additionalProperties": {"type": "integer"}}]},
+    {"allOf": [{"additionalProperties": {"type": "array", "minItems": 2}},
+               {"patternProperties": {"a": {"type": "array"}}, "additionalProperties": False},
+               {"patternProperties": {"c": {"type": "array", "items": {"minimum": 2}}}, "additionalProperties": False}]},
+])
+def test_all_of_pattern_properties_with_additional_properties(schema):
+    check(schema, OBJECTS, any_order=True)
+
+
+def test_recursive_ref_through_all_of_and_any_of_siblings():
+    # Every member matches the pattern too, so each value is allOf [declared, pattern], which inlines the $ref
+    # targets; the same merged schema recurs and becomes one rule.
+    schema = {"type": "object",
+              "properties": {"by": {"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/A"}], "type": "object"}}},
+              "patternProperties": {"^[a-z]*$": {"type": "array",
+                                                 "items": {"anyOf": [{"$ref": "#/$defs/A"}], "type": "object"}}},
+              "$defs": {"A": {"type": "object", "properties": {"img": {"$ref": "#"}, "n": {"type": "integer"}},
+                              "additionalProperties": False}}}
+    check(schema, [{}, {"by": []}, {"by": [{}]}, {"by": [{"n": 1}]}, {"by": [{"n": "x"}]}, {"by": [{"m": 1}]},
+                   {"by": [{"img": {"by": [{"n": 2}]}}]}, {"by": [{"img": {"by": [{"n": "2"}]}}]},
+                   {"by": [{"img": {"by": [{"img": {"q": 1}}]}}]}, {"by": [{"img": {"Q": 1}}]}, {"q": [1]}])
