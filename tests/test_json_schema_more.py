@@ -22,7 +22,7 @@ def check(schema, instances, **kw):
     grammar = xg2jax.Grammar.from_json_schema(schema, **kw)
     validator = jsonschema.Draft202012Validator(schema)
     for x in instances:
-        text = json.dumps(x)
+        text = json.dumps(x, ensure_ascii=False)  # non-ASCII raw: the spelling the grammar keeps (documented)
         assert is_grammar_accept_string(grammar, text) == validator.is_valid(x), f"{json.dumps(schema)} {text}"
 
 
@@ -83,3 +83,25 @@ def test_recursive_ref_through_all_of_and_any_of_siblings():
     check(schema, [{}, {"by": []}, {"by": [{}]}, {"by": [{"n": 1}]}, {"by": [{"n": "x"}]}, {"by": [{"m": 1}]},
                    {"by": [{"img": {"by": [{"n": 2}]}}]}, {"by": [{"img": {"by": [{"n": "2"}]}}]},
                    {"by": [{"img": {"by": [{"img": {"q": 1}}]}}]}, {"by": [{"img": {"Q": 1}}]}, {"q": [1]}])
+
+
+STRINGS = ["", "a", "ab", "abc", "b", "ba", "x:y", "A1", "zz", "a\"b", "é", 1, None, ["a"]]
+
+
+@pytest.mark.parametrize("schema", [
+    {"not": {"pattern": "^a"}},
+    {"type": "string", "not": {"pattern": "b$"}},
+    {"pattern": "a", "not": {"pattern": "^ab"}},
+    {"not": {"anyOf": [{"pattern": "^a"}, {"pattern": "z"}]}, "maxLength": 2},
+    {"not": {"enum": ["a", "b"]}, "minLength": 1},
+    {"not": {"pattern": "^[a-z]+$"}, "type": "string"},
+    {"not": {"not": {"pattern": "^a"}}},
+])
+def test_pattern_complement(schema):
+    check(schema, STRINGS)
+
+
+def test_overlapping_one_of_of_patterns():
+    check({"oneOf": [{"pattern": "a"}, {"pattern": "b"}]}, STRINGS)
+    check({"oneOf": [{"pattern": "^a"}, {"multipleOf": 3}, {"type": "string", "maxLength": 1}]},
+          STRINGS + [0, 3, 4, 4.5])

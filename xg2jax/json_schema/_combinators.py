@@ -11,6 +11,7 @@ from xg2jax.json_schema._common import (
     ANNOTATIONS,
     CONTAINS_ALL,
     NOT_MULTIPLE_OF,
+    NOT_PATTERNS,
     NOT_STRINGS,
     SchemaError,
     Unsatisfiable,
@@ -126,7 +127,7 @@ class CombinatorsMixin:
                 if not both:
                     return False
                 out[kw] = sorted(both)
-            elif kw in ("required", ABSENT, NOT_STRINGS, NOT_MULTIPLE_OF):
+            elif kw in ("required", ABSENT, NOT_STRINGS, NOT_MULTIPLE_OF, NOT_PATTERNS):
                 out[kw] = list(dict.fromkeys(list(va) + list(vb)))
             elif kw in ("minLength", "minItems", "minProperties") or (kw in ("minimum", "exclusiveMinimum")
                                                                        and self._draft >= 6):

@@ -31,6 +31,7 @@ from xg2jax.json_schema._common import (
     ANNOTATIONS,
     FRACTION_ONLY,
     NOT_MULTIPLE_OF,
+    NOT_PATTERNS,
     NOT_STRINGS,
     TYPES,
     SchemaError,
@@ -214,6 +215,12 @@ class ComplementsMixin:
                 raise UnsupportedSchemaError(where, "the complement of a non-integer 'multipleOf' is not supported")
             # Numbers with a fraction (never a multiple of an integer), integers with a remainder.
             return [{"type": "number", FRACTION_ONLY: True}, {"type": "integer", NOT_MULTIPLE_OF: [int(value)]}]
+        if kw == "pattern":
+            if not isinstance(value, str):
+                raise SchemaError(where, "'pattern' must be a string")
+            return [{"type": "string", NOT_PATTERNS: [value]}]
+        if kw == NOT_PATTERNS:
+            return [{"type": "string", "pattern": p} for p in value]
         if kw == NOT_MULTIPLE_OF:
             return [{"type": "integer", "multipleOf": k} for k in value]
         if kw in (FRACTION_ONLY,):

@@ -19,6 +19,7 @@ from xg2jax.json_schema._common import (
     CONTAINS_ALL,
     FRACTION_ONLY,
     NOT_MULTIPLE_OF,
+    NOT_PATTERNS,
     NOT_STRINGS,
     NUMBER_KEYWORDS,
     OBJECT_KEYWORDS,
@@ -35,7 +36,7 @@ _MAX_DEPTH = 6
 _TYPE_KEYWORDS = {
     "object": OBJECT_KEYWORDS | {ABSENT, "dependentSchemas", "dependencies", "unevaluatedProperties"},
     "array": ARRAY_KEYWORDS | {CONTAINS_ALL, "unevaluatedItems"},
-    "string": STRING_KEYWORDS | {NOT_STRINGS, "format"},
+    "string": STRING_KEYWORDS | {NOT_STRINGS, NOT_PATTERNS, "format"},
     "number": NUMBER_KEYWORDS | {FRACTION_ONLY, NOT_MULTIPLE_OF, "format"},
     "integer": NUMBER_KEYWORDS | {FRACTION_ONLY, NOT_MULTIPLE_OF, "format"},
     "boolean": set(),

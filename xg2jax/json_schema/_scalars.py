@@ -9,6 +9,7 @@ from xg2jax.json_schema._check import regex_problem
 from xg2jax.json_schema._common import (
     FRACTION_ONLY,
     NOT_MULTIPLE_OF,
+    NOT_PATTERNS,
     NOT_STRINGS,
     TYPES,
     SchemaError,
@@ -17,7 +18,7 @@ from xg2jax.json_schema._common import (
 )
 from xg2jax.json_schema._ebnf import choice, literal
 from xg2jax.json_schema._formats import FORMATS
-from xg2jax.json_schema._keydfa import RegexUnsupported, length_dfa, product, regex_dfa
+from xg2jax.json_schema._keydfa import RegexUnsupported, length_dfa, names_dfa, product, regex_dfa
 from xg2jax.json_schema._numbers import (
     decimal_multiple_of,
     multiple_of_at_least,
@@ -240,8 +241,10 @@ class ScalarsMixin:
         if hi is not None and hi < lo:
             raise Unsatisfiable(f"{ptr}/maxLength", f"'minLength' {lo} > 'maxLength' {hi}")
         fmt = schema.get("format")
+        if NOT_PATTERNS in schema or (NOT_STRINGS in schema and (lo or hi is not None or "pattern" in schema)):
+            return self._string_automaton(schema, lo, hi, ptr)
         if NOT_STRINGS in schema:
-            if lo or hi is not None or "pattern" in schema or (self.enforce_formats and fmt in FORMATS):
+            if self.enforce_formats and fmt in FORMATS:
                 raise UnsupportedSchemaError(ptr, "strings other than given constants, with a length, 'pattern' or "
                                              "'format', are not supported yet")
             return self.rules.add("string_except", self._key_except(list(schema[NOT_STRINGS])))
@@ -261,6 +264,34 @@ class ScalarsMixin:
             return "j_string"
         bound = f"{{{lo},}}" if hi is None else f"{{{lo},{hi}}}"
         return self.rules.add(f"string_{lo}_{hi}", f'"\\"" j_char{bound} "\\""')
+
+    def _string_automaton(self, schema, lo: int, hi: int | None, ptr: str) -> str:
+        """Strings by one product automaton: ``pattern`` matches, the length is within bounds, the string is none of
+        the excluded constants (complement of const / enum) and none of the excluded patterns finds a match
+        (complement of ``pattern``)."""
+        fmt = schema.get("format")
+        if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
+            raise UnsupportedSchemaError(f"{ptr}/format", f"format '{fmt}' together with the complement of 'pattern' "
+                                         "or of string constants is not supported yet")
+        pattern = schema.get("pattern")
+        if pattern is not None and not isinstance(pattern, str):
+            raise SchemaError(f"{ptr}/pattern", f"'pattern' must be a string, got {json.dumps(pattern)}")
+        excluded = list(schema.get(NOT_PATTERNS, []))
+        try:
+            must = ([regex_dfa(pattern)] if pattern is not None else []) + (
+                [length_dfa(lo, hi)] if lo or hi is not None else [])
+            must_not = [names_dfa(list(schema.get(NOT_STRINGS, [])))] + [regex_dfa(p) for p in excluded]
+            atoms, delta, accept = product(must + must_not)
+        except RegexUnsupported as e:
+            where = f"{ptr}/pattern" if pattern is not None and not excluded else f"{ptr}/not/pattern"
+            raise UnsupportedSchemaError(where, f"strings by automaton (pattern {json.dumps(pattern)}, excluded "
+                                         f"patterns {json.dumps(excluded)}): {e}") from None
+        m = len(must)
+        finals = {q for q, vec in enumerate(accept) if all(vec[:m]) and not any(vec[m:])}
+        if not finals:
+            raise Unsatisfiable(f"{ptr}/pattern" if pattern is not None else ptr,
+                                "no string satisfies the pattern, length and excluded patterns / constants")
+        return self._key_rule(atoms, delta, finals)
 
     def _string_pattern(self, schema, lo: int, hi: int | None, ptr: str) -> str:
         """``pattern``: an unanchored ECMAScript search over the string's characters (the EBNF

@@ -11,6 +11,7 @@ from xg2jax.json_schema._common import (
     CONTAINS_ALL,
     FRACTION_ONLY,
     NOT_MULTIPLE_OF,
+    NOT_PATTERNS,
     NOT_STRINGS,
     SchemaError,
     Unsatisfiable,
@@ -117,6 +118,8 @@ class ValuesMixin:
         if t == "string":
             if value in schema.get(NOT_STRINGS, []):
                 return False
+            if any(matches(self._regex_dfa(p, f"{ptr}/not/pattern"), value) for p in schema.get(NOT_PATTERNS, [])):
+                return False
             n = len(value)
             if n < schema.get("minLength", 0) or n > schema.get("maxLength", math.inf):
                 return False
@@ -193,7 +196,7 @@ class ValuesMixin:
 # Keywords ``_validate`` checks (others next to enum / const raise).
 _VALIDATED = {"type", "const", "enum", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "minimum", "maximum",
               "exclusiveMinimum", "exclusiveMaximum", "multipleOf", FRACTION_ONLY, "minLength", "maxLength", "pattern",
-              NOT_STRINGS, NOT_MULTIPLE_OF, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
+              NOT_STRINGS, NOT_MULTIPLE_OF, NOT_PATTERNS, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
               "minContains", "maxContains", "uniqueItems", CONTAINS_ALL, "required", ABSENT, "properties",
               "additionalProperties",
               "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
