@@ -73,3 +73,18 @@ def test_one_of_agrees_with_jsonschema(seed):
 def test_disjoint_one_of_compiles(branches):
     """These are disjoint without a complement: they compile (overlapping ones with these keywords would not)."""
     xg2jax.Grammar.from_json_schema({"oneOf": branches})
+
+
+def test_overlapping_branches_with_a_shared_conjunct():
+    """Branch i and not branch j only needs the complement of what j adds to a conjunct both share (here one whose
+    complement would not be supported: a format); complement alternatives disjoint from branch i are dropped."""
+    s = {"$defs": {"base": {"type": "object", "properties": {"e": {"type": "string", "format": "email"},
+                                                              "n": {"type": "integer"}}}},
+         "oneOf": [{"allOf": [{"$ref": "#/$defs/base"}, {"required": ["a"]}]},
+                   {"allOf": [{"$ref": "#/$defs/base"}, {"required": ["b"], "properties": {"b": {"minimum": 3}}}]}]}
+    grammar = xg2jax.Grammar.from_json_schema(s, any_order=True, enforce_formats=False)
+    validator = jsonschema.Draft202012Validator(s)
+    for x in [{}, {"a": 1}, {"b": 1}, {"b": 3}, {"a": 1, "b": 1}, {"a": 1, "b": 4}, {"a": 1, "n": "x"},
+              {"b": 5, "n": 2}, {"a": 0, "e": "x@y.z"}, 3, "a"]:
+        text = json.dumps(x)
+        assert is_grammar_accept_string(grammar, text) == validator.is_valid(x), text

@@ -208,6 +208,28 @@ class CombinatorsMixin:
             out["additionalProperties"] = adds[0] if len(adds) == 1 else {"allOf": adds}
         return out
 
+    def _conjuncts(self, schema, ptr: str) -> list:
+        """``schema`` as a list of schemas whose conjunction it is (bare $refs followed, allOf flattened)."""
+        schema = self._deref(schema, ptr)
+        if not isinstance(schema, dict) or "allOf" not in schema or (self._draft < 2019 and "$ref" in schema):
+            return [schema]
+        own = {k: v for k, v in schema.items() if k != "allOf" and k not in ANNOTATIONS}
+        out = [own] if own else []
+        for sub in schema["allOf"] if isinstance(schema["allOf"], list) else []:
+            out += self._conjuncts(sub, ptr)
+        return out
+
+    def _negate_beside(self, other, this, ptr: str) -> list:
+        """Schemas whose union, intersected with ``this``, is ``this`` and not ``other``: the complements of the
+        conjuncts of ``other`` that are not conjuncts of ``this``."""
+        text = lambda x: json.dumps(strip_annotations(x) if isinstance(x, dict) else x, sort_keys=True)
+        mine = {text(c) for c in self._conjuncts(this, ptr)}
+        out = []
+        for c in self._conjuncts(other, ptr):
+            if text(c) not in mine:
+                out += self._negate(c, ptr)
+        return out
+
     @staticmethod
     def _additional_as_pattern(x: dict, ptr: str) -> dict:
         props = x.get("properties", {})
@@ -230,16 +252,28 @@ class CombinatorsMixin:
                 merged = restricted
         if kw == "oneOf" and not self._disjoint(merged):
             overlap = True
-            # Exactly one: branch i and the complement of every other branch (complements of simple schemas only).
-            try:  # every branch must be complementable; checked once here, so the error names the oneOf
-                for i, b in enumerate(branches):
-                    self._negate(b, f"{ptr}/oneOf/{i}")
+            # Exactly one: branch i and the complement of every other branch j. Within branch i, only the conjuncts
+            # of j that i does not share need complementing (i and not (c and r) = i and not r when i implies c),
+            # and complement alternatives proven disjoint from branch i are dropped.
+            try:  # the complements must exist; checked here, so the error names the oneOf
+                exact = []
+                for i, m in enumerate(merged):
+                    parts = [m]
+                    for j, b in enumerate(branches):
+                        if j == i:
+                            continue
+                        negs = self._negate_beside(b, branches[i], f"{ptr}/oneOf/{j}")
+                        negs = [n for n in negs if not self._disjoint_pair(n, m, 0)]
+                        if not negs:
+                            parts = None  # every value of branch i satisfies branch j too
+                            break
+                        parts.append({"anyOf": negs} if len(negs) > 1 else negs[0])
+                    exact.append({"allOf": parts} if parts is not None else False)
             except UnsupportedSchemaError:
                 raise UnsupportedSchemaError(f"{ptr}/oneOf", "oneOf branches may overlap; exactly-one semantics is "
                                              "enforced only for disjoint branches or branches a grammar can "
                                              "complement (type restrictions, one bound keyword)") from None
-            merged = [{"allOf": [m] + [{"not": b} for j, b in enumerate(branches) if j != i]}
-                      for i, m in enumerate(merged)]
+            merged = exact
         options = []
         for i, m in enumerate(merged):
             try:

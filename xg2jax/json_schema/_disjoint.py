@@ -13,6 +13,8 @@ draft says); from 2019-09 they are conjuncts."""
 
 from __future__ import annotations
 
+import json
+
 from xg2jax.json_schema._common import (
     ABSENT,
     ARRAY_KEYWORDS,
@@ -108,6 +110,8 @@ class DisjointMixin:
         if a is None or b is None:
             return False
         for x, y in ((a, b), (b, a)):
+            if set(x) == {"not"} and _text(x["not"]) == _text(y):
+                return True
             for sub in x.get("allOf", []) if isinstance(x.get("allOf"), list) else []:
                 if self._disjoint_pair(sub, y, depth + 1):
                     return True
@@ -189,8 +193,9 @@ class DisjointMixin:
             ra, rb = a.get("required", []), b.get("required", [])
             pa, pb = a.get("properties", {}), b.get("properties", {})
             if isinstance(ra, list) and isinstance(rb, list) and isinstance(pa, dict) and isinstance(pb, dict):
-                for p in ra:
-                    if p in rb and p in pa and p in pb and self._disjoint_pair(pa[p], pb[p], depth + 1):
+                # A name one side requires: its value must satisfy both sides' property schemas.
+                for p in dict.fromkeys(ra + rb):
+                    if p in pa and p in pb and self._disjoint_pair(pa[p], pb[p], depth + 1):
                         return True
             return not self._ranges_meet(a, b, "minProperties", "maxProperties")
         if t == "array":
@@ -223,6 +228,13 @@ class DisjointMixin:
             except RegexUnsupported:
                 return False
         return y.get("additionalProperties", True) is False
+
+
+def _text(x) -> str:
+    try:
+        return json.dumps(strip_annotations(x) if isinstance(x, dict) else x, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(x)
 
 
 def _bounds(x: dict, draft: int):
