@@ -105,3 +105,29 @@ def test_overlapping_one_of_of_patterns():
     check({"oneOf": [{"pattern": "a"}, {"pattern": "b"}]}, STRINGS)
     check({"oneOf": [{"pattern": "^a"}, {"multipleOf": 3}, {"type": "string", "maxLength": 1}]},
           STRINGS + [0, 3, 4, 4.5])
+
+
+@pytest.mark.parametrize("schema", [
+    {"not": {"patternProperties": {"^a": {"type": "integer"}}}},
+    {"not": {"additionalProperties": {"type": "integer"}}},
+    {"not": {"properties": {"a": {}}, "additionalProperties": False}},
+    {"not": {"patternProperties": {"b": False}, "additionalProperties": {"type": "string"}}},
+    {"properties": {"a": {"type": "integer"}, "c": {}}, "not": {"patternProperties": {"a": {"minimum": 3}}}},
+    {"properties": {"a": {}}, "additionalProperties": {"type": "integer"},
+     "not": {"patternProperties": {"^a": {"maximum": 0}, "c": {"type": "array"}}}, "maxProperties": 2},
+    {"allOf": [{"not": {"patternProperties": {"a": {"type": "integer"}}}},
+               {"not": {"patternProperties": {"b": {"type": "integer"}}}}]},
+    {"not": {"not": {"patternProperties": {"^a": {"type": "integer"}}}}},
+    {"oneOf": [{"additionalProperties": {"type": "integer"}}, {"patternProperties": {"a": {"type": "string"}}}]},
+])
+@pytest.mark.parametrize("any_order", [False, True])
+def test_member_requirements(schema, any_order):
+    instances = OBJECTS + [{"a": 5, "c": [1]}, {"ab": 1, "x": "s"}, {"b": 1, "ab": "s"}, {"a": 0, "c": 1}, 3, "s"]
+    if any_order:
+        check(schema, instances, any_order=True)
+    else:  # declared properties in schema order: only instances whose keys come in that order
+        declared = list(schema.get("properties", {}))
+        ordered = [x for x in instances if not isinstance(x, dict) or
+                   [k for k in x if k in declared] == [k for k in declared if k in x] and
+                   all(k in declared for k in list(x)[:len([k for k in x if k in declared])])]
+        check(schema, ordered)

@@ -13,6 +13,7 @@ from xg2jax.json_schema._common import (
     NOT_MULTIPLE_OF,
     NOT_PATTERNS,
     NOT_STRINGS,
+    SOME_MEMBER,
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
@@ -129,6 +130,9 @@ class CombinatorsMixin:
                 out[kw] = sorted(both)
             elif kw in ("required", ABSENT, NOT_STRINGS, NOT_MULTIPLE_OF, NOT_PATTERNS):
                 out[kw] = list(dict.fromkeys(list(va) + list(vb)))
+            elif kw == SOME_MEMBER:
+                texts = {json.dumps(x, sort_keys=True) for x in va}
+                out[kw] = list(va) + [x for x in vb if json.dumps(x, sort_keys=True) not in texts]
             elif kw in ("minLength", "minItems", "minProperties") or (kw in ("minimum", "exclusiveMinimum")
                                                                        and self._draft >= 6):
                 out[kw] = max(va, vb)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 
+from xg2jax.json_schema._keydfa import other_keys_pattern
 from xg2jax.json_schema._common import (
     ABSENT,
     ANNOTATIONS,
@@ -33,6 +34,7 @@ from xg2jax.json_schema._common import (
     NOT_MULTIPLE_OF,
     NOT_PATTERNS,
     NOT_STRINGS,
+    SOME_MEMBER,
     TYPES,
     SchemaError,
     UnsupportedSchemaError,
@@ -215,6 +217,18 @@ class ComplementsMixin:
                 raise UnsupportedSchemaError(where, "the complement of a non-integer 'multipleOf' is not supported")
             # Numbers with a fraction (never a multiple of an integer), integers with a remainder.
             return [{"type": "number", FRACTION_ONLY: True}, {"type": "integer", NOT_MULTIPLE_OF: [int(value)]}]
+        if kw == "patternProperties" and isinstance(value, dict):
+            # Some key matching the pattern has a value outside its schema.
+            return [{"type": "object", SOME_MEMBER: [[p, {"not": s}]]} for p, s in value.items()
+                    if s is not True and s != {}]
+        if kw == "additionalProperties" and value is not True and value != {}:
+            # Some key that is no declared name and matches no pattern has a value outside the schema.
+            props, pats = inner.get("properties", {}), inner.get("patternProperties", {})
+            if not isinstance(props, dict) or not isinstance(pats, dict):
+                raise SchemaError(where, "'properties' and 'patternProperties' must be objects")
+            return [{"type": "object", SOME_MEMBER: [[other_keys_pattern(list(props), list(pats)), {"not": value}]]}]
+        if kw == SOME_MEMBER:
+            return [{"type": "object", "patternProperties": {p: {"not": s}}} for p, s in value]
         if kw == "pattern":
             if not isinstance(value, str):
                 raise SchemaError(where, "'pattern' must be a string")

@@ -23,6 +23,7 @@ from xg2jax.json_schema._common import (
     NOT_MULTIPLE_OF,
     NOT_PATTERNS,
     NOT_STRINGS,
+    SOME_MEMBER,
     NUMBER_KEYWORDS,
     OBJECT_KEYWORDS,
     STRING_KEYWORDS,
@@ -36,7 +37,7 @@ _MAX_DEPTH = 6
 # Keywords that constrain values of one JSON type (a schema without them, and without applicators, accepts every
 # value of that type that its "type" allows).
 _TYPE_KEYWORDS = {
-    "object": OBJECT_KEYWORDS | {ABSENT, "dependentSchemas", "dependencies", "unevaluatedProperties"},
+    "object": OBJECT_KEYWORDS | {ABSENT, SOME_MEMBER, "dependentSchemas", "dependencies", "unevaluatedProperties"},
     "array": ARRAY_KEYWORDS | {CONTAINS_ALL, "unevaluatedItems"},
     "string": STRING_KEYWORDS | {NOT_STRINGS, NOT_PATTERNS, "format"},
     "number": NUMBER_KEYWORDS | {FRACTION_ONLY, NOT_MULTIPLE_OF, "format"},

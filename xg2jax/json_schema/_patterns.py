@@ -119,8 +119,9 @@ class PatternsMixin:
         return {"allOf": [base] + matched} if matched else base
 
     def _pattern_members(self, names: list[str], additional, patterns: list, filters: list | None,
-                         ptr: str) -> str | None:
-        """One member expression for every undeclared key (see the module docstring), or None if none may appear."""
+                         ptr: str, also: list = ()) -> str | None:
+        """One member expression for every undeclared key (see the module docstring), or None if none may appear.
+        ``also``: further schemas every value must satisfy."""
         filters = filters or []
         dfas = [names_dfa(names)] + [d for _, _, d in patterns] + filters
         try:
@@ -140,6 +141,8 @@ class PatternsMixin:
                 where = f"{ptr}/patternProperties/{escape_pointer(patterns[group[0]][0])}"
             else:
                 value_schema, where = additional, f"{ptr}/additionalProperties"
+            if also:
+                value_schema = {"allOf": [value_schema, *also]}
             try:
                 value = self.visit(value_schema, where)
             except Unsatisfiable:

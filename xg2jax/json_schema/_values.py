@@ -13,6 +13,7 @@ from xg2jax.json_schema._common import (
     NOT_MULTIPLE_OF,
     NOT_PATTERNS,
     NOT_STRINGS,
+    SOME_MEMBER,
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
@@ -51,7 +52,7 @@ class ValuesMixin:
                 return seq(literal("{"), self.ws, literal("}"))
             items = [seq(json_literal(str(k)), self.key_sep, self._value_expr(v)) for k, v in value.items()]
             if self.any_order and len(items) > 1:
-                return self._any_order_object([(i, True) for i in items], None)
+                return self._any_order_object([([(0, i)], True) for i in items], [])
             body = f" {self.item_sep} ".join(items)
             return seq(literal("{"), self.ws, body, self.ws, literal("}"))
         if isinstance(value, list):
@@ -143,6 +144,10 @@ class ValuesMixin:
                 return False
             if any(k in value for k in schema.get(ABSENT, [])):
                 return False
+            for p, sub in schema.get(SOME_MEMBER, []):
+                d = self._regex_dfa(p, f"{ptr}/not/patternProperties")
+                if not any(matches(d, k) and self._validate(v, sub, ptr) for k, v in value.items()):
+                    return False
             patterns = self._pattern_dfas(schema, ptr) if "patternProperties" in schema else []
             for k, v in value.items():
                 if "propertyNames" in schema and not self._validate(k, schema["propertyNames"], ptr):
@@ -196,7 +201,7 @@ class ValuesMixin:
 # Keywords ``_validate`` checks (others next to enum / const raise).
 _VALIDATED = {"type", "const", "enum", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "minimum", "maximum",
               "exclusiveMinimum", "exclusiveMaximum", "multipleOf", FRACTION_ONLY, "minLength", "maxLength", "pattern",
-              NOT_STRINGS, NOT_MULTIPLE_OF, NOT_PATTERNS, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
+              NOT_STRINGS, NOT_MULTIPLE_OF, NOT_PATTERNS, SOME_MEMBER, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
               "minContains", "maxContains", "uniqueItems", CONTAINS_ALL, "required", ABSENT, "properties",
               "additionalProperties",
               "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
