@@ -131,3 +131,13 @@ def test_member_requirements(schema, any_order):
                    [k for k in x if k in declared] == [k for k in declared if k in x] and
                    all(k in declared for k in list(x)[:len([k for k in x if k in declared])])]
         check(schema, ordered)
+
+
+@pytest.mark.parametrize("schema", [
+    {"not": {"required": ["a"], "properties": {"a": {"type": "integer"}}}},
+    {"not": {"required": ["a", "b"], "properties": {"a": {"type": "integer"}, "c": {"type": "string"}}}},
+    {"not": {"type": "string", "format": "regex"}},  # an unknown format is an annotation, also in a complement
+])
+def test_required_and_properties_complement(schema):
+    check(schema, OBJECTS + [{"a": 1, "b": 2}, {"a": "x", "b": 2}, {"b": 1, "c": "s"}, {"a": 1, "b": 1, "c": 2},
+                             "s", 1], any_order=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 
+from xg2jax.json_schema._formats import FORMATS
 from xg2jax.json_schema._keydfa import other_keys_pattern
 from xg2jax.json_schema._common import (
     ABSENT,
@@ -72,8 +73,10 @@ class ComplementsMixin:
         if not isinstance(inner, dict):
             raise SchemaError(ptr, f"a schema must be an object or a boolean, got {type(inner).__name__}")
         inner = strip_annotations(inner)
-        if self.enforce_formats and "format" in inner:
+        if self.enforce_formats and isinstance(inner.get("format"), str) and inner["format"] in FORMATS:
             raise UnsupportedSchemaError(f"{ptr}/format", "the complement of 'format' is not supported")
+        if "format" in inner:  # an annotation here (unknown format, or formats not enforced)
+            inner = {k: v for k, v in inner.items() if k != "format"}
         keys = set(inner) - ANNOTATIONS
         if "$ref" in keys and self._draft < 2019:
             keys = {"$ref"}
@@ -145,7 +148,10 @@ class ComplementsMixin:
         if kw == "required":
             if not isinstance(value, list):
                 raise SchemaError(where, "'required' must be an array of strings")
-            return [{"type": "object", ABSENT: [n]} for n in dict.fromkeys(value)]
+            # A required name with a property schema: "absent or invalid" is one alternative (under 'properties').
+            props = inner.get("properties", {}) if "properties" in inner else {}
+            return [{"type": "object", ABSENT: [n]} for n in dict.fromkeys(value)
+                    if not (isinstance(props, dict) and n in props and props[n] is not True and props[n] != {})]
         if kw == ABSENT:
             return [{"type": "object", "required": [n]} for n in value]
         if kw == "dependentRequired":
@@ -168,7 +174,10 @@ class ComplementsMixin:
         if kw == "properties":
             if not isinstance(value, dict):
                 raise SchemaError(where, "'properties' must be an object")
-            return [{"type": "object", "required": [n], "properties": {n: {"not": s}}}
+            required = inner.get("required", []) if "required" in inner else []
+            required = required if isinstance(required, list) else []
+            return [{"type": "object", "properties": {n: {"not": s}}} if n in required else
+                    {"type": "object", "required": [n], "properties": {n: {"not": s}}}
                     for n, s in value.items() if s is not True and s != {}]
         if kw in ("const", "enum"):
             values = [value] if kw == "const" else value

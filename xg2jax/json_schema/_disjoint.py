@@ -107,12 +107,15 @@ class DisjointMixin:
             return True
         if depth > _MAX_DEPTH:
             return False
+        for x, y in ((a, b), (b, a)):  # S and not S
+            if isinstance(x, dict) and set(strip_annotations(x)) == {"not"}:
+                if _text(x["not"]) == _text(y) or _text(self._necessary(x["not"], depth)) == _text(
+                        self._necessary(y, depth)):
+                    return True
         a, b = self._necessary(a, depth), self._necessary(b, depth)
         if a is None or b is None:
             return False
         for x, y in ((a, b), (b, a)):
-            if set(x) == {"not"} and _text(x["not"]) == _text(y):
-                return True
             for sub in x.get("allOf", []) if isinstance(x.get("allOf"), list) else []:
                 if self._disjoint_pair(sub, y, depth + 1):
                     return True
