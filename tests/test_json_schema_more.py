@@ -141,3 +141,17 @@ def test_member_requirements(schema, any_order):
 def test_required_and_properties_complement(schema):
     check(schema, OBJECTS + [{"a": 1, "b": 2}, {"a": "x", "b": 2}, {"b": 1, "c": "s"}, {"a": 1, "b": 1, "c": 2},
                              "s", 1], any_order=True)
+
+
+@pytest.mark.parametrize("pattern", ["(^a$)", "((?:^ab))", "(^a|b)c", "a(b$)", "(a|b$)", "(^\\d{2}-\\d{2}$)",
+                                     "([)]$)", "(a)(b$)", "(^[a-z]+:(x|y)$)"])
+def test_anchors_at_the_ends_of_groups(pattern):
+    import re
+    grammar = None
+    try:
+        grammar = xg2jax.Grammar.from_json_schema({"type": "string", "pattern": pattern})
+    except xg2jax.json_schema.SchemaError as e:
+        assert pattern in ("(^a|b)c", "(a|b$)"), e  # anchors inside an alternation stay unsupported
+        return
+    for text in ["a", "ab", "xab", "abx", "b", "12-34", "12-345", ")", "ab)", "zz:x", "zz:xy", "bc", "c"]:
+        assert is_grammar_accept_string(grammar, json.dumps(text)) == bool(re.search(pattern, text)), text

@@ -344,8 +344,64 @@ def _atoms(interval_sets) -> list[tuple[int, int]]:
     return [(cuts[i], cuts[i + 1] - 1) for i in range(len(cuts) - 1)]
 
 
+def _group_end(p: str, i: int) -> tuple[int, bool] | None:
+    """For the group opening at p[i] == "(": (index of its closing ")", whether it has a top-level "|")."""
+    depth, j, bar, in_class = 0, i, False, False
+    while j < len(p):
+        c = p[j]
+        if c == "\\":
+            j += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return j, bar
+        elif c == "|" and depth == 1:
+            bar = True
+        j += 1
+    return None
+
+
+def hoist_anchors(pattern: str) -> str:
+    """``pattern`` with a ``^`` that opens groups at the very start (``(^a)``, ``((?:^a))``) and a ``$`` that
+    closes groups at the very end (``(a$)``) moved outside those groups, where they mean the same: a group without
+    a top-level ``|`` and without a quantifier matches where its body matches. Anything else is left as it is."""
+    i, opens = 0, []
+    while pattern.startswith("(", i):
+        opens.append(i)
+        i += 3 if pattern.startswith("(?:", i) else 1
+    if opens and pattern.startswith("^", i):
+        spans = [_group_end(pattern, o) for o in opens]
+        if all(sp is not None and not sp[1] and (sp[0] + 1 == len(pattern) or pattern[sp[0] + 1] not in "*+?{")
+               for sp in spans):
+            pattern = "^" + pattern[:i] + pattern[i + 1:]
+    k = len(pattern)
+    while k > 0 and pattern[k - 1] == ")":
+        k -= 1
+    if k < len(pattern) and k > 0 and pattern[k - 1] == "$":
+        backslashes = len(pattern[:k - 1]) - len(pattern[:k - 1].rstrip("\\"))
+        if backslashes % 2 == 0:
+            closes = range(k, len(pattern))
+            starts = {}
+            for o in range(len(pattern)):  # the group of each closing parenthesis at the end
+                if pattern[o] == "(" and (o == 0 or pattern[o - 1] != "\\"):
+                    sp = _group_end(pattern, o)
+                    if sp is not None and sp[0] in closes:
+                        starts[sp[0]] = sp
+            if len(starts) == len(closes) and not any(bar for _, bar in starts.values()):
+                pattern = pattern[:k - 1] + pattern[k:] + "$"
+    return pattern
+
+
 def regex_dfa(pattern: str) -> DFA:
     """DFA of the strings in which ``pattern`` finds a match (JSON Schema ``pattern`` semantics)."""
+    pattern = hoist_anchors(pattern)
     nfa = _NFA()
     parser = _Parser(pattern, nfa)
     start = nfa.state()

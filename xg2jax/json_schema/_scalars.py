@@ -18,7 +18,7 @@ from xg2jax.json_schema._common import (
 )
 from xg2jax.json_schema._ebnf import choice, literal
 from xg2jax.json_schema._formats import FORMATS
-from xg2jax.json_schema._keydfa import RegexUnsupported, length_dfa, names_dfa, product, regex_dfa
+from xg2jax.json_schema._keydfa import RegexUnsupported, hoist_anchors, length_dfa, names_dfa, product, regex_dfa
 from xg2jax.json_schema._numbers import (
     decimal_multiple_of,
     multiple_of_at_least,
@@ -322,5 +322,5 @@ class ScalarsMixin:
             if not finals:
                 raise Unsatisfiable(f"{ptr}/pattern", "no string matches the pattern within the length bounds")
             return self._key_rule(atoms, delta, finals)
-        return self.rules.add("string_pattern", f'"\\"" Regex({literal(pattern)}, json_string=true, search=true) '
-                                                '"\\""')
+        spelled = literal(hoist_anchors(pattern))
+        return self.rules.add("string_pattern", f'"\\"" Regex({spelled}, json_string=true, search=true) "\\""')
