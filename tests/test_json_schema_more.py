@@ -155,3 +155,16 @@ def test_anchors_at_the_ends_of_groups(pattern):
         return
     for text in ["a", "ab", "xab", "abx", "b", "12-34", "12-345", ")", "ab)", "zz:x", "zz:xy", "bc", "c"]:
         assert is_grammar_accept_string(grammar, json.dumps(text)) == bool(re.search(pattern, text)), text
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "pattern": "^[a-c]{1,4}(\\.[a-c]{1,4}){1,3}$", "maxLength": 9},
+    {"type": "string", "pattern": "^[a-c]{1,4}(\\.[a-c]{1,4}){1,3}$", "minLength": 8},
+    {"type": "string", "pattern": "a", "minLength": 2, "maxLength": 3},
+    {"type": "string", "pattern": "^(ab)+$", "maxLength": 5},
+    {"type": "string", "not": {"pattern": "^a"}, "minLength": 2, "maxLength": 3},
+])
+def test_pattern_with_length(schema):
+    import itertools
+    texts = ["".join(t) for n in range(0, 8) for t in itertools.product("ab.", repeat=n) if n < 6 or t[0] == "a"]
+    check(schema, texts + ["abc.abc.abc", "ab.ab.ab.ab", "abcd.abcd"])

@@ -544,6 +544,88 @@ def key_dfa(pattern: str) -> DFA:
     return DFA(atoms, delta, [not any(v) for v in accept])
 
 
+def product_with_length(dfas: list[DFA], good, lo: int, hi: int | None):
+    """(atoms, delta, finals) of the strings that ``product(dfas)`` leads to a state whose accept vector passes
+    ``good`` and whose length is in [lo, hi]. The length is tracked only while it still matters: at product state
+    q after c code points, it is dropped once every completion to a good state keeps it within bounds
+    (c + shortest completion >= lo and c + longest completion <= hi), so long bounded patterns stay small."""
+    atoms, delta, accept = product(dfas)
+    n = len(delta)
+    goods = {q for q in range(n) if good(accept[q])}
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for q in range(n):
+        for t in set(delta[q]):
+            if t >= 0:
+                preds[t].append(q)
+    live, stack = set(goods), list(goods)
+    while stack:
+        for p in preds[stack.pop()]:
+            if p not in live:
+                live.add(p)
+                stack.append(p)
+    inf = float("inf")
+    # Shortest completion: backward BFS from the good states over live states.
+    shortest = {q: 0 for q in goods}
+    frontier = list(goods)
+    while frontier:
+        nxt = []
+        for t in frontier:
+            for p in preds[t]:
+                if p in live and p not in shortest:
+                    shortest[p] = shortest[t] + 1
+                    nxt.append(p)
+        frontier = nxt
+    # Longest completion over live states: infinite where a cycle can be reached (Kahn on the reverse order).
+    succ = {q: {t for t in delta[q] if t in live} for q in live}
+    outdeg = {q: len(succ[q]) for q in live}
+    longest = {q: 0 for q in live if outdeg[q] == 0}
+    ready = list(longest)
+    while ready:
+        t = ready.pop()
+        for p in set(preds[t]):
+            if p in live:
+                outdeg[p] -= 1
+                if outdeg[p] == 0:
+                    longest[p] = max(longest[s] for s in succ[p]) + 1
+                    ready.append(p)
+    for q in live:
+        longest.setdefault(q, inf)
+
+    def norm(q: int, c):
+        if c is None:
+            return (q, None)
+        if hi is not None and c > hi:
+            return None
+        if c + shortest[q] >= lo and (hi is None or c + longest[q] <= hi):
+            return (q, None)
+        return (q, c)
+
+    first = norm(0, 0) if 0 in live else None
+    if first is None:
+        return atoms, [[-1] * len(atoms)], set()
+    index = {first: 0}
+    order = [first]
+    rows = []
+    while len(rows) < len(order):
+        q, c = order[len(rows)]
+        row = []
+        for a in range(len(atoms)):
+            t = delta[q][a]
+            st = norm(t, None if c is None else c + 1) if t in live else None
+            if st is None:
+                row.append(-1)
+                continue
+            if st not in index:
+                if len(order) >= 5 * MAX_STATES:
+                    raise RegexUnsupported(f"more than {5 * MAX_STATES} automaton states (pattern and length)")
+                index[st] = len(order)
+                order.append(st)
+            row.append(index[st])
+        rows.append(row)
+    finals = {i for i, (q, c) in enumerate(order) if q in goods and (c is None or lo <= c)}
+    return atoms, rows, finals
+
+
 def matches(dfa: DFA, text: str) -> bool:
     q = dfa.start
     for ch in text:

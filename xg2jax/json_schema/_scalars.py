@@ -18,7 +18,13 @@ from xg2jax.json_schema._common import (
 )
 from xg2jax.json_schema._ebnf import choice, literal
 from xg2jax.json_schema._formats import FORMATS
-from xg2jax.json_schema._keydfa import RegexUnsupported, hoist_anchors, length_dfa, names_dfa, product, regex_dfa
+from xg2jax.json_schema._keydfa import (
+    RegexUnsupported,
+    hoist_anchors,
+    names_dfa,
+    product_with_length,
+    regex_dfa,
+)
 from xg2jax.json_schema._numbers import (
     decimal_multiple_of,
     multiple_of_at_least,
@@ -278,16 +284,15 @@ class ScalarsMixin:
             raise SchemaError(f"{ptr}/pattern", f"'pattern' must be a string, got {json.dumps(pattern)}")
         excluded = list(schema.get(NOT_PATTERNS, []))
         try:
-            must = ([regex_dfa(pattern)] if pattern is not None else []) + (
-                [length_dfa(lo, hi)] if lo or hi is not None else [])
+            must = [regex_dfa(pattern)] if pattern is not None else []
             must_not = [names_dfa(list(schema.get(NOT_STRINGS, [])))] + [regex_dfa(p) for p in excluded]
-            atoms, delta, accept = product(must + must_not)
+            m = len(must)
+            atoms, delta, finals = product_with_length(must + must_not,
+                                                       lambda vec: all(vec[:m]) and not any(vec[m:]), lo, hi)
         except RegexUnsupported as e:
             where = f"{ptr}/pattern" if pattern is not None and not excluded else f"{ptr}/not/pattern"
             raise UnsupportedSchemaError(where, f"strings by automaton (pattern {json.dumps(pattern)}, excluded "
                                          f"patterns {json.dumps(excluded)}): {e}") from None
-        m = len(must)
-        finals = {q for q, vec in enumerate(accept) if all(vec[:m]) and not any(vec[m:])}
         if not finals:
             raise Unsatisfiable(f"{ptr}/pattern" if pattern is not None else ptr,
                                 "no string satisfies the pattern, length and excluded patterns / constants")
@@ -311,14 +316,12 @@ class ScalarsMixin:
         # JSON must escape (which the engine's Regex(...) leaves out of '.' and classes), and it takes lengths. The
         # engine's regex front end otherwise (features the automaton lacks, or too many states).
         try:
-            dfas = [regex_dfa(pattern)] + ([length_dfa(lo, hi)] if lo or hi is not None else [])
-            atoms, delta, accept = product(dfas)
+            atoms, delta, finals = product_with_length([regex_dfa(pattern)], all, lo, hi)
         except RegexUnsupported as e:
             if detail is not None or lo or hi is not None:
                 raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: "
                                              f"{detail or e}") from None
         else:
-            finals = {q for q, vec in enumerate(accept) if all(vec)}
             if not finals:
                 raise Unsatisfiable(f"{ptr}/pattern", "no string matches the pattern within the length bounds")
             return self._key_rule(atoms, delta, finals)
