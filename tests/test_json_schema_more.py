@@ -168,3 +168,17 @@ def test_pattern_with_length(schema):
     import itertools
     texts = ["".join(t) for n in range(0, 8) for t in itertools.product("ab.", repeat=n) if n < 6 or t[0] == "a"]
     check(schema, texts + ["abc.abc.abc", "ab.ab.ab.ab", "abcd.abcd"])
+
+
+@pytest.mark.parametrize("schema", [
+    {"not": {"const": {"a": 1, "b": [1, 2]}}},
+    {"not": {"const": []}},
+    {"not": {"const": {}}},
+    {"not": {"enum": [[1, 2], {"a": {"a": None}}, 3, "x"]}},
+    {"type": "object", "not": {"const": {"a": {"a": {"a": 1}}}}},
+])
+def test_composite_constant_complement(schema):
+    check(schema, [{}, {"a": 1}, {"a": 1.0, "b": [1, 2]}, {"a": 1, "b": [1, 2]}, {"a": 1, "b": [1, 2], "c": 0},
+                   {"a": 1, "b": [1]}, {"a": 1, "b": [2, 1]}, {"a": {"a": None}}, {"a": {"a": 0}}, [], [1], [1, 2],
+                   [1, 2.0], [1, 2, 3], [2, 1], 3, 3.0, "x", "y", None, {"a": {"a": {"a": 1}}}, {"a": {"a": {"a": 2}}},
+                   {"a": {"a": {"a": 1, "b": 1}}}], any_order=True)

@@ -257,13 +257,41 @@ class ComplementsMixin:
         raise UnsupportedSchemaError(where, f"the complement of '{kw}' is not supported (in 'not', 'if', "
                                      "overlapping 'oneOf' branches or 'contains' counts)")
 
+    def _negate_composite(self, value) -> list:
+        """Every JSON value other than the object or array ``value``: another type; for an object, a key it lacks
+        or a value that differs (under 'properties'), or another key; for an array, another length or an item
+        that differs."""
+        if isinstance(value, dict):
+            out = [{"type": [t for t in TYPES if t not in ("object", "integer")]},
+                   {"type": "object", SOME_MEMBER: [[other_keys_pattern(list(value), []), True]]}]
+            out += [{"type": "object", "properties": {k: {"not": {"const": v}}}} for k, v in value.items()]
+            if not value:
+                out.append({"type": "object", "minProperties": 1})
+            return out
+        out = [{"type": [t for t in TYPES if t not in ("array", "integer")]},
+               {"type": "array", "minItems": len(value) + 1}]
+        if value:
+            out.append({"type": "array", "maxItems": len(value) - 1})
+        for i, v in enumerate(value):
+            if self._draft >= 2020:
+                out.append({"type": "array", "minItems": i + 1, "prefixItems": [True] * i + [{"not": {"const": v}}]})
+            else:
+                out.append({"type": "array", "minItems": i + 1, "items": [True] * i + [{"not": {"const": v}}]})
+        return out
+
     def _negate_values(self, values: list, where: str) -> list:
         """Every JSON value not in ``values`` (scalars only)."""
+        composite = [v for v in values if isinstance(v, (dict, list))]
+        if composite:
+            # Not any of the values: the intersection of "not this value" over the composite ones and the scalars.
+            scalars = [v for v in values if not isinstance(v, (dict, list))]
+            parts = [self._negate_composite(v) for v in composite]
+            if scalars:
+                parts.append(self._negate_values(scalars, where))
+            return parts[0] if len(parts) == 1 else [{"allOf": [{"anyOf": p} for p in parts]}]
         by_type: dict[str, list] = {}
         for v in values:
             by_type.setdefault(json_type(v), []).append(v)
-        if "object" in by_type or "array" in by_type:
-            raise UnsupportedSchemaError(where, "the complement of an object or array constant is not supported")
         numbers = by_type.get("integer", []) + by_type.get("number", [])
         out = [{"type": [t for t in ("object", "array", "string", "boolean", "null")
                          if t not in by_type or t in ("string", "boolean")] or []}]

@@ -24,6 +24,7 @@ uses ``$dynamicRef``), so recursive schemas become recursive rules.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from xg2jax.json_schema._arrays import ArraysMixin
@@ -101,11 +102,18 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
 
     # ----------------------------------------------------------------------------------------------------------
     def convert(self) -> str:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 30 * self.MAX_DEPTH))  # a visit level takes up to ~20 Python frames
         try:
             root = self.visit(self.root, "")
         except Unsatisfiable as e:
             reason = f" ({e.reason})" if e.reason else ""
             raise UnsatisfiableSchemaError(e.pointer, f"the schema accepts no JSON value{reason}") from None
+        except RecursionError:
+            raise UnsupportedSchemaError("", "the schema nests too deeply for the converter (Python recursion "
+                                         "limit)") from None
+        finally:
+            sys.setrecursionlimit(limit)
         return self.rules.text(root)
 
     def visit(self, schema: Any, ptr: str) -> str:
@@ -157,7 +165,7 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
             self._bindings = saved
         return self.rules.define(name, body) if name is not None else body
 
-    MAX_DEPTH = 150
+    MAX_DEPTH = 400  # visit levels; the Python recursion limit is raised to match during convert()
 
     def _visit_dict(self, schema: dict, ptr: str) -> str:
         self._check_keywords(schema, ptr)
