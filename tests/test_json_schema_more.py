@@ -182,3 +182,24 @@ def test_composite_constant_complement(schema):
                    {"a": 1, "b": [1]}, {"a": 1, "b": [2, 1]}, {"a": {"a": None}}, {"a": {"a": 0}}, [], [1], [1, 2],
                    [1, 2.0], [1, 2, 3], [2, 1], 3, 3.0, "x", "y", None, {"a": {"a": {"a": 1}}}, {"a": {"a": {"a": 2}}},
                    {"a": {"a": {"a": 1, "b": 1}}}], any_order=True)
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "number", "multipleOf": 2.5, "minimum": 2},
+    {"type": "number", "multipleOf": 0.5, "exclusiveMinimum": -3, "maximum": 4},
+    {"type": "number", "multipleOf": 0.25, "maximum": -1.5},
+    {"type": "number", "multipleOf": 1.5, "exclusiveMaximum": 3},
+    {"type": "number", "multipleOf": 0.3, "minimum": 0.9},
+])
+def test_decimal_multiples_with_bounds(schema):
+    values = [x / 4 for x in range(-60, 60)] + [x / 10 for x in range(-40, 40)] + [12.5, 15, 100, 102.5, 1000.5,
+                                                                                  -1000.5, -102.5, 0.0, -2.5]
+    grammar = xg2jax.Grammar.from_json_schema(schema)
+    from fractions import Fraction
+    k = Fraction(repr(schema["multipleOf"]))
+    for x in values:
+        # the reference: exact decimal divisibility (jsonschema divides floats: 0.9 / 0.3 misjudged)
+        expected = (Fraction(repr(float(x))) / k).denominator == 1 and jsonschema.Draft202012Validator(
+            {k2: v for k2, v in schema.items() if k2 != "multipleOf"}).is_valid(x)
+        text = repr(float(x)) if isinstance(x, float) else str(x)
+        assert is_grammar_accept_string(grammar, text) == expected, (schema, text)

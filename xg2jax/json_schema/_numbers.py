@@ -210,14 +210,18 @@ def decimal_step(value) -> tuple[int, int]:
     return q.numerator, d
 
 
-def decimal_multiple_of(p: int, d: int, rules: RuleTable) -> str:
+def decimal_multiple_of(p: int, d: int, rules: RuleTable, sign: str = "any", min_int_digits: int = 0) -> str:
     """Numbers (spelled without an exponent) that are multiples of p / 10**d: the digits of the integer and the
     first d fraction digits, read as one integer, are divisible by p, and every later fraction digit is 0. States:
-    (remainder, fraction digits read), one rule each."""
-    if p * (d + 2) > MAX_MULTIPLE_OF:
-        raise ValueError(f"multipleOf needs {p * (d + 2)} grammar rules (the limit is {MAX_MULTIPLE_OF})")
-    frac = {(r, j): rules.reserve(f"dmul{p}_{d}_f{r}_{j}") for r in range(p) for j in range(d + 1)}
-    ints = [rules.reserve(f"dmul{p}_{d}_i{r}") for r in range(p)]
+    (remainder, fraction digits read), one rule each; with ``min_int_digits`` m > 0 the integer part is at least
+    10**(m-1) (no leading zero, at least m digits: a digit counter capped at m joins the remainder). ``sign``:
+    "any", "nonneg" or "neg" as for multiple_of."""
+    cap = max(min_int_digits, 1)
+    if p * (d + 1 + cap) > MAX_MULTIPLE_OF:
+        raise ValueError(f"multipleOf needs {p * (d + 1 + cap)} grammar rules (the limit is {MAX_MULTIPLE_OF})")
+    tag = f"{p}_{d}" + (f"_m{min_int_digits}" if min_int_digits else "")
+    frac = {(r, j): rules.reserve(f"dmul{tag}_f{r}_{j}") for r in range(p) for j in range(d + 1)}
+    ints = {(r, c): rules.reserve(f"dmul{tag}_i{r}_{c}") for r in range(p) for c in range(1, cap + 1)}
 
     def end_ok(r: int, j: int) -> bool:
         return r * 10 ** (d - j) % p == 0
@@ -234,12 +238,18 @@ def decimal_multiple_of(p: int, d: int, rules: RuleTable) -> str:
         else:
             options = (['""'] if r == 0 else []) + [f'"0" {name}']
         rules.define(name, " | ".join(options))
-    for r, name in enumerate(ints):
-        options = [f'"{g}" {ints[(10 * r + g) % p]}' for g in range(10)] + after_int(r)
+    for (r, c), name in ints.items():
+        options = [f'"{g}" {ints[((10 * r + g) % p, min(c + 1, cap))]}' for g in range(10)]
+        if c >= min_int_digits:
+            options += after_int(r)
         rules.define(name, " | ".join(options))
-    leading = " | ".join(f'"{g}" {ints[g % p]}' for g in range(1, 10))
-    zero = " | ".join(after_int(0))
-    return f'( "-"? ( "0" ( {zero} ) | {leading} ) )'
+    leading = " | ".join(f'"{g}" {ints[(g % p, 1)]}' for g in range(1, 10))
+    body = leading if min_int_digits else f'"0" ( {" | ".join(after_int(0))} ) | {leading}'
+    if sign == "nonneg":
+        return f"( {body} )"
+    if sign == "neg":
+        return f'( "-" ( {body} ) )'
+    return f'( "-"? ( {body} ) )'
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -156,6 +156,63 @@ class ScalarsMixin:
             raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
         return choice(parts)
 
+    def _bounded_decimal_multiples(self, k, lo, lo_strict, hi, hi_strict, schema, ptr) -> str:
+        """Multiples m * k (k = p / 10**d, not an integer) within bounds: per sign, the multiples below the first
+        power of ten T above the bound are listed, and those >= T are the multiples whose integer part has more
+        digits (the decimal divisibility automaton with a digit counter); a side bounded at both ends is listed."""
+        from fractions import Fraction
+
+        p, d = decimal_step(k)
+        step = Fraction(p, 10 ** d)
+        exact = lambda v: Fraction(repr(v)) if isinstance(v, float) else Fraction(v)  # noqa: E731
+        m_lo = m_hi = None
+        if lo is not None:
+            q = exact(lo) / step
+            m_lo = math.floor(q) + 1 if lo_strict and q.denominator == 1 else math.ceil(q)
+        if hi is not None:
+            q = exact(hi) / step
+            m_hi = math.ceil(q) - 1 if hi_strict and q.denominator == 1 else math.floor(q)
+        if m_lo is not None and m_hi is not None and m_lo > m_hi:
+            raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
+
+        def spell(m: int) -> str:
+            v = abs(m) * step
+            sign = '"-" ' if m < 0 else '"-"? ' if m == 0 else ""
+            if v.denominator == 1:
+                return f'{sign}{literal(str(v.numerator))} ( "." "0"+ )?'
+            digits = f"{v.numerator * 10 ** d // v.denominator:0{d + 1}d}"
+            text = (digits[:-d] + "." + digits[-d:]).rstrip("0")
+            return f'{sign}{literal(text)} "0"*'
+
+        parts, listed = [], []
+        for sign in ("nonneg", "neg"):
+            # |m| in [a, b] (b None: unbounded) on this side.
+            if sign == "nonneg":
+                a, b = max(m_lo, 0) if m_lo is not None else 0, m_hi
+            else:
+                a, b = max(-m_hi, 1) if m_hi is not None else 1, (-m_lo if m_lo is not None else None)
+            if b is not None and a > b:
+                continue
+            if b is None:
+                if (sign == "nonneg" and a == 0) or (sign == "neg" and a == 1):
+                    parts.append(decimal_multiple_of(p, d, self.rules, sign))
+                    continue
+                e = 0
+                while 10 ** e < a * step:
+                    e += 1
+                top = math.ceil(10 ** e / step)  # the first |m| with |m| * step >= 10**e
+                listed += [m if sign == "nonneg" else -m for m in range(a, top)]
+                parts.append(decimal_multiple_of(p, d, self.rules, sign, min_int_digits=e + 1))
+            else:
+                listed += [m if sign == "nonneg" else -m for m in range(a, b + 1)]
+            if len(listed) > self.MAX_ENUMERATED_MULTIPLES:
+                raise ValueError(f"'multipleOf' with bounds allowing more than {self.MAX_ENUMERATED_MULTIPLES} "
+                                 "listed multiples is not supported yet")
+        parts += [spell(m) for m in listed]
+        if not parts:
+            raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
+        return self.rules.add("number_multiple", choice([f"( {x} )" for x in parts]))
+
     def _bounds(self, schema, ptr):
         """(lo, lo_strict, hi, hi_strict) from minimum / maximum / exclusive bounds (draft 4's booleans too)."""
         def number(kw):
@@ -226,8 +283,10 @@ class ScalarsMixin:
             if isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0:
                 raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
             if lo is not None or hi is not None:
-                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' together with bounds "
-                                             "is not supported yet")
+                try:
+                    return self._bounded_decimal_multiples(k, lo, lo_strict, hi, hi_strict, schema, ptr)
+                except ValueError as e:
+                    raise UnsupportedSchemaError(f"{ptr}/multipleOf", str(e)) from None
             try:
                 # Approximation (documented): the multiples are spelled without an exponent.
                 return self.rules.add("number_multiple", decimal_multiple_of(*decimal_step(k), self.rules))
