@@ -10,8 +10,14 @@ accept every value of the others, so their complement holds values of that type 
 - a bound (``minimum``, ``maxLength``, ``minItems``, ...): the same type with the opposite bound;
 - ``required``: objects lacking one of the names; ``dependentRequired`` likewise given the trigger;
 - ``properties``: objects having one of the names with a value in the complement of its schema;
+- ``required`` next to a ``properties`` schema for the same name: one alternative, "absent or invalid";
+- ``patternProperties`` / ``additionalProperties``: objects with some member whose key matches the pattern (or is
+  no declared name and matches no pattern) and whose value is in the complement (``SOME_MEMBER``);
+- ``multipleOf`` (an integer): numbers with a fraction, or integers with a remainder (``NOT_MULTIPLE_OF``);
+- ``pattern``: strings in which it finds no match (``NOT_PATTERNS``);
 - ``const`` / ``enum`` over scalars: the other types, the other booleans, integer ranges between the listed
-  integers plus the non-integral numbers, strings other than the listed ones;
+  integers plus the non-integral numbers, strings other than the listed ones; over objects and arrays: another
+  type, another key / length, or a member / item that differs;
 - ``items`` (no ``prefixItems``): arrays containing an item in its complement; ``prefixItems`` (without ``items``):
   arrays long enough whose i-th item is in the complement of the i-th schema; ``contains`` (no counts): arrays whose
   items all fail it;
