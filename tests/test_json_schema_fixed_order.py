@@ -11,7 +11,10 @@ import random
 import pytest
 
 import xg2jax
-from xg2jax.json_schema import SchemaError, UnsatisfiableSchemaError, UnsupportedSchemaError
+from xg2jax.json_schema import (
+    UnsatisfiableSchemaError,
+    UnsupportedSchemaError,
+)
 from xg2jax.testing import is_grammar_accept_string
 
 jsonschema = pytest.importorskip("jsonschema", reason="the differential test needs the jsonschema package")

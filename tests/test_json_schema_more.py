@@ -166,7 +166,7 @@ def test_anchors_at_the_ends_of_groups(pattern):
 ])
 def test_pattern_with_length(schema):
     import itertools
-    texts = ["".join(t) for n in range(0, 8) for t in itertools.product("ab.", repeat=n) if n < 6 or t[0] == "a"]
+    texts = ["".join(t) for n in range(8) for t in itertools.product("ab.", repeat=n) if n < 6 or t[0] == "a"]
     check(schema, texts + ["abc.abc.abc", "ab.ab.ab.ab", "abcd.abcd"])
 
 

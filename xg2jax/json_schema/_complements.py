@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import math
 
-from xg2jax.json_schema._formats import FORMATS
-from xg2jax.json_schema._keydfa import other_keys_pattern
 from xg2jax.json_schema._common import (
     ABSENT,
     ANNOTATIONS,
@@ -48,6 +46,8 @@ from xg2jax.json_schema._common import (
     json_type,
     strip_annotations,
 )
+from xg2jax.json_schema._formats import FORMATS
+from xg2jax.json_schema._keydfa import other_keys_pattern
 
 # keyword -> (type it applies to, the keyword of the complementary bound, how the value changes)
 _BOUNDS = {

@@ -23,15 +23,21 @@ from xg2jax.json_schema._common import (
     NOT_MULTIPLE_OF,
     NOT_PATTERNS,
     NOT_STRINGS,
-    SOME_MEMBER,
     NUMBER_KEYWORDS,
     OBJECT_KEYWORDS,
+    SOME_MEMBER,
     STRING_KEYWORDS,
     TYPES,
     SchemaError,
     strip_annotations,
 )
-from xg2jax.json_schema._keydfa import RegexUnsupported, key_dfa, matches, product, regex_dfa
+from xg2jax.json_schema._keydfa import (
+    RegexUnsupported,
+    key_dfa,
+    matches,
+    product,
+    regex_dfa,
+)
 
 _MAX_DEPTH = 6
 # Keywords that constrain values of one JSON type (a schema without them, and without applicators, accepts every
@@ -108,10 +114,10 @@ class DisjointMixin:
         if depth > _MAX_DEPTH:
             return False
         for x, y in ((a, b), (b, a)):  # S and not S
-            if isinstance(x, dict) and set(strip_annotations(x)) == {"not"}:
-                if _text(x["not"]) == _text(y) or _text(self._necessary(x["not"], depth)) == _text(
-                        self._necessary(y, depth)):
-                    return True
+            if isinstance(x, dict) and set(strip_annotations(x)) == {"not"} and (
+                    _text(x["not"]) == _text(y)
+                    or _text(self._necessary(x["not"], depth)) == _text(self._necessary(y, depth))):
+                return True
         a, b = self._necessary(a, depth), self._necessary(b, depth)
         if a is None or b is None:
             return False

@@ -305,8 +305,7 @@ def category_intervals(name: str) -> list[tuple[int, int]]:
     import unicodedata
 
     for prefix in ("gc=", "General_Category="):
-        if name.startswith(prefix):
-            name = name[len(prefix):]
+        name = name.removeprefix(prefix)
     short = _CATEGORY_NAMES.get(name, name)
     if not _CATEGORY_CACHE:
         runs: dict[str, list] = {}

@@ -35,7 +35,6 @@ from xg2jax.json_schema._keydfa import (
     matches,
     names_dfa,
     product,
-    regex_dfa,
     spell,
 )
 

@@ -27,10 +27,10 @@ from xg2jax.json_schema._keydfa import (
 )
 from xg2jax.json_schema._numbers import (
     decimal_multiple_of,
-    multiple_of_at_least,
     decimal_step,
     integer_range,
     multiple_of,
+    multiple_of_at_least,
     number_range,
 )
 
@@ -164,7 +164,7 @@ class ScalarsMixin:
 
         p, d = decimal_step(k)
         step = Fraction(p, 10 ** d)
-        exact = lambda v: Fraction(repr(v)) if isinstance(v, float) else Fraction(v)  # noqa: E731
+        exact = lambda v: Fraction(repr(v)) if isinstance(v, float) else Fraction(v)
         m_lo = m_hi = None
         if lo is not None:
             q = exact(lo) / step
