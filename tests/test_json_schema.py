@@ -185,7 +185,7 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
         ("bad_type", {"type": "strin"}, SchemaError, "JSON Schema at '/type': 'type' must be one of"),
         ("negative_min_items", {"type": "array", "minItems": -1}, SchemaError,
          "JSON Schema at '/minItems': 'minItems' must be a non-negative integer, got -1"),
-        ("overlapping_one_of", {"oneOf": [{"pattern": "a"}, {"pattern": "b"}]},
+        ("overlapping_one_of", {"oneOf": [{"format": "email"}, {"format": "uri"}]},
          UnsupportedSchemaError, "JSON Schema at '/oneOf': oneOf branches may overlap"),
         ("unsatisfiable", {"type": "array", "minItems": 3, "maxItems": 2}, SchemaError, "the schema accepts no JSON value"),
         ("not_json", "{not json", SchemaError, "the schema is not valid JSON"),

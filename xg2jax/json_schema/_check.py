@@ -17,6 +17,7 @@ from typing import Any
 from xg2jax import _core
 from xg2jax.json_schema._common import TYPES, SchemaError, escape_pointer
 from xg2jax.json_schema._ebnf import literal
+from xg2jax.json_schema._keydfa import hoist_anchors
 from xg2jax.json_schema._resources import (
     SCHEMA_LISTS,
     SCHEMA_MAPS,
@@ -112,6 +113,7 @@ def _check_keyword(kw: str, value: Any, draft: int, where: str) -> None:
 
 def regex_problem(pattern: str) -> str | None:
     """Why the regex front end rejects ``pattern`` (ECMAScript syntax, JSON Schema ``pattern``), or None."""
+    pattern = hoist_anchors(pattern)
     try:
         _core.Grammar.from_ebnf(f"root ::= Regex({literal(pattern)}, json_string=true, search=true)".encode(), "root")
     except ValueError as e:

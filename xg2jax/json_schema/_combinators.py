@@ -10,7 +10,10 @@ from xg2jax.json_schema._common import (
     ABSENT,
     ANNOTATIONS,
     CONTAINS_ALL,
+    NOT_MULTIPLE_OF,
+    NOT_PATTERNS,
     NOT_STRINGS,
+    SOME_MEMBER,
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
@@ -19,6 +22,7 @@ from xg2jax.json_schema._common import (
     strip_annotations,
 )
 from xg2jax.json_schema._ebnf import choice
+from xg2jax.json_schema._keydfa import other_keys_pattern
 
 
 class CombinatorsMixin:
@@ -35,6 +39,8 @@ class CombinatorsMixin:
             raise SchemaError(ptr, "allOf entries must be schemas")
         a, b = self._pin_resource(a, ptr), self._pin_resource(b, ptr)
         a, b = strip_annotations(a), strip_annotations(b)
+        if a == b and json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True):
+            return a  # x and x is x (text equality: Python's == would equate 1 and true)
         # Keywords whose meaning depends on their own schema object are rewritten before the objects are merged.
         for side in (a, b):
             self._check_keywords(side, ptr)
@@ -122,8 +128,11 @@ class CombinatorsMixin:
                 if not both:
                     return False
                 out[kw] = sorted(both)
-            elif kw in ("required", ABSENT, NOT_STRINGS):
+            elif kw in ("required", ABSENT, NOT_STRINGS, NOT_MULTIPLE_OF, NOT_PATTERNS):
                 out[kw] = list(dict.fromkeys(list(va) + list(vb)))
+            elif kw == SOME_MEMBER:
+                texts = {json.dumps(x, sort_keys=True) for x in va}
+                out[kw] = list(va) + [x for x in vb if json.dumps(x, sort_keys=True) not in texts]
             elif kw in ("minLength", "minItems", "minProperties") or (kw in ("minimum", "exclusiveMinimum")
                                                                        and self._draft >= 6):
                 out[kw] = max(va, vb)
@@ -132,6 +141,8 @@ class CombinatorsMixin:
             elif kw == "multipleOf" and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
                                             for v in (va, vb)):
                 out[kw] = math.lcm(va, vb)  # the common multiples of two integers are the multiples of their lcm
+            elif kw == "multipleOf" and _decimal_lcm(va, vb) is not None:
+                out[kw] = _decimal_lcm(va, vb)
             elif kw in ("minLength", "minItems", "minProperties"):
                 out[kw] = max(va, vb)
             elif kw in ("maxLength", "maxItems", "maxProperties"):
@@ -171,11 +182,15 @@ class CombinatorsMixin:
         a, b = ({**x, "patternProperties": {r: v for r, v in x["patternProperties"].items() if v not in (True, {})}}
                 if "patternProperties" in x and x.get("additionalProperties", True) in (True, {}) else x
                 for x in (a, b))
-        for x, y in ((a, b), (b, a)):
-            px, py = x.get("patternProperties", {}), y.get("patternProperties", {})
-            if y.get("additionalProperties", True) not in (True, {}) and not set(px) <= set(py):
-                raise UnsupportedSchemaError(f"{ptr}/patternProperties", "allOf: merging 'patternProperties' with "
-                                             "another schema's additionalProperties is not supported yet")
+        # A side whose additionalProperties would cover keys that only the other side's patterns match keeps it as
+        # a pattern of its own: "none of my names, none of my patterns" (other_keys_pattern); then the union of
+        # the patterns is exact.
+        # (Once one side has such a pattern, the other side's additionalProperties must become one too.)
+        if any(y.get("additionalProperties", True) not in (True, {})
+               and not set(x.get("patternProperties", {})) <= set(y.get("patternProperties", {}))
+               for x, y in ((b, a), (a, b))):
+            a, b = (self._additional_as_pattern(x, ptr) if x.get("additionalProperties", True) not in (True, {})
+                    else x for x in (a, b))
         sides = []
         for x in (a, b):
             props = x.get("properties", {})
@@ -197,32 +212,111 @@ class CombinatorsMixin:
             out["additionalProperties"] = adds[0] if len(adds) == 1 else {"allOf": adds}
         return out
 
+    def _conjuncts(self, schema, ptr: str) -> list:
+        """``schema`` as a list of schemas whose conjunction it is (bare $refs followed, allOf flattened)."""
+        schema = self._deref(schema, ptr)
+        if not isinstance(schema, dict) or "allOf" not in schema or (self._draft < 2019 and "$ref" in schema):
+            return [schema]
+        own = {k: v for k, v in schema.items() if k != "allOf" and k not in ANNOTATIONS}
+        out = [own] if own else []
+        for sub in schema["allOf"] if isinstance(schema["allOf"], list) else []:
+            out += self._conjuncts(sub, ptr)
+        return out
+
+    def _negate_beside(self, other, this, ptr: str) -> list:
+        """Schemas whose union, intersected with ``this``, is ``this`` and not ``other``: the complements of the
+        conjuncts of ``other`` that are not conjuncts of ``this``."""
+        text = lambda x: json.dumps(strip_annotations(x) if isinstance(x, dict) else x, sort_keys=True)
+        mine = {text(c) for c in self._conjuncts(this, ptr)}
+        out = []
+        for c in self._conjuncts(other, ptr):
+            if text(c) not in mine:
+                out += self._negate(c, ptr)
+        return out
+
+    @staticmethod
+    def _additional_as_pattern(x: dict, ptr: str) -> dict:
+        props = x.get("properties", {})
+        if not isinstance(props, dict):
+            raise SchemaError(f"{ptr}/properties", "'properties' must be an object")
+        patterns = dict(x.get("patternProperties", {}))
+        patterns[other_keys_pattern(list(props), list(patterns))] = x["additionalProperties"]
+        return {**{k: v for k, v in x.items() if k != "additionalProperties"}, "patternProperties": patterns}
+
     # anyOf / oneOf
     def _visit_alternatives(self, schema: dict, kw: str, ptr: str) -> str:
         branches = self._schema_list(schema, kw, ptr)
         rest = {k: v for k, v in schema.items() if k != kw}
         merged = [self._merge(rest, self._deref(b, f"{ptr}/{kw}/{i}"), f"{ptr}/{kw}/{i}")
                   for i, b in enumerate(branches)]
+        overlap = None
         if kw == "oneOf" and not self._disjoint(merged):
-            # Exactly one: branch i and the complement of every other branch (complements of simple schemas only).
-            try:  # every branch must be complementable; checked once here, so the error names the oneOf
-                for i, b in enumerate(branches):
-                    self._negate(b, f"{ptr}/oneOf/{i}")
+            restricted = self._without_shared_types(merged)
+            if restricted is not None and self._disjoint(restricted):
+                merged = restricted
+        if kw == "oneOf" and not self._disjoint(merged):
+            overlap = True
+            # Exactly one: branch i and the complement of every other branch j. Within branch i, only the conjuncts
+            # of j that i does not share need complementing (i and not (c and r) = i and not r when i implies c),
+            # and complement alternatives proven disjoint from branch i are dropped.
+            try:  # the complements must exist; checked here, so the error names the oneOf
+                exact = []
+                for i, m in enumerate(merged):
+                    parts = [m]
+                    for j, b in enumerate(branches):
+                        if j == i:
+                            continue
+                        negs = self._negate_beside(b, branches[i], f"{ptr}/oneOf/{j}")
+                        negs = [n for n in negs if not self._disjoint_pair(n, m, 0)]
+                        if not negs:
+                            parts = None  # every value of branch i satisfies branch j too
+                            break
+                        parts.append({"anyOf": negs} if len(negs) > 1 else negs[0])
+                    exact.append({"allOf": parts} if parts is not None else False)
             except UnsupportedSchemaError:
                 raise UnsupportedSchemaError(f"{ptr}/oneOf", "oneOf branches may overlap; exactly-one semantics is "
                                              "enforced only for disjoint branches or branches a grammar can "
                                              "complement (type restrictions, one bound keyword)") from None
-            merged = [{"allOf": [m] + [{"not": b} for j, b in enumerate(branches) if j != i]}
-                      for i, m in enumerate(merged)]
+            merged = exact
         options = []
         for i, m in enumerate(merged):
             try:
-                options.append(self.visit(m, f"{ptr}/{kw}/{i}"))
+                if kw == "anyOf" or overlap is None:
+                    options.append(self._visit_merged_branch(schema, branches[i], m, f"{ptr}/{kw}/{i}"))
+                else:
+                    options.append(self.visit(m, f"{ptr}/{kw}/{i}"))
             except Unsatisfiable:
                 continue
         if not options:
             raise Unsatisfiable(f"{ptr}/{kw}", f"no branch of '{kw}' accepts a value")
         return choice(options)
+
+    def _visit_merged_branch(self, parent: dict, branch, merged, ptr: str) -> str:
+        """The rule for ``merged`` (a branch merged with its siblings in ``parent``). A branch that is a bare $ref
+        gets one named rule per (parent schema object, target): a recursive $ref reached again through the same
+        anyOf closes as rule recursion instead of being inlined without end."""
+        if (not isinstance(branch, dict) or set(branch) - ANNOTATIONS != {"$ref"} or self._res.dynamic_refs
+                or not isinstance(merged, dict)):
+            return self.visit(merged, ptr)
+        target, _ = self._resolve(branch["$ref"], ptr)
+        rest = {k: v for k, v in parent.items() if k not in ("anyOf", "oneOf") and k not in ANNOTATIONS}
+        try:  # $refs are canonical (absolute), so equal text means equal constraints
+            key = (target, json.dumps(rest, sort_keys=True))
+        except (TypeError, ValueError):
+            return self.visit(merged, ptr)
+        memo = self.__dict__.setdefault("_merged_refs", {})
+        if key in memo:
+            return memo[key]
+        name = self.rules.reserve("alt" + target.replace("/", "_"))
+        memo[key] = name
+        try:
+            body = self.visit(merged, ptr)
+        except Unsatisfiable:
+            del memo[key]
+            self.rules.rules.pop(name)
+            raise
+        self.rules.define(name, body)
+        return name
 
     def _possible_types(self, schema) -> set[str] | None:
         """The JSON types a schema can accept, or None if unknown."""
@@ -239,17 +333,18 @@ class CombinatorsMixin:
             return t | ({"integer"} if "number" in t else set())
         return None
 
-    def _disjoint(self, branches: list) -> bool:
-        """True if no JSON value can satisfy two of the branches (decided from types and constants)."""
-        types = [self._possible_types(b) for b in branches]
-        for i in range(len(branches)):
-            for j in range(i + 1, len(branches)):
-                ti, tj = types[i], types[j]
-                if ti is not None and tj is not None and not (ti & tj):
-                    continue
-                bi, bj = branches[i], branches[j]
-                if (isinstance(bi, dict) and isinstance(bj, dict) and "const" in bi and "const" in bj
-                        and not json_equal(bi["const"], bj["const"])):
-                    continue
-                return False
-        return True
+
+def _decimal_lcm(a, b):
+    """The least common multiple of two positive decimals (as their JSON spellings are read: 2.5 is 5/2): the
+    common multiples of p1/q1 and p2/q2 (reduced) are the multiples of lcm(p1, p2) / gcd(q1, q2). None when an
+    input is not a positive number or the result has no exact float spelling."""
+    from fractions import Fraction
+
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (a, b)):
+        return None
+    fa, fb = Fraction(repr(a)), Fraction(repr(b))
+    m = Fraction(math.lcm(fa.numerator, fb.numerator), math.gcd(fa.denominator, fb.denominator))
+    if m.denominator == 1:
+        return int(m)
+    out = float(m)
+    return out if Fraction(repr(out)) == m else None

@@ -22,9 +22,18 @@ ABSENT = "x-xg2jax-absent"
 CONTAINS_ALL = "x-xg2jax-contains-all"
 # Internal keyword: strings other than the listed ones (the complement of const / enum among strings).
 NOT_STRINGS = "x-xg2jax-not-strings"
+# Internal keyword: numbers that are no multiple of any of the listed integers (the complement of an integer
+# multipleOf among numbers; non-numbers pass).
+NOT_MULTIPLE_OF = "x-xg2jax-not-multiple-of"
+# Internal keyword: [[pattern, schema], ...]: for each pair, some member whose key matches the pattern (a regex or an
+# other-keys pattern, see _keydfa.other_keys_pattern) has a value valid under the schema (the complement of
+# patternProperties / additionalProperties; non-objects pass).
+SOME_MEMBER = "x-xg2jax-some-member"
+# Internal keyword: strings in which none of the listed patterns finds a match (the complement of pattern).
+NOT_PATTERNS = "x-xg2jax-not-patterns"
 APPLICATOR_KEYWORDS = {"$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependencies",
                        "dependentSchemas", "unevaluatedProperties", "unevaluatedItems"}
-SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS, CONTAINS_ALL} | APPLICATOR_KEYWORDS
+SUPPORTED = ({"type", "enum", "const", FRACTION_ONLY, ABSENT, NOT_STRINGS, NOT_MULTIPLE_OF, NOT_PATTERNS, SOME_MEMBER, CONTAINS_ALL} | APPLICATOR_KEYWORDS
              | ANNOTATIONS | OBJECT_KEYWORDS
              | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS)
 # Validation keywords of the supported drafts that this version cannot enforce yet: an error naming them. Any other

@@ -10,8 +10,14 @@ accept every value of the others, so their complement holds values of that type 
 - a bound (``minimum``, ``maxLength``, ``minItems``, ...): the same type with the opposite bound;
 - ``required``: objects lacking one of the names; ``dependentRequired`` likewise given the trigger;
 - ``properties``: objects having one of the names with a value in the complement of its schema;
+- ``required`` next to a ``properties`` schema for the same name: one alternative, "absent or invalid";
+- ``patternProperties`` / ``additionalProperties``: objects with some member whose key matches the pattern (or is
+  no declared name and matches no pattern) and whose value is in the complement (``SOME_MEMBER``);
+- ``multipleOf`` (an integer): numbers with a fraction, or integers with a remainder (``NOT_MULTIPLE_OF``);
+- ``pattern``: strings in which it finds no match (``NOT_PATTERNS``);
 - ``const`` / ``enum`` over scalars: the other types, the other booleans, integer ranges between the listed
-  integers plus the non-integral numbers, strings other than the listed ones;
+  integers plus the non-integral numbers, strings other than the listed ones; over objects and arrays: another
+  type, another key / length, or a member / item that differs;
 - ``items`` (no ``prefixItems``): arrays containing an item in its complement; ``prefixItems`` (without ``items``):
   arrays long enough whose i-th item is in the complement of the i-th schema; ``contains`` (no counts): arrays whose
   items all fail it;
@@ -30,13 +36,18 @@ from xg2jax.json_schema._common import (
     ABSENT,
     ANNOTATIONS,
     FRACTION_ONLY,
+    NOT_MULTIPLE_OF,
+    NOT_PATTERNS,
     NOT_STRINGS,
+    SOME_MEMBER,
     TYPES,
     SchemaError,
     UnsupportedSchemaError,
     json_type,
     strip_annotations,
 )
+from xg2jax.json_schema._formats import FORMATS
+from xg2jax.json_schema._keydfa import other_keys_pattern
 
 # keyword -> (type it applies to, the keyword of the complementary bound, how the value changes)
 _BOUNDS = {
@@ -68,8 +79,10 @@ class ComplementsMixin:
         if not isinstance(inner, dict):
             raise SchemaError(ptr, f"a schema must be an object or a boolean, got {type(inner).__name__}")
         inner = strip_annotations(inner)
-        if self.enforce_formats and "format" in inner:
+        if self.enforce_formats and isinstance(inner.get("format"), str) and inner["format"] in FORMATS:
             raise UnsupportedSchemaError(f"{ptr}/format", "the complement of 'format' is not supported")
+        if "format" in inner:  # an annotation here (unknown format, or formats not enforced)
+            inner = {k: v for k, v in inner.items() if k != "format"}
         keys = set(inner) - ANNOTATIONS
         if "$ref" in keys and self._draft < 2019:
             keys = {"$ref"}
@@ -141,7 +154,10 @@ class ComplementsMixin:
         if kw == "required":
             if not isinstance(value, list):
                 raise SchemaError(where, "'required' must be an array of strings")
-            return [{"type": "object", ABSENT: [n]} for n in dict.fromkeys(value)]
+            # A required name with a property schema: "absent or invalid" is one alternative (under 'properties').
+            props = inner.get("properties", {}) if "properties" in inner else {}
+            return [{"type": "object", ABSENT: [n]} for n in dict.fromkeys(value)
+                    if not (isinstance(props, dict) and n in props and props[n] is not True and props[n] != {})]
         if kw == ABSENT:
             return [{"type": "object", "required": [n]} for n in value]
         if kw == "dependentRequired":
@@ -164,7 +180,10 @@ class ComplementsMixin:
         if kw == "properties":
             if not isinstance(value, dict):
                 raise SchemaError(where, "'properties' must be an object")
-            return [{"type": "object", "required": [n], "properties": {n: {"not": s}}}
+            required = inner.get("required", []) if "required" in inner else []
+            required = required if isinstance(required, list) else []
+            return [{"type": "object", "properties": {n: {"not": s}}} if n in required else
+                    {"type": "object", "required": [n], "properties": {n: {"not": s}}}
                     for n, s in value.items() if s is not True and s != {}]
         if kw in ("const", "enum"):
             values = [value] if kw == "const" else value
@@ -206,6 +225,33 @@ class ComplementsMixin:
                 return self._negate(node, target)
             finally:
                 active.discard(target)
+        if kw == "multipleOf":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise SchemaError(where, "'multipleOf' must be a number > 0")
+            if not float(value).is_integer():
+                raise UnsupportedSchemaError(where, "the complement of a non-integer 'multipleOf' is not supported")
+            # Numbers with a fraction (never a multiple of an integer), integers with a remainder.
+            return [{"type": "number", FRACTION_ONLY: True}, {"type": "integer", NOT_MULTIPLE_OF: [int(value)]}]
+        if kw == "patternProperties" and isinstance(value, dict):
+            # Some key matching the pattern has a value outside its schema.
+            return [{"type": "object", SOME_MEMBER: [[p, {"not": s}]]} for p, s in value.items()
+                    if s is not True and s != {}]
+        if kw == "additionalProperties" and value is not True and value != {}:
+            # Some key that is no declared name and matches no pattern has a value outside the schema.
+            props, pats = inner.get("properties", {}), inner.get("patternProperties", {})
+            if not isinstance(props, dict) or not isinstance(pats, dict):
+                raise SchemaError(where, "'properties' and 'patternProperties' must be objects")
+            return [{"type": "object", SOME_MEMBER: [[other_keys_pattern(list(props), list(pats)), {"not": value}]]}]
+        if kw == SOME_MEMBER:
+            return [{"type": "object", "patternProperties": {p: {"not": s}}} for p, s in value]
+        if kw == "pattern":
+            if not isinstance(value, str):
+                raise SchemaError(where, "'pattern' must be a string")
+            return [{"type": "string", NOT_PATTERNS: [value]}]
+        if kw == NOT_PATTERNS:
+            return [{"type": "string", "pattern": p} for p in value]
+        if kw == NOT_MULTIPLE_OF:
+            return [{"type": "integer", "multipleOf": k} for k in value]
         if kw in (FRACTION_ONLY,):
             return [{"type": [t for t in TYPES if t != "number"]}, {"type": "integer"}]
         if kw in ("minContains", "maxContains"):
@@ -217,13 +263,41 @@ class ComplementsMixin:
         raise UnsupportedSchemaError(where, f"the complement of '{kw}' is not supported (in 'not', 'if', "
                                      "overlapping 'oneOf' branches or 'contains' counts)")
 
+    def _negate_composite(self, value) -> list:
+        """Every JSON value other than the object or array ``value``: another type; for an object, a key it lacks
+        or a value that differs (under 'properties'), or another key; for an array, another length or an item
+        that differs."""
+        if isinstance(value, dict):
+            out = [{"type": [t for t in TYPES if t not in ("object", "integer")]},
+                   {"type": "object", SOME_MEMBER: [[other_keys_pattern(list(value), []), True]]}]
+            out += [{"type": "object", "properties": {k: {"not": {"const": v}}}} for k, v in value.items()]
+            if not value:
+                out.append({"type": "object", "minProperties": 1})
+            return out
+        out = [{"type": [t for t in TYPES if t not in ("array", "integer")]},
+               {"type": "array", "minItems": len(value) + 1}]
+        if value:
+            out.append({"type": "array", "maxItems": len(value) - 1})
+        for i, v in enumerate(value):
+            if self._draft >= 2020:
+                out.append({"type": "array", "minItems": i + 1, "prefixItems": [True] * i + [{"not": {"const": v}}]})
+            else:
+                out.append({"type": "array", "minItems": i + 1, "items": [True] * i + [{"not": {"const": v}}]})
+        return out
+
     def _negate_values(self, values: list, where: str) -> list:
         """Every JSON value not in ``values`` (scalars only)."""
+        composite = [v for v in values if isinstance(v, (dict, list))]
+        if composite:
+            # Not any of the values: the intersection of "not this value" over the composite ones and the scalars.
+            scalars = [v for v in values if not isinstance(v, (dict, list))]
+            parts = [self._negate_composite(v) for v in composite]
+            if scalars:
+                parts.append(self._negate_values(scalars, where))
+            return parts[0] if len(parts) == 1 else [{"allOf": [{"anyOf": p} for p in parts]}]
         by_type: dict[str, list] = {}
         for v in values:
             by_type.setdefault(json_type(v), []).append(v)
-        if "object" in by_type or "array" in by_type:
-            raise UnsupportedSchemaError(where, "the complement of an object or array constant is not supported")
         numbers = by_type.get("integer", []) + by_type.get("number", [])
         out = [{"type": [t for t in ("object", "array", "string", "boolean", "null")
                          if t not in by_type or t in ("string", "boolean")] or []}]

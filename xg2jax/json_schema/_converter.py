@@ -24,6 +24,7 @@ uses ``$dynamicRef``), so recursive schemas become recursive rules.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from xg2jax.json_schema._arrays import ArraysMixin
@@ -40,6 +41,7 @@ from xg2jax.json_schema._common import (
     strip_annotations,
 )
 from xg2jax.json_schema._complements import ComplementsMixin
+from xg2jax.json_schema._disjoint import DisjointMixin
 from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._patterns import PatternsMixin
@@ -52,7 +54,7 @@ from xg2jax.json_schema._values import ValuesMixin
 
 
 class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, RewritesMixin, RefsMixin,
-                      CombinatorsMixin, ValuesMixin, ScalarsMixin, ArraysMixin, ObjectsMixin):
+                      CombinatorsMixin, DisjointMixin, ValuesMixin, ScalarsMixin, ArraysMixin, ObjectsMixin):
     """The visitor; each mixin holds the keywords of one concern (see the module docstrings)."""
 
     def __init__(self, schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
@@ -67,6 +69,7 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         self.any_whitespace = any_whitespace
         self.rules = RuleTable()
         self._refs: dict[str, str] = {}  # resolved pointer -> rule name
+        self._inlined: dict[str, str] = {}  # text of a visited allOf schema -> rule name
         self._draft, ignored = self._detect_draft(schema, refs)
         check_document(schema, self._draft)
         for uri, doc in (refs or {}).items():
@@ -99,11 +102,18 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
 
     # ----------------------------------------------------------------------------------------------------------
     def convert(self) -> str:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 30 * self.MAX_DEPTH))  # a visit level takes up to ~20 Python frames
         try:
             root = self.visit(self.root, "")
         except Unsatisfiable as e:
             reason = f" ({e.reason})" if e.reason else ""
             raise UnsatisfiableSchemaError(e.pointer, f"the schema accepts no JSON value{reason}") from None
+        except RecursionError:
+            raise UnsupportedSchemaError("", "the schema nests too deeply for the converter (Python recursion "
+                                         "limit)") from None
+        finally:
+            sys.setrecursionlimit(limit)
         return self.rules.text(root)
 
     def visit(self, schema: Any, ptr: str) -> str:
@@ -116,6 +126,8 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         if self._depth > self.MAX_DEPTH:
             raise UnsupportedSchemaError(ptr, f"the schema expands deeper than {self.MAX_DEPTH} levels (a recursive "
                                          "$ref inlined through allOf / anyOf / oneOf is not supported yet)")
+        if "allOf" in schema and not self._res.dynamic_refs:
+            return self._visit_inlined(schema, ptr)
         self._depth += 1
         saved = self._bindings
         self._enter_resource(schema)
@@ -125,7 +137,35 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
             self._depth -= 1
             self._bindings = saved
 
-    MAX_DEPTH = 150
+    def _visit_inlined(self, schema: dict, ptr: str) -> str:
+        """An ``allOf`` merge inlines its $ref targets; a recursive $ref inlined that way reaches a schema with the
+        same text again. One named rule per distinct text (``$ref``s are canonical, absolute URIs, so equal text
+        means equal constraints) closes that recursion as rule recursion."""
+        try:
+            key = json.dumps(strip_annotations(schema), sort_keys=True)
+        except (TypeError, ValueError):
+            key = None
+        if key is not None and key in self._inlined:
+            return self._inlined[key]
+        self._depth += 1
+        saved = self._bindings
+        self._enter_resource(schema)
+        name = None
+        if key is not None:
+            name = self._inlined[key] = self.rules.reserve("merged")
+        try:
+            body = self._visit_dict(strip_annotations(schema), ptr)
+        except Unsatisfiable:
+            if name is not None:
+                del self._inlined[key]
+                self.rules.rules.pop(name)
+            raise
+        finally:
+            self._depth -= 1
+            self._bindings = saved
+        return self.rules.define(name, body) if name is not None else body
+
+    MAX_DEPTH = 400  # visit levels; the Python recursion limit is raised to match during convert()
 
     def _visit_dict(self, schema: dict, ptr: str) -> str:
         self._check_keywords(schema, ptr)

@@ -69,15 +69,17 @@ class RuleTable:
     def __init__(self) -> None:
         self.rules: dict[str, str] = {}
         self._by_body: dict[str, str] = {}
+        self._next: dict[str, int] = {}  # base name -> last suffix used
 
     def reserve(self, name_hint: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in name_hint).strip("_") or "r"
         if base[0].isdigit():
             base = "r_" + base
-        name, i = base, 1
-        while name in self.rules:
+        name, i = base, self._next.get(base, 1)
+        while name in self.rules:  # the counter per base keeps this O(1) amortised
             i += 1
             name = f"{base}_{i}"
+        self._next[base] = i
         self.rules[name] = ""  # placeholder until define()
         return name
 

@@ -16,6 +16,9 @@ documented approximation, the same as for ``pattern`` and for declared property 
 
 from __future__ import annotations
 
+import functools
+import json
+
 MAX_CP = 0x10FFFF
 _LINE_TERMINATORS = [(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)]
 _SPACE = [(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x2028, 0x2029),
@@ -302,8 +305,7 @@ def category_intervals(name: str) -> list[tuple[int, int]]:
     import unicodedata
 
     for prefix in ("gc=", "General_Category="):
-        if name.startswith(prefix):
-            name = name[len(prefix):]
+        name = name.removeprefix(prefix)
     short = _CATEGORY_NAMES.get(name, name)
     if not _CATEGORY_CACHE:
         runs: dict[str, list] = {}
@@ -341,8 +343,64 @@ def _atoms(interval_sets) -> list[tuple[int, int]]:
     return [(cuts[i], cuts[i + 1] - 1) for i in range(len(cuts) - 1)]
 
 
+def _group_end(p: str, i: int) -> tuple[int, bool] | None:
+    """For the group opening at p[i] == "(": (index of its closing ")", whether it has a top-level "|")."""
+    depth, j, bar, in_class = 0, i, False, False
+    while j < len(p):
+        c = p[j]
+        if c == "\\":
+            j += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return j, bar
+        elif c == "|" and depth == 1:
+            bar = True
+        j += 1
+    return None
+
+
+def hoist_anchors(pattern: str) -> str:
+    """``pattern`` with a ``^`` that opens groups at the very start (``(^a)``, ``((?:^a))``) and a ``$`` that
+    closes groups at the very end (``(a$)``) moved outside those groups, where they mean the same: a group without
+    a top-level ``|`` and without a quantifier matches where its body matches. Anything else is left as it is."""
+    i, opens = 0, []
+    while pattern.startswith("(", i):
+        opens.append(i)
+        i += 3 if pattern.startswith("(?:", i) else 1
+    if opens and pattern.startswith("^", i):
+        spans = [_group_end(pattern, o) for o in opens]
+        if all(sp is not None and not sp[1] and (sp[0] + 1 == len(pattern) or pattern[sp[0] + 1] not in "*+?{")
+               for sp in spans):
+            pattern = "^" + pattern[:i] + pattern[i + 1:]
+    k = len(pattern)
+    while k > 0 and pattern[k - 1] == ")":
+        k -= 1
+    if k < len(pattern) and k > 0 and pattern[k - 1] == "$":
+        backslashes = len(pattern[:k - 1]) - len(pattern[:k - 1].rstrip("\\"))
+        if backslashes % 2 == 0:
+            closes = range(k, len(pattern))
+            starts = {}
+            for o in range(len(pattern)):  # the group of each closing parenthesis at the end
+                if pattern[o] == "(" and (o == 0 or pattern[o - 1] != "\\"):
+                    sp = _group_end(pattern, o)
+                    if sp is not None and sp[0] in closes:
+                        starts[sp[0]] = sp
+            if len(starts) == len(closes) and not any(bar for _, bar in starts.values()):
+                pattern = pattern[:k - 1] + pattern[k:] + "$"
+    return pattern
+
+
 def regex_dfa(pattern: str) -> DFA:
     """DFA of the strings in which ``pattern`` finds a match (JSON Schema ``pattern`` semantics)."""
+    pattern = hoist_anchors(pattern)
     nfa = _NFA()
     parser = _Parser(pattern, nfa)
     start = nfa.state()
@@ -463,6 +521,108 @@ def product(dfas: list[DFA]) -> tuple[list[tuple[int, int]], list[list[int]], li
         delta.append(row)
     accept = [tuple(q >= 0 and d.accept[q] for q, d in zip(s, dfas)) for s in order]
     return atoms, delta, accept
+
+
+# A patternProperties key the converter makes (never a user regex: it starts with NUL): the keys that are none of
+# the listed names and match none of the listed patterns, i.e. the keys one schema's additionalProperties covers
+# (an allOf merge keeps that schema's additionalProperties as such a pattern next to the other side's patterns).
+OTHER_KEYS = "\x00xg2jax-other-keys:"
+
+
+def other_keys_pattern(names: list[str], patterns: list[str]) -> str:
+    return OTHER_KEYS + json.dumps([sorted(names), sorted(patterns)], ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=256)
+def key_dfa(pattern: str) -> DFA:
+    """DFA of a patternProperties key: a regex, or an ``other_keys_pattern``."""
+    if not pattern.startswith(OTHER_KEYS):
+        return regex_dfa(pattern)
+    names, patterns = json.loads(pattern[len(OTHER_KEYS):])
+    atoms, delta, accept = product([names_dfa(names)] + [key_dfa(p) for p in patterns])
+    return DFA(atoms, delta, [not any(v) for v in accept])
+
+
+def product_with_length(dfas: list[DFA], good, lo: int, hi: int | None):
+    """(atoms, delta, finals) of the strings that ``product(dfas)`` leads to a state whose accept vector passes
+    ``good`` and whose length is in [lo, hi]. The length is tracked only while it still matters: at product state
+    q after c code points, it is dropped once every completion to a good state keeps it within bounds
+    (c + shortest completion >= lo and c + longest completion <= hi), so long bounded patterns stay small."""
+    atoms, delta, accept = product(dfas)
+    n = len(delta)
+    goods = {q for q in range(n) if good(accept[q])}
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for q in range(n):
+        for t in set(delta[q]):
+            if t >= 0:
+                preds[t].append(q)
+    live, stack = set(goods), list(goods)
+    while stack:
+        for p in preds[stack.pop()]:
+            if p not in live:
+                live.add(p)
+                stack.append(p)
+    inf = float("inf")
+    # Shortest completion: backward BFS from the good states over live states.
+    shortest = {q: 0 for q in goods}
+    frontier = list(goods)
+    while frontier:
+        nxt = []
+        for t in frontier:
+            for p in preds[t]:
+                if p in live and p not in shortest:
+                    shortest[p] = shortest[t] + 1
+                    nxt.append(p)
+        frontier = nxt
+    # Longest completion over live states: infinite where a cycle can be reached (Kahn on the reverse order).
+    succ = {q: {t for t in delta[q] if t in live} for q in live}
+    outdeg = {q: len(succ[q]) for q in live}
+    longest = {q: 0 for q in live if outdeg[q] == 0}
+    ready = list(longest)
+    while ready:
+        t = ready.pop()
+        for p in set(preds[t]):
+            if p in live:
+                outdeg[p] -= 1
+                if outdeg[p] == 0:
+                    longest[p] = max(longest[s] for s in succ[p]) + 1
+                    ready.append(p)
+    for q in live:
+        longest.setdefault(q, inf)
+
+    def norm(q: int, c):
+        if c is None:
+            return (q, None)
+        if hi is not None and c > hi:
+            return None
+        if c + shortest[q] >= lo and (hi is None or c + longest[q] <= hi):
+            return (q, None)
+        return (q, c)
+
+    first = norm(0, 0) if 0 in live else None
+    if first is None:
+        return atoms, [[-1] * len(atoms)], set()
+    index = {first: 0}
+    order = [first]
+    rows = []
+    while len(rows) < len(order):
+        q, c = order[len(rows)]
+        row = []
+        for a in range(len(atoms)):
+            t = delta[q][a]
+            st = norm(t, None if c is None else c + 1) if t in live else None
+            if st is None:
+                row.append(-1)
+                continue
+            if st not in index:
+                if len(order) >= 5 * MAX_STATES:
+                    raise RegexUnsupported(f"more than {5 * MAX_STATES} automaton states (pattern and length)")
+                index[st] = len(order)
+                order.append(st)
+            row.append(index[st])
+        rows.append(row)
+    finals = {i for i, (q, c) in enumerate(order) if q in goods and (c is None or lo <= c)}
+    return atoms, rows, finals
 
 
 def matches(dfa: DFA, text: str) -> bool:

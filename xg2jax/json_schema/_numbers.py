@@ -123,26 +123,79 @@ def integer_range(lo: int | None, hi: int | None) -> str | None:
     return _group(options) if options else None
 
 
-def multiple_of(k: int, rules: RuleTable, sign: str = "any") -> str:
+def multiple_of(k: int, rules: RuleTable, sign: str = "any", ok=None) -> str:
     """An EBNF expression for the spellings of the integers divisible by k (k >= 1): all of them (``sign="any"``),
-    the non-negative ones (``"nonneg"``) or the negative ones (``"neg"``)."""
-    if k == 1 and sign == "any":
+    the non-negative ones (``"nonneg"``) or the negative ones (``"neg"``). With ``ok``: the integers whose
+    remainder r modulo k (of the absolute value) has ok(r), instead of r == 0."""
+    if k == 1 and sign == "any" and ok is None:
         return 'j_int'
     if k > MAX_MULTIPLE_OF:
         raise ValueError(f"multipleOf {k} needs {k} grammar rules (the limit is {MAX_MULTIPLE_OF})")
+    ok = ok or (lambda r: r == 0)
     names = [rules.reserve(f"mod{k}_r{r}") for r in range(k)]
     for r in range(k):
-        # State r after some digits: read one more digit d -> (10 r + d) mod k; may stop iff r == 0.
-        options = ['""'] if r == 0 else []
+        # State r after some digits: read one more digit d -> (10 r + d) mod k; may stop iff ok(r).
+        options = ['""'] if ok(r) else []
         for d in range(10):
             options.append(f'"{d}" {names[(10 * r + d) % k]}')
         rules.define(names[r], " | ".join(options))
     first = " | ".join(f'"{d}" {names[d % k]}' for d in range(1, 10))
+    zero = '"0" | ' if ok(0) else ""
     if sign == "nonneg":
-        return f'( "0" | {first} )'
+        return f'( {zero}{first} )'
     if sign == "neg":
         return f'( "-" ( {first} ) )'
-    return f'( "-"? ( "0" | {first} ) )'
+    return f'( "-"? ( {zero}{first} ) )'
+
+
+def multiple_of_at_least(k: int, a: int, rules: RuleTable, ok=None) -> str:
+    """The spellings of the integers >= a (a >= 1) divisible by k: numbers with more digits than a (the divisibility
+    automaton times a digit counter capped at len(a) + 1), or as many digits and digit by digit >= a (a tight
+    prefix equal to a's, then free digits with their remainder). About k * (2 len(a) + 1) rules. With ``ok``: the
+    remainder r modulo k must have ok(r) instead of r == 0."""
+    ok = ok or (lambda r: r == 0)
+    digits = str(a)
+    n = len(digits)
+    if k * (2 * n + 2) > MAX_MULTIPLE_OF:
+        raise ValueError(f"multipleOf {k} above {a} needs about {k * (2 * n + 2)} grammar rules (the limit is "
+                         f"{MAX_MULTIPLE_OF})")
+    longer = {}
+
+    def more(r: int, c: int) -> str:  # c digits read (capped at n + 1), remainder r
+        if (r, c) in longer:
+            return longer[(r, c)]
+        name = longer[(r, c)] = rules.reserve(f"mod{k}_ge{a}_r{r}_{c}")
+        options = ['""'] if ok(r) and c > n else []
+        options += [f'"{d}" {more((10 * r + d) % k, min(c + 1, n + 1))}' for d in range(10)]
+        rules.define(name, " | ".join(options))
+        return name
+
+    free: dict = {}
+
+    def rest(j: int, r: int) -> str | None:  # j free digits left, remainder r so far; None: no multiple
+        if j == 0:
+            return '""' if ok(r) else None
+        if (j, r) not in free:
+            options = [f'"{d}" {nxt}' for d in range(10) if (nxt := rest(j - 1, (10 * r + d) % k)) is not None]
+            free[(j, r)] = rules.add(f"mod{k}_free{j}_r{r}", " | ".join(options)) if options else None
+        return free[(j, r)]
+
+    def tight(i: int, r: int) -> str | None:  # the first i digits equal a's
+        if i == n:
+            return '""' if ok(r) else None
+        options = []
+        for d in range(int(digits[i]), 10):
+            r2 = (10 * r + d) % k
+            nxt = tight(i + 1, r2) if d == int(digits[i]) else rest(n - i - 1, r2)
+            if nxt is not None:
+                options.append(f'"{d}" {nxt}')
+        return rules.add(f"mod{k}_tight{a}_{i}", " | ".join(options)) if options else None
+
+    options = [f'"{d}" {more(d % k, 1)}' for d in range(1, 10)]
+    same = tight(0, 0)
+    if same is not None:
+        options.append(same)
+    return "( " + " | ".join(options) + " )"
 
 
 def decimal_step(value) -> tuple[int, int]:
@@ -157,14 +210,18 @@ def decimal_step(value) -> tuple[int, int]:
     return q.numerator, d
 
 
-def decimal_multiple_of(p: int, d: int, rules: RuleTable) -> str:
+def decimal_multiple_of(p: int, d: int, rules: RuleTable, sign: str = "any", min_int_digits: int = 0) -> str:
     """Numbers (spelled without an exponent) that are multiples of p / 10**d: the digits of the integer and the
     first d fraction digits, read as one integer, are divisible by p, and every later fraction digit is 0. States:
-    (remainder, fraction digits read), one rule each."""
-    if p * (d + 2) > MAX_MULTIPLE_OF:
-        raise ValueError(f"multipleOf needs {p * (d + 2)} grammar rules (the limit is {MAX_MULTIPLE_OF})")
-    frac = {(r, j): rules.reserve(f"dmul{p}_{d}_f{r}_{j}") for r in range(p) for j in range(d + 1)}
-    ints = [rules.reserve(f"dmul{p}_{d}_i{r}") for r in range(p)]
+    (remainder, fraction digits read), one rule each; with ``min_int_digits`` m > 0 the integer part is at least
+    10**(m-1) (no leading zero, at least m digits: a digit counter capped at m joins the remainder). ``sign``:
+    "any", "nonneg" or "neg" as for multiple_of."""
+    cap = max(min_int_digits, 1)
+    if p * (d + 1 + cap) > MAX_MULTIPLE_OF:
+        raise ValueError(f"multipleOf needs {p * (d + 1 + cap)} grammar rules (the limit is {MAX_MULTIPLE_OF})")
+    tag = f"{p}_{d}" + (f"_m{min_int_digits}" if min_int_digits else "")
+    frac = {(r, j): rules.reserve(f"dmul{tag}_f{r}_{j}") for r in range(p) for j in range(d + 1)}
+    ints = {(r, c): rules.reserve(f"dmul{tag}_i{r}_{c}") for r in range(p) for c in range(1, cap + 1)}
 
     def end_ok(r: int, j: int) -> bool:
         return r * 10 ** (d - j) % p == 0
@@ -181,12 +238,18 @@ def decimal_multiple_of(p: int, d: int, rules: RuleTable) -> str:
         else:
             options = (['""'] if r == 0 else []) + [f'"0" {name}']
         rules.define(name, " | ".join(options))
-    for r, name in enumerate(ints):
-        options = [f'"{g}" {ints[(10 * r + g) % p]}' for g in range(10)] + after_int(r)
+    for (r, c), name in ints.items():
+        options = [f'"{g}" {ints[((10 * r + g) % p, min(c + 1, cap))]}' for g in range(10)]
+        if c >= min_int_digits:
+            options += after_int(r)
         rules.define(name, " | ".join(options))
-    leading = " | ".join(f'"{g}" {ints[g % p]}' for g in range(1, 10))
-    zero = " | ".join(after_int(0))
-    return f'( "-"? ( "0" ( {zero} ) | {leading} ) )'
+    leading = " | ".join(f'"{g}" {ints[(g % p, 1)]}' for g in range(1, 10))
+    body = leading if min_int_digits else f'"0" ( {" | ".join(after_int(0))} ) | {leading}'
+    if sign == "nonneg":
+        return f"( {body} )"
+    if sign == "neg":
+        return f'( "-" ( {body} ) )'
+    return f'( "-"? ( {body} ) )'
 
 
 # ----------------------------------------------------------------------------------------------------------------

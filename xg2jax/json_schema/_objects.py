@@ -7,12 +7,14 @@ import json
 
 from xg2jax.json_schema._common import (
     ABSENT,
+    SOME_MEMBER,
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
     escape_pointer,
 )
 from xg2jax.json_schema._ebnf import json_literal, literal, seq
+from xg2jax.json_schema._keydfa import matches
 
 
 class ObjectsMixin:
@@ -31,9 +33,6 @@ class ObjectsMixin:
         if hi is not None and hi < lo:
             raise Unsatisfiable(f"{ptr}/maxProperties", f"'minProperties' {lo} > 'maxProperties' {hi}")
         counted = bool(dependent) or lo > 0 or hi is not None
-        if counted and not self.any_order:
-            kw = "dependentRequired" if dependent else "minProperties" if lo else "maxProperties"
-            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' is supported with any_order=True only (so far)")
         additional = schema.get("additionalProperties", True)
         # Every name the object keywords mention is a declared member; undeclared ones take additionalProperties.
         absent = set(schema.get(ABSENT, []))
@@ -67,12 +66,61 @@ class ObjectsMixin:
                 extra = seq(self._key_except(names), self.key_sep, value)
             except Unsatisfiable:
                 extra = None
-        if counted:
+        exists = schema.get(SOME_MEMBER, [])
+        if counted or exists:
+            alts = [[(0, e[1])] for e in entries]
+            extras = [(0, extra)] if extra else []
+            full = 0
+            if exists:
+                full = self._member_requirements(schema, exists, names, entries, alts, extras, additional, patterns,
+                                                 filters, props, ptr)
             index = {e[0]: i for i, e in enumerate(entries)}
             deps = [sum(1 << index[d] for d in dependent.get(e[0], [])) for e in entries]
-            return self._any_order_object([(e[1], e[2]) for e in entries], extra, deps=deps, min_count=lo,
-                                          max_count=hi)
+            if not self.any_order:
+                kw = ("dependentRequired" if dependent else "minProperties" if lo else "maxProperties" if counted
+                      else "not")
+                return self._ordered_counted_object([(a, e[2]) for a, e in zip(alts, entries)], extras, deps, lo,
+                                                    hi, f"{ptr}/{kw}", full=full)
+            return self._any_order_object([(a, e[2]) for a, e in zip(alts, entries)], extras, deps=deps,
+                                          min_count=lo, max_count=hi, full=full)
         return self._object_expr([(e[1], e[2]) for e in entries], extra)
+
+    MAX_MEMBER_REQUIREMENTS = 4
+
+    def _member_requirements(self, schema, exists, names, entries, alts, extras, additional, patterns, filters,
+                             props, ptr) -> int:
+        """SOME_MEMBER: requirement e asks for a member whose key matches pattern P_e and whose value satisfies S_e.
+        Adds to ``alts`` (per declared property) and ``extras`` the members that meet a set E of requirements
+        (key matching every P_e, value also satisfying every S_e), tagged with E's mask; returns the full mask."""
+        where = f"{ptr}/not"
+        if not isinstance(exists, list) or len(exists) > self.MAX_MEMBER_REQUIREMENTS:
+            raise UnsupportedSchemaError(where, f"more than {self.MAX_MEMBER_REQUIREMENTS} 'some member matches' "
+                                         "requirements (from complements of patternProperties / "
+                                         "additionalProperties) on one object")
+        dfas = [self._regex_dfa(p, f"{where}/patternProperties") for p, _ in exists]
+        k = len(exists)
+        subsets = [m for m in range(1, 1 << k)]
+        for i, (name, _, _) in enumerate(entries):
+            matching = sum(1 << e for e in range(k) if matches(dfas[e], name))
+            base = props.get(name, additional)
+            if patterns or filters is not None:
+                base = self._declared_value(name, props, additional, patterns, filters)
+            for m in subsets:
+                if m & ~matching:
+                    continue
+                value_schema = {"allOf": [base] + [exists[e][1] for e in range(k) if m >> e & 1]}
+                try:
+                    value = self.visit(value_schema, f"{where}/properties/{escape_pointer(name)}")
+                except Unsatisfiable:
+                    continue
+                alts[i].append((m, seq(json_literal(name), self.key_sep, value)))
+        for m in subsets:
+            chosen = [e for e in range(k) if m >> e & 1]
+            member = self._pattern_members(names, additional, patterns, (filters or []) + [dfas[e] for e in chosen],
+                                           ptr, also=[exists[e][1] for e in chosen])
+            if member is not None:
+                extras.append((m, member))
+        return (1 << k) - 1
 
     def _visit_or_none(self, schema, ptr):
         try:
@@ -85,7 +133,7 @@ class ObjectsMixin:
         separators only between present members: rule first_k / rest_k per position k. With ``any_order`` see
         :meth:`_any_order_object`."""
         if self.any_order and (len(entries) > 1 or (entries and extra)):
-            return self._any_order_object(entries, extra)
+            return self._any_order_object([([(0, m)], req) for m, req in entries], [(0, extra)] if extra else [])
         sep = self.item_sep
         n = len(entries)
         extras_rest = f"( {sep} {extra} )*" if extra else ""
@@ -103,14 +151,117 @@ class ObjectsMixin:
         body = first_next or '""'
         return self.rules.add("object", seq(literal("{"), self.ws, body, self.ws, literal("}")))
 
+    MAX_ORDERED_STATES = 4096
+
+    def _ordered_counted_object(self, entries: list, extras: list, deps: list[int], min_count: int,
+                                max_count: int | None, ptr: str, full: int = 0) -> str:
+        """Declared properties in schema order, then extra properties, with minProperties / maxProperties /
+        dependentRequired (and "some member matches" requirements, see SOME_MEMBER) enforced exactly. Which
+        optional properties appear is a finite-state choice: walking the declared properties in order, the state is
+        (members so far, capped where more no longer matters; the later properties some present one requires; the
+        earlier present properties that a later one depends on; the member requirements met so far). One rule per
+        reachable state that can still close the object (at most MAX_ORDERED_STATES), then one per (member count,
+        requirements met) among the extra properties.
+
+        ``entries``: (alternatives, required) per declared property, an alternative being (requirements it meets,
+        member expression); ``extras``: (requirements met, member expression) for undeclared keys; ``full``: the
+        mask of all member requirements."""
+        n = len(entries)
+        sep = self.item_sep
+        # cap >= 1 so that count > 0 tells whether a separator is due.
+        cap = max_count if max_count is not None else max(min_count, 1)
+        # targets_after[k]: earlier-or-equal positions that some source at a position >= k depends on.
+        targets_after = [0] * (n + 1)
+        for k in range(n - 1, -1, -1):
+            targets_after[k] = targets_after[k + 1] | deps[k]
+        memo: dict[tuple, str | None] = {}
+        tail = self._extras_tail(extras, min_count, max_count, cap, full)
+
+        def at(k: int, count: int, need: int, have: int, found: int) -> str | None:
+            """Deciding property k with ``count`` members so far, ``need`` = later properties that must appear,
+            ``have`` = present earlier properties some property at position >= k depends on, ``found`` = member
+            requirements met. None: no way to close the object from here."""
+            if k == n:
+                return tail(count, found)
+            key = (k, count, need, have, found)
+            if key in memo:
+                return memo[key]
+            if len(memo) >= self.MAX_ORDERED_STATES:
+                raise UnsupportedSchemaError(
+                    ptr, f"with properties in schema order, these property-count / dependentRequired constraints "
+                    f"need more than {self.MAX_ORDERED_STATES} grammar rules (pass any_order=True or simplify)")
+            alts, req = entries[k]
+            bit = 1 << k
+            keep = targets_after[k + 1]
+            options = []
+            if (max_count is None or count < max_count) and not (deps[k] & (bit - 1) & ~have):
+                later = deps[k] & ~((bit << 1) - 1)
+                for mask, member in alts:
+                    after = at(k + 1, min(count + 1, cap), (need | later) & ~bit, (have | bit) & keep, found | mask)
+                    if after is not None:
+                        options.append(seq(sep if count else "", member, after))
+            if not req and not need & bit:
+                after = at(k + 1, count, need, have & keep, found)
+                if after is not None:
+                    options.append(after)
+            memo[key] = self.rules.add(f"obj_ord_{k}", " | ".join(options)) if options else None
+            return memo[key]
+
+        body = at(0, 0, 0, 0, 0)
+        if body is None:
+            raise Unsatisfiable(ptr, "no object satisfies the property keywords")
+        return self.rules.add("object", seq(literal("{"), self.ws, body, self.ws, literal("}")))
+
+    def _extras_tail(self, extras: list, min_count: int, max_count: int | None, cap: int, full: int):
+        """tail(count, found): rule for the rest of an object made of extra members only (None: cannot close)."""
+        sep = self.item_sep
+        masks = [m for m, _ in extras]
+
+        def step(count):
+            return min(count + 1, cap)
+
+        def room(count):
+            return max_count is None or count < max_count
+
+        # Productive states (count, found): can reach count >= min_count with every requirement met.
+        states = [(c, f) for c in range(cap + 1) for f in range(full + 1) if f & ~full == 0]
+        productive = {st for st in states if st[0] >= min_count and st[1] == full}
+        changed = True
+        while changed:
+            changed = False
+            for c, f in states:
+                if (c, f) not in productive and room(c) and any((step(c), f | m) in productive for m in masks):
+                    productive.add((c, f))
+                    changed = True
+        names: dict = {}
+
+        def tail(count: int, found: int) -> str | None:
+            if (count, found) not in productive:
+                return None
+            if (count, found) in names:
+                return names[(count, found)]
+            name = names[(count, found)] = self.rules.reserve(f"obj_tail_{count}")
+            options = ['""'] if count >= min_count and found == full else []
+            if room(count):
+                for mask, member in extras:
+                    after = tail(step(count), found | mask)
+                    if after is not None:
+                        options.append(seq(sep if count else "", member, after))
+            self.rules.define(name, " | ".join(options))
+            return name
+
+        return tail
+
     MAX_ANY_ORDER_PROPERTIES = 10
 
-    def _any_order_object(self, entries: list[tuple[str, bool]], extra: str | None, *, deps: list[int] | None = None,
-                          min_count: int = 0, max_count: int | None = None) -> str:
+    def _any_order_object(self, entries: list, extras: list, *, deps: list[int] | None = None,
+                          min_count: int = 0, max_count: int | None = None, full: int = 0) -> str:
         """Members in any order, each declared property at most once, every required one present, extra properties
         anywhere. One rule per reachable state (set of used properties, number of members so far up to the point
-        where it no longer matters), so that minProperties / maxProperties / dependentRequired are exact: the object
-        may close once every required and dependent property is present and the count is within bounds."""
+        where it no longer matters, member requirements met) that can still close, so that minProperties /
+        maxProperties / dependentRequired / member requirements are exact: the object may close once every
+        required and dependent property is present, the count is within bounds and every requirement is met.
+        ``entries`` / ``extras`` / ``full`` as in :meth:`_ordered_counted_object`."""
         n = len(entries)
         if n > self.MAX_ANY_ORDER_PROPERTIES:
             raise UnsupportedSchemaError("", f"any_order=True with {n} declared properties (the limit is "
@@ -119,37 +270,60 @@ class ObjectsMixin:
         sep = self.item_sep
         required = sum(1 << i for i, (_, req) in enumerate(entries) if req)
         cap = max_count if max_count is not None else min_count  # counts above cap behave alike
-        names: dict[tuple[int, int], str] = {}
-        if (1 << n) * (cap + 1) > 1 << 14:
+        if (1 << n) * (cap + 1) * (full + 1) > 1 << 14:
             raise UnsupportedSchemaError("", "the object's property bounds need too many grammar rules")
 
-        def closable(used: int, count: int) -> bool:
-            return (used & required == required and count >= min_count
+        def closable(used: int, count: int, found: int) -> bool:
+            return (used & required == required and count >= min_count and found == full
                     and all(used & deps[i] == deps[i] for i in range(n) if used >> i & 1))
 
-        def more(used: int, count: int) -> str:
-            """After at least one member; ``count`` members so far (capped)."""
-            key = (used, count)
-            if key in names:
-                return names[key]
-            name = names[key] = self.rules.reserve(f"obj_any_{used}_{count}")
-            room = max_count is None or count < max_count
+        def successors(used: int, count: int, found: int):
+            """(member expression, next state) pairs; count > 0 here (after the first member)."""
+            if max_count is not None and count >= max_count:
+                return
             nxt = min(count + 1, cap) if max_count is None else count + 1
-            options = ['""'] if closable(used, count) else []
-            if room:
-                options += [seq(sep, entries[i][0], more(used | 1 << i, nxt)) for i in range(n) if not used >> i & 1]
-                if extra:
-                    options.append(seq(sep, extra, more(used, nxt)))
-            self.rules.define(name, " | ".join(options) if options else "j_never")
+            for i in range(n):
+                if not used >> i & 1:
+                    for mask, member in entries[i][0]:
+                        yield member, (used | 1 << i, nxt, found | mask)
+            for mask, member in extras:
+                yield member, (used, nxt, found | mask)
+
+        # Reachable states after the first member, then the productive ones (can reach a closable state).
+        first_count = min(1, cap) if max_count is None else 1
+        starts = []
+        if max_count is None or max_count > 0:
+            starts = [(member, (1 << i, first_count, mask)) for i in range(n) for mask, member in entries[i][0]]
+            starts += [(member, (0, first_count, mask)) for mask, member in extras]
+        seen, stack, edges = set(), [st for _, st in starts], {}
+        while stack:
+            st = stack.pop()
+            if st in seen:
+                continue
+            seen.add(st)
+            edges[st] = list(successors(*st))
+            stack += [t for _, t in edges[st] if t not in seen]
+        productive = {st for st in seen if closable(*st)}
+        changed = True
+        while changed:
+            changed = False
+            for st in seen:
+                if st not in productive and any(t in productive for _, t in edges[st]):
+                    productive.add(st)
+                    changed = True
+        names: dict = {}
+
+        def more(st) -> str:
+            if st in names:
+                return names[st]
+            name = names[st] = self.rules.reserve(f"obj_any_{st[0]}_{st[1]}")
+            options = ['""'] if closable(*st) else []
+            options += [seq(sep, member, more(t)) for member, t in edges[st] if t in productive]
+            self.rules.define(name, " | ".join(options))
             return name
 
-        first_count = min(1, cap) if max_count is None else 1
-        first = []
-        if max_count is None or max_count > 0:
-            first = [seq(entries[i][0], more(1 << i, first_count)) for i in range(n)]
-            if extra:
-                first.append(seq(extra, more(0, first_count)))
-        if closable(0, 0):
+        first = [seq(member, more(st)) for member, st in starts if st in productive]
+        if closable(0, 0, 0):
             first.append('""')
         if not first:
             raise Unsatisfiable("", "no object satisfies the property keywords")

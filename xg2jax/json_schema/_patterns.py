@@ -30,11 +30,11 @@ from xg2jax.json_schema._common import (
 from xg2jax.json_schema._ebnf import choice, seq
 from xg2jax.json_schema._keydfa import (
     RegexUnsupported,
+    key_dfa,
     length_dfa,
     matches,
     names_dfa,
     product,
-    regex_dfa,
     spell,
 )
 
@@ -55,7 +55,7 @@ class PatternsMixin:
     @staticmethod
     def _regex_dfa(regex: str, where: str):
         try:
-            return regex_dfa(regex)
+            return key_dfa(regex)
         except RegexUnsupported as e:
             raise UnsupportedSchemaError(where, f"regex {json.dumps(regex)}: {e} is not supported for property "
                                          "names") from None
@@ -118,8 +118,9 @@ class PatternsMixin:
         return {"allOf": [base] + matched} if matched else base
 
     def _pattern_members(self, names: list[str], additional, patterns: list, filters: list | None,
-                         ptr: str) -> str | None:
-        """One member expression for every undeclared key (see the module docstring), or None if none may appear."""
+                         ptr: str, also: list = ()) -> str | None:
+        """One member expression for every undeclared key (see the module docstring), or None if none may appear.
+        ``also``: further schemas every value must satisfy."""
         filters = filters or []
         dfas = [names_dfa(names)] + [d for _, _, d in patterns] + filters
         try:
@@ -139,6 +140,8 @@ class PatternsMixin:
                 where = f"{ptr}/patternProperties/{escape_pointer(patterns[group[0]][0])}"
             else:
                 value_schema, where = additional, f"{ptr}/additionalProperties"
+            if also:
+                value_schema = {"allOf": [value_schema, *also]}
             try:
                 value = self.visit(value_schema, where)
             except Unsatisfiable:

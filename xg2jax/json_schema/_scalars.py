@@ -8,6 +8,8 @@ import math
 from xg2jax.json_schema._check import regex_problem
 from xg2jax.json_schema._common import (
     FRACTION_ONLY,
+    NOT_MULTIPLE_OF,
+    NOT_PATTERNS,
     NOT_STRINGS,
     TYPES,
     SchemaError,
@@ -16,12 +18,19 @@ from xg2jax.json_schema._common import (
 )
 from xg2jax.json_schema._ebnf import choice, literal
 from xg2jax.json_schema._formats import FORMATS
-from xg2jax.json_schema._keydfa import RegexUnsupported, length_dfa, product, regex_dfa
+from xg2jax.json_schema._keydfa import (
+    RegexUnsupported,
+    hoist_anchors,
+    names_dfa,
+    product_with_length,
+    regex_dfa,
+)
 from xg2jax.json_schema._numbers import (
     decimal_multiple_of,
     decimal_step,
     integer_range,
     multiple_of,
+    multiple_of_at_least,
     number_range,
 )
 
@@ -61,15 +70,26 @@ class ScalarsMixin:
     def _type_integer(self, schema, ptr):
         lo, hi = self._integer_bounds(schema, ptr)
         k = schema.get("multipleOf")
-        if k is not None:
-            if isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0:
+        excluded = schema.get(NOT_MULTIPLE_OF) or []
+        if k is not None or excluded:
+            if k is not None and (isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0):
                 raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
             try:
-                p, d = decimal_step(k)
-                step = p // math.gcd(p, 10 ** d)  # integer n is a multiple of p / 10**d iff step divides n
-                digits = self._integer_multiples(step, lo, hi, schema, ptr)
+                step = 1
+                if k is not None:
+                    p, d = decimal_step(k)
+                    step = p // math.gcd(p, 10 ** d)  # integer n is a multiple of p / 10**d iff step divides n
+                if excluded:
+                    # Remainders modulo lcm(step, excluded...): divisible by step and by none of the excluded.
+                    modulus = math.lcm(step, *excluded)
+                    digits = self._integer_multiples(
+                        modulus, lo, hi, schema, ptr,
+                        ok=lambda r: r % step == 0 and all(r % e for e in excluded))
+                else:
+                    digits = self._integer_multiples(step, lo, hi, schema, ptr)
             except ValueError as e:
-                raise UnsupportedSchemaError(f"{ptr}/multipleOf", str(e)) from None
+                kw = "multipleOf" if k is not None else "not"
+                raise UnsupportedSchemaError(f"{ptr}/{kw}", str(e)) from None
         elif lo is None and hi is None:
             return "j_integer"
         else:
@@ -99,11 +119,12 @@ class ScalarsMixin:
 
     MAX_ENUMERATED_MULTIPLES = 500
 
-    def _integer_multiples(self, k: int, lo: int | None, hi: int | None, schema, ptr) -> str:
-        """The integers in [lo, hi] divisible by k: the non-negative and the negative side each either unbounded
-        away from 0 (the divisibility automaton) or finite (listed)."""
+    def _integer_multiples(self, k: int, lo: int | None, hi: int | None, schema, ptr, ok=None) -> str:
+        """The integers in [lo, hi] divisible by k (with ``ok``: whose remainder r modulo k has ok(r)): the
+        non-negative and the negative side each either unbounded (the divisibility automaton, from a bound away from
+        0 with a digit-by-digit comparison) or finite (listed)."""
         if lo is None and hi is None:
-            return multiple_of(k, self.rules)
+            return multiple_of(k, self.rules, ok=ok)
         if lo is not None and hi is not None and lo > hi:
             raise self._empty_range(schema, ptr)
         parts = []
@@ -112,10 +133,20 @@ class ScalarsMixin:
             if a is not None and b is not None and a > b:
                 continue
             if (sign == "nonneg" and b is None and a == 0) or (sign == "neg" and a is None and b == -1):
-                parts.append(multiple_of(k, self.rules, sign))
+                parts.append(multiple_of(k, self.rules, sign, ok=ok))
                 continue
-            if a is None or b is None:
-                raise ValueError("'multipleOf' with a bound away from 0 on an unbounded side is not supported yet")
+            if b is None:  # [a, oo) with a >= 1
+                parts.append(multiple_of_at_least(k, a, self.rules, ok=ok))
+                continue
+            if a is None:  # (-oo, b] with b <= -2
+                parts.append('"-" ' + multiple_of_at_least(k, -b, self.rules, ok=ok))
+                continue
+            if ok is not None:
+                if b - a + 1 > self.MAX_ENUMERATED_MULTIPLES * 4:
+                    raise ValueError(f"a complement of 'multipleOf' within bounds allowing more than "
+                                     f"{self.MAX_ENUMERATED_MULTIPLES * 4} integers is not supported yet")
+                parts += [literal(str(v)) for v in range(a, b + 1) if ok(abs(v) % k)]
+                continue
             first, last = -(-a // k) * k, b // k * k
             if (last - first) // k + 1 > self.MAX_ENUMERATED_MULTIPLES:
                 raise ValueError(f"'multipleOf' with bounds allowing more than {self.MAX_ENUMERATED_MULTIPLES} "
@@ -124,6 +155,63 @@ class ScalarsMixin:
         if not parts:
             raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
         return choice(parts)
+
+    def _bounded_decimal_multiples(self, k, lo, lo_strict, hi, hi_strict, schema, ptr) -> str:
+        """Multiples m * k (k = p / 10**d, not an integer) within bounds: per sign, the multiples below the first
+        power of ten T above the bound are listed, and those >= T are the multiples whose integer part has more
+        digits (the decimal divisibility automaton with a digit counter); a side bounded at both ends is listed."""
+        from fractions import Fraction
+
+        p, d = decimal_step(k)
+        step = Fraction(p, 10 ** d)
+        exact = lambda v: Fraction(repr(v)) if isinstance(v, float) else Fraction(v)
+        m_lo = m_hi = None
+        if lo is not None:
+            q = exact(lo) / step
+            m_lo = math.floor(q) + 1 if lo_strict and q.denominator == 1 else math.ceil(q)
+        if hi is not None:
+            q = exact(hi) / step
+            m_hi = math.ceil(q) - 1 if hi_strict and q.denominator == 1 else math.floor(q)
+        if m_lo is not None and m_hi is not None and m_lo > m_hi:
+            raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
+
+        def spell(m: int) -> str:
+            v = abs(m) * step
+            sign = '"-" ' if m < 0 else '"-"? ' if m == 0 else ""
+            if v.denominator == 1:
+                return f'{sign}{literal(str(v.numerator))} ( "." "0"+ )?'
+            digits = f"{v.numerator * 10 ** d // v.denominator:0{d + 1}d}"
+            text = (digits[:-d] + "." + digits[-d:]).rstrip("0")
+            return f'{sign}{literal(text)} "0"*'
+
+        parts, listed = [], []
+        for sign in ("nonneg", "neg"):
+            # |m| in [a, b] (b None: unbounded) on this side.
+            if sign == "nonneg":
+                a, b = max(m_lo, 0) if m_lo is not None else 0, m_hi
+            else:
+                a, b = max(-m_hi, 1) if m_hi is not None else 1, (-m_lo if m_lo is not None else None)
+            if b is not None and a > b:
+                continue
+            if b is None:
+                if (sign == "nonneg" and a == 0) or (sign == "neg" and a == 1):
+                    parts.append(decimal_multiple_of(p, d, self.rules, sign))
+                    continue
+                e = 0
+                while 10 ** e < a * step:
+                    e += 1
+                top = math.ceil(10 ** e / step)  # the first |m| with |m| * step >= 10**e
+                listed += [m if sign == "nonneg" else -m for m in range(a, top)]
+                parts.append(decimal_multiple_of(p, d, self.rules, sign, min_int_digits=e + 1))
+            else:
+                listed += [m if sign == "nonneg" else -m for m in range(a, b + 1)]
+            if len(listed) > self.MAX_ENUMERATED_MULTIPLES:
+                raise ValueError(f"'multipleOf' with bounds allowing more than {self.MAX_ENUMERATED_MULTIPLES} "
+                                 "listed multiples is not supported yet")
+        parts += [spell(m) for m in listed]
+        if not parts:
+            raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
+        return self.rules.add("number_multiple", choice([f"( {x} )" for x in parts]))
 
     def _bounds(self, schema, ptr):
         """(lo, lo_strict, hi, hi_strict) from minimum / maximum / exclusive bounds (draft 4's booleans too)."""
@@ -166,19 +254,39 @@ class ScalarsMixin:
     def _type_number(self, schema, ptr):
         lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
         if schema.get(FRACTION_ONLY):
+            k = schema.get("multipleOf")
+            if isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0 and float(k).is_integer():
+                raise Unsatisfiable(f"{ptr}/multipleOf", "a number with a fraction is no multiple of an integer")
             if "multipleOf" in schema or any(b is not None and not float(b).is_integer() for b in (lo, hi)):
                 raise UnsupportedSchemaError(ptr, "non-integral numbers (from a complement of integer) with "
                                              "'multipleOf' or non-integer bounds are not supported yet")
             return self._non_integral(lo, hi, schema, ptr)
         k = schema.get("multipleOf")
+        if NOT_MULTIPLE_OF in schema and not (isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0
+                                              and float(k).is_integer()):
+            # Integers that are no multiple of the listed ones, or numbers with a fraction (never such a multiple).
+            if k is not None or any(b is not None and not float(b).is_integer() for b in (lo, hi)):
+                raise UnsupportedSchemaError(f"{ptr}/not", "the complement of 'multipleOf' next to a non-integer "
+                                             "'multipleOf' or non-integer bounds is not supported yet")
+            options = []
+            for build in (self._type_integer, lambda s, p: self._non_integral(lo, hi, s, p)):
+                try:
+                    options.append(build(schema, ptr))
+                except Unsatisfiable:
+                    pass
+            if not options:
+                raise self._empty_range(schema, ptr)
+            return choice(options)
         if k is not None:
             if isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0 and float(k).is_integer():
                 return self._type_integer(schema, ptr)  # multiples of an integer are integers
             if isinstance(k, bool) or not isinstance(k, (int, float)) or k <= 0:
                 raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
             if lo is not None or hi is not None:
-                raise UnsupportedSchemaError(f"{ptr}/multipleOf", "a non-integer 'multipleOf' together with bounds "
-                                             "is not supported yet")
+                try:
+                    return self._bounded_decimal_multiples(k, lo, lo_strict, hi, hi_strict, schema, ptr)
+                except ValueError as e:
+                    raise UnsupportedSchemaError(f"{ptr}/multipleOf", str(e)) from None
             try:
                 # Approximation (documented): the multiples are spelled without an exponent.
                 return self.rules.add("number_multiple", decimal_multiple_of(*decimal_step(k), self.rules))
@@ -198,8 +306,10 @@ class ScalarsMixin:
         if hi is not None and hi < lo:
             raise Unsatisfiable(f"{ptr}/maxLength", f"'minLength' {lo} > 'maxLength' {hi}")
         fmt = schema.get("format")
+        if NOT_PATTERNS in schema or (NOT_STRINGS in schema and (lo or hi is not None or "pattern" in schema)):
+            return self._string_automaton(schema, lo, hi, ptr)
         if NOT_STRINGS in schema:
-            if lo or hi is not None or "pattern" in schema or (self.enforce_formats and fmt in FORMATS):
+            if self.enforce_formats and fmt in FORMATS:
                 raise UnsupportedSchemaError(ptr, "strings other than given constants, with a length, 'pattern' or "
                                              "'format', are not supported yet")
             return self.rules.add("string_except", self._key_except(list(schema[NOT_STRINGS])))
@@ -220,6 +330,33 @@ class ScalarsMixin:
         bound = f"{{{lo},}}" if hi is None else f"{{{lo},{hi}}}"
         return self.rules.add(f"string_{lo}_{hi}", f'"\\"" j_char{bound} "\\""')
 
+    def _string_automaton(self, schema, lo: int, hi: int | None, ptr: str) -> str:
+        """Strings by one product automaton: ``pattern`` matches, the length is within bounds, the string is none of
+        the excluded constants (complement of const / enum) and none of the excluded patterns finds a match
+        (complement of ``pattern``)."""
+        fmt = schema.get("format")
+        if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
+            raise UnsupportedSchemaError(f"{ptr}/format", f"format '{fmt}' together with the complement of 'pattern' "
+                                         "or of string constants is not supported yet")
+        pattern = schema.get("pattern")
+        if pattern is not None and not isinstance(pattern, str):
+            raise SchemaError(f"{ptr}/pattern", f"'pattern' must be a string, got {json.dumps(pattern)}")
+        excluded = list(schema.get(NOT_PATTERNS, []))
+        try:
+            must = [regex_dfa(pattern)] if pattern is not None else []
+            must_not = [names_dfa(list(schema.get(NOT_STRINGS, [])))] + [regex_dfa(p) for p in excluded]
+            m = len(must)
+            atoms, delta, finals = product_with_length(must + must_not,
+                                                       lambda vec: all(vec[:m]) and not any(vec[m:]), lo, hi)
+        except RegexUnsupported as e:
+            where = f"{ptr}/pattern" if pattern is not None and not excluded else f"{ptr}/not/pattern"
+            raise UnsupportedSchemaError(where, f"strings by automaton (pattern {json.dumps(pattern)}, excluded "
+                                         f"patterns {json.dumps(excluded)}): {e}") from None
+        if not finals:
+            raise Unsatisfiable(f"{ptr}/pattern" if pattern is not None else ptr,
+                                "no string satisfies the pattern, length and excluded patterns / constants")
+        return self._key_rule(atoms, delta, finals)
+
     def _string_pattern(self, schema, lo: int, hi: int | None, ptr: str) -> str:
         """``pattern``: an unanchored ECMAScript search over the string's characters (the EBNF
         ``Regex(..., json_string=true, search=true)``). Characters a JSON string must escape are excluded from
@@ -238,16 +375,14 @@ class ScalarsMixin:
         # JSON must escape (which the engine's Regex(...) leaves out of '.' and classes), and it takes lengths. The
         # engine's regex front end otherwise (features the automaton lacks, or too many states).
         try:
-            dfas = [regex_dfa(pattern)] + ([length_dfa(lo, hi)] if lo or hi is not None else [])
-            atoms, delta, accept = product(dfas)
+            atoms, delta, finals = product_with_length([regex_dfa(pattern)], all, lo, hi)
         except RegexUnsupported as e:
             if detail is not None or lo or hi is not None:
                 raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: "
                                              f"{detail or e}") from None
         else:
-            finals = {q for q, vec in enumerate(accept) if all(vec)}
             if not finals:
                 raise Unsatisfiable(f"{ptr}/pattern", "no string matches the pattern within the length bounds")
             return self._key_rule(atoms, delta, finals)
-        return self.rules.add("string_pattern", f'"\\"" Regex({literal(pattern)}, json_string=true, search=true) '
-                                                '"\\""')
+        spelled = literal(hoist_anchors(pattern))
+        return self.rules.add("string_pattern", f'"\\"" Regex({spelled}, json_string=true, search=true) "\\""')

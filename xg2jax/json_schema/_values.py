@@ -10,7 +10,10 @@ from xg2jax.json_schema._common import (
     ANNOTATIONS,
     CONTAINS_ALL,
     FRACTION_ONLY,
+    NOT_MULTIPLE_OF,
+    NOT_PATTERNS,
     NOT_STRINGS,
+    SOME_MEMBER,
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
@@ -49,7 +52,7 @@ class ValuesMixin:
                 return seq(literal("{"), self.ws, literal("}"))
             items = [seq(json_literal(str(k)), self.key_sep, self._value_expr(v)) for k, v in value.items()]
             if self.any_order and len(items) > 1:
-                return self._any_order_object([(i, True) for i in items], None)
+                return self._any_order_object([([(0, i)], True) for i in items], [])
             body = f" {self.item_sep} ".join(items)
             return seq(literal("{"), self.ws, body, self.ws, literal("}"))
         if isinstance(value, list):
@@ -111,8 +114,12 @@ class ValuesMixin:
                 return False
             if schema.get(FRACTION_ONLY) and float(value).is_integer():
                 return False
+            if float(value).is_integer() and any(int(value) % e == 0 for e in schema.get(NOT_MULTIPLE_OF, [])):
+                return False
         if t == "string":
             if value in schema.get(NOT_STRINGS, []):
+                return False
+            if any(matches(self._regex_dfa(p, f"{ptr}/not/pattern"), value) for p in schema.get(NOT_PATTERNS, [])):
                 return False
             n = len(value)
             if n < schema.get("minLength", 0) or n > schema.get("maxLength", math.inf):
@@ -137,6 +144,10 @@ class ValuesMixin:
                 return False
             if any(k in value for k in schema.get(ABSENT, [])):
                 return False
+            for p, sub in schema.get(SOME_MEMBER, []):
+                d = self._regex_dfa(p, f"{ptr}/not/patternProperties")
+                if not any(matches(d, k) and self._validate(v, sub, ptr) for k, v in value.items()):
+                    return False
             patterns = self._pattern_dfas(schema, ptr) if "patternProperties" in schema else []
             for k, v in value.items():
                 if "propertyNames" in schema and not self._validate(k, schema["propertyNames"], ptr):
@@ -190,7 +201,7 @@ class ValuesMixin:
 # Keywords ``_validate`` checks (others next to enum / const raise).
 _VALIDATED = {"type", "const", "enum", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "minimum", "maximum",
               "exclusiveMinimum", "exclusiveMaximum", "multipleOf", FRACTION_ONLY, "minLength", "maxLength", "pattern",
-              NOT_STRINGS, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
+              NOT_STRINGS, NOT_MULTIPLE_OF, NOT_PATTERNS, SOME_MEMBER, "minItems", "maxItems", "prefixItems", "items", "additionalItems", "contains",
               "minContains", "maxContains", "uniqueItems", CONTAINS_ALL, "required", ABSENT, "properties",
               "additionalProperties",
               "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
