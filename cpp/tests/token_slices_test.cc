@@ -130,51 +130,44 @@ TEST(TokenSliceCache, ConcurrentRequestsShareOneSlice) {
   EXPECT_GT(tok->Slices().MemoryBytes(), 0u);
 }
 
+// Walks `text` (token strings of `tok`) through a matcher of `cg`, comparing the mask with the
+// brute-force oracle before every token.
+void ExpectMasksEqualOracleAlong(const std::shared_ptr<const CompiledGrammar>& cg, const TokenizerInfo& tok,
+                                 const std::vector<std::string>& text) {
+  GrammarMatcher m(cg);
+  std::vector<uint32_t> mask(tok.MaskWords()), oracle(tok.MaskWords());
+  for (const std::string& piece : text) {
+    m.FillNextTokenBitmask(mask.data(), tok.MaskWords());
+    m.FillNextTokenBitmaskBruteForce(oracle.data(), tok.MaskWords());
+    ASSERT_EQ(mask, oracle) << "before " << piece;
+    int32_t id = -1;
+    for (int32_t i = 0; i < tok.NumTokens(); ++i)
+      if (tok.Token(i) == piece) id = i;
+    ASSERT_GE(id, 0) << piece;
+    ASSERT_TRUE(m.AcceptToken(id)) << piece;
+  }
+}
+
 TEST(TokenSlices, MasksBuiltWithSlicesEqualTheOracle) {
   auto tok = WordVocab();
   auto cg = std::make_shared<const CompiledGrammar>(
       ParseEbnf(R"(root ::= "{" ("\"" [^"\\]* "\"" ":" "\"" ([^"\\] | "\\" ["n])* "\"")? "}")"), tok);
-  // Walk {"ab": "hello world\n"} token by token; compare masks at every step.
-  const std::vector<std::string> text = {"{", "\"a", "b", "\"", ":", "\"", "hello", " w", "\\n", "\"}"};
-  GrammarMatcher m(cg);
-  std::vector<uint32_t> mask(tok->MaskWords()), oracle(tok->MaskWords());
-  for (const std::string& piece : text) {
-    m.FillNextTokenBitmask(mask.data(), tok->MaskWords());
-    m.FillNextTokenBitmaskBruteForce(oracle.data(), tok->MaskWords());
-    ASSERT_EQ(mask, oracle) << "before " << piece;
-    int32_t id = -1;
-    for (int32_t i = 0; i < tok->NumTokens(); ++i)
-      if (tok->Token(i) == piece) id = i;
-    ASSERT_GE(id, 0) << piece;
-    ASSERT_TRUE(m.AcceptToken(id)) << piece;
-  }
+  // {"ab": "hello world\n"} token by token.
+  ExpectMasksEqualOracleAlong(cg, *tok, {"{", "\"a", "b", "\"", ":", "\"", "hello", " w", "\\n", "\"}"});
   EXPECT_GT(tok->Slices().NumSlices(), 0u);  // the string bodies went through the slice cache
 }
 
 TEST(TokenSlices, MasksBuiltWithTailsEqualTheOracle) {
   // After `{"` the state is no loop itself, but most first bytes lead into the string-body loop:
-  // the walk accepts those subtrees by their tails and parses only the rest.
+  // the walk accepts those subtrees by their tails and parses only the rest (the vocabulary's
+  // `x"` and `zz":` are under such subtrees but leave the loop, so they must be parsed).
   auto tok = WordVocab();
   auto cg = std::make_shared<const CompiledGrammar>(
       ParseEbnf(R"(root ::= "{\"" ([^"\\ab] [^"\\]* | "a" "b"? | "b" "a"+) "\":" ("x" | "\"" [^"]* "\"") "}")"),
       tok);
-  for (const std::vector<std::string>& text :
-       {std::vector<std::string>{"{", "\"", "hello", " w", "\"", ":", "\"a", "\"}"},
-        std::vector<std::string>{"{", "\"a", "b", "\"", ":", "x", "}"},
-        std::vector<std::string>{"{", "\"", "ba", "a\"", ":", "x", "}"}}) {
-    GrammarMatcher m(cg);
-    std::vector<uint32_t> mask(tok->MaskWords()), oracle(tok->MaskWords());
-    for (const std::string& piece : text) {
-      m.FillNextTokenBitmask(mask.data(), tok->MaskWords());
-      m.FillNextTokenBitmaskBruteForce(oracle.data(), tok->MaskWords());
-      ASSERT_EQ(mask, oracle) << "before " << piece;
-      int32_t id = -1;
-      for (int32_t i = 0; i < tok->NumTokens(); ++i)
-        if (tok->Token(i) == piece) id = i;
-      ASSERT_GE(id, 0) << piece;
-      ASSERT_TRUE(m.AcceptToken(id)) << piece;
-    }
-  }
+  ExpectMasksEqualOracleAlong(cg, *tok, {"{", "\"", "hello", " w", "\"", ":", "\"a", "\"}"});
+  ExpectMasksEqualOracleAlong(cg, *tok, {"{", "\"a", "b", "\"", ":", "x", "}"});
+  ExpectMasksEqualOracleAlong(cg, *tok, {"{", "\"", "ba", "a\"", ":", "x", "}"});
 }
 
 }  // namespace
