@@ -80,7 +80,7 @@ class TailFinder {
     if (!checked_[config]) {
       checked_[config] = 1;
       for (const EarleyItem& it : cache_.Items(config)) {
-        if (it.lineage != 0 || !IsWideLoopHead(it.state)) continue;
+        if (it.lineage != 0 || !IsWideLoopHead(fsm_, it.state)) continue;
         LoopDfa loop;
         if (!ByteLoopOf(fsm_, it.state, &loop)) continue;
         std::shared_ptr<const TokenSlice> slice = tok_.Slices().Get(tok_, loop);
@@ -104,7 +104,6 @@ class TailFinder {
   }
 
  private:
-  bool IsWideLoopHead(int32_t state) const { return IsWideLoopHead(fsm_, state); }
   const GrammarFsm& fsm_;
   const TokenizerInfo& tok_;
   const ParseConfigCache& cache_;
@@ -120,6 +119,38 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
   const bool use_tails = tails != nullptr && subset == nullptr;  // tails skip runs of the whole vocabulary
   std::vector<int32_t> config(1, cache.Initial());  // config[d]: configuration after d bytes
   std::vector<uint8_t> follow_done(1, 0);          // a follow rule completed within bytes 1..d
+  // Scans u from byte d (config[0..d] hold u's first d bytes), filling config and follow_done.
+  // Returns where it stopped: u.size() when u is alive (*dead false), the byte it died at (*dead
+  // true), or, with stop_at_tails, the depth of the first node whose configuration enters a wide
+  // loop (*tail_node set to it).
+  auto scan = [&](std::string_view u, int32_t d, bool stop_at_tails, bool* dead, int32_t* tail_node) {
+    const int32_t n = static_cast<int32_t>(u.size());
+    if (static_cast<int32_t>(config.size()) < n + 1) config.resize(n + 1), follow_done.resize(n + 1, 0);
+    *dead = false;
+    for (; d < n; ++d) {
+      const int32_t next = cache.Step(config[d], static_cast<uint8_t>(u[d]));
+      if (next == ParseConfigCache::kDead) {
+        *dead = true;
+        return d;
+      }
+      config[d + 1] = next;
+      follow_done[d + 1] = follow_done[d] | ((cache.Flags(next) & leave_flags) != 0);
+      if (stop_at_tails && d + 1 < TokenSlice::kMaxTailOffset && tails->Of(next)) {
+        *tail_node = d + 1;
+        return d + 1;
+      }
+    }
+    return n;
+  };
+  // Token `pos` of the whole vocabulary died at byte d: so does every token sharing its first d+1
+  // bytes; those a follow rule completed for are reported. Returns the end of that run.
+  auto report_dead_run = [&](int32_t pos, int32_t d) {
+    const TokenOutcome outcome{false, 0, follow_done[d] != 0};
+    const int32_t end = tok.RunEnd(pos, d + 1);
+    if (outcome.follow_done)
+      for (int32_t j = pos; j < end; ++j) report(j, outcome);
+    return end;
+  };
   int32_t depth = 0;
   std::string_view prev;
   for (int32_t k = 0; k < count;) {
@@ -142,25 +173,9 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
       config.assign(1, cache.Initial());
     }
     const int32_t len = static_cast<int32_t>(t.size());
-    if (static_cast<int32_t>(config.size()) < len + 1) config.resize(len + 1), follow_done.resize(len + 1, 0);
-    depth = std::min(depth, lcp);
     bool dead = false;
     int32_t tail_node = -1;  // depth of a new trie node whose configuration enters a wide loop
-    for (; depth < len; ++depth) {
-      int32_t next = cache.Step(config[depth], static_cast<uint8_t>(t[depth]));
-      if (next == ParseConfigCache::kDead) {
-        dead = true;
-        break;
-      }
-      config[depth + 1] = next;
-      follow_done[depth + 1] =
-          follow_done[depth] | ((cache.Flags(next) & leave_flags) != 0);
-      if (use_tails && depth + 1 < TokenSlice::kMaxTailOffset && tails->Of(next)) {
-        tail_node = depth + 1;
-        ++depth;
-        break;
-      }
-    }
+    depth = scan(t, std::min(depth, lcp), use_tails, &dead, &tail_node);
     if (tail_node >= 0) {
       // Every token under this node whose rest is read whole by the loop is alive at lineage 0
       // (accepted); only the others are parsed, from this node's configuration.
@@ -176,8 +191,6 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
           continue;
         }
         std::string_view u = tok.SortedToken(j);
-        const int32_t ulen = static_cast<int32_t>(u.size());
-        if (static_cast<int32_t>(config.size()) < ulen + 1) config.resize(ulen + 1), follow_done.resize(ulen + 1, 0);
         int32_t d = e;
         if (!prev_walked.empty()) {
           const int32_t m = static_cast<int32_t>(std::min(prev_walked.size(), u.size()));
@@ -185,29 +198,16 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
           d = std::min(d, inner);
         }
         bool udead = false;
-        for (; d < ulen; ++d) {
-          int32_t next = cache.Step(config[d], static_cast<uint8_t>(u[d]));
-          if (next == ParseConfigCache::kDead) {
-            udead = true;
-            break;
-          }
-          config[d + 1] = next;
-          follow_done[d + 1] = follow_done[d] | ((cache.Flags(next) & leave_flags) != 0);
-        }
+        inner = scan(u, d, false, &udead, nullptr);
         prev_walked = u;
-        inner = d;
         if (!udead) {
-          report(j, TokenOutcome{true, cache.Flags(config[ulen]), follow_done[ulen] != 0});
+          report(j, TokenOutcome{true, cache.Flags(config[u.size()]), follow_done[u.size()] != 0});
           ++j;
-          continue;
+        } else {
+          // (No token of the dead run has its tail bit: the loop item would have read those bytes
+          // too, and the configuration would not be dead.)
+          j = report_dead_run(j, inner);
         }
-        // Tokens sharing the first d+1 bytes die at the same byte (none has its tail bit: the loop
-        // item would have read those bytes too, and the configuration would not be dead).
-        const TokenOutcome outcome{false, 0, follow_done[d] != 0};
-        const int32_t dead_end = tok.RunEnd(j, d + 1);
-        if (outcome.follow_done)
-          for (int32_t i = j; i < dead_end; ++i) report(i, outcome);
-        j = dead_end;
       }
       depth = e;  // config[0..e] still hold the node's prefix, shared by every token of the run
       k = end;
@@ -219,8 +219,8 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
       continue;
     }
     // Every following token that shares the first depth+1 bytes dies at the same byte.
-    const TokenOutcome outcome{false, 0, follow_done[depth] != 0};
     if (subset) {
+      const TokenOutcome outcome{false, 0, follow_done[depth] != 0};
       if (outcome.follow_done) report(pos, outcome);
       ++k;
       while (k < count) {
@@ -231,10 +231,7 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
         ++k;
       }
     } else {
-      const int32_t end = tok.RunEnd(pos, depth + 1);
-      if (outcome.follow_done)
-        for (int32_t j = pos; j < end; ++j) report(j, outcome);
-      k = end;
+      k = report_dead_run(pos, depth);
     }
   }
 }
