@@ -151,3 +151,25 @@ def test_budget_mode_keeps_the_count_within_the_limit(ebnf_texts):
         assert info["grammar_bytes"] <= limit and info["rule_bytes"] <= limit
         assert info["grammar_bytes"] == sum(info["grammar_entry_sizes"])
         assert info["rule_bytes"] == sum(info["rule_entry_sizes"])
+
+
+def test_string_states_are_built_once_and_shared_across_grammars():
+    """A JSON string is a rule of its own (not inlined into each property), so every state of its body is a
+    rule-level hit in a second grammar that uses strings in other places, and the masks stay exact there."""
+    tok = _tokenizer()
+    compiler = xgr.GrammarCompiler(tok)
+    first = compiler.compile_json_schema({"type": "object", "properties": {"a": {"type": "string"}}},
+                                         precompute_masks=True)
+    assert "j_string" in {d["rule"] for d in first._handle.mask_entry_stats()}
+    hits_before = compiler.cache_info()["rule_hits"]
+    second = compiler.compile_json_schema(
+        {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "integer"}, "v": {"type": "string"}}}},
+        precompute_masks=True)
+    string_states = [d for d in second._handle.mask_entry_stats() if d["rule"] == "j_string"]
+    assert len(string_states) >= 4, second._handle.mask_entry_stats()  # quote, body, escape, \u digits
+    assert compiler.cache_info()["rule_hits"] - hits_before >= len(string_states)
+    matcher = xgr.GrammarMatcher(second)
+    for piece in ['[{"', 'k":', '12', ',"v":"', 'ab\\n', '"}]']:
+        extra, missing = mask_oracle_diff(matcher)
+        assert len(extra) == 0 and len(missing) == 0, piece
+        assert matcher.accept_string(piece), piece

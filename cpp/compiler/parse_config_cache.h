@@ -19,6 +19,7 @@
 // cache past a budget (ids are then invalid; the walk restarts its path).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -45,6 +46,20 @@ class ParseConfigCache {
     return t != kUnknown ? t : Compute(config, byte);
   }
   uint8_t Flags(int32_t config) const { return configs_[config].flags; }
+  // The bytes some item of the configuration has a transition on (4 words, as GrammarFsm::LiveBytes):
+  // Step sends every other byte to kDead without a parser.
+  const uint64_t* LiveBytes(int32_t config) {
+    Config& c = configs_[config];
+    if (!c.live_known) {
+      c.live = {0, 0, 0, 0};
+      for (const EarleyItem& it : c.items) {
+        const uint64_t* l = fsm_.LiveBytes(it.state);
+        for (int w = 0; w < 4; ++w) c.live[w] |= l[w];
+      }
+      c.live_known = true;
+    }
+    return c.live.data();
+  }
   // The items of a configuration (origins as in Config below: a config id, kSelf or virtual).
   const std::vector<EarleyItem>& Items(int32_t config) const { return configs_[config].items; }
   size_t Size() const { return configs_.size(); }
@@ -57,6 +72,8 @@ class ParseConfigCache {
   struct Config {
     std::vector<EarleyItem> items;  // origin: a config id, kSelf, or a virtual origin (< 0)
     uint8_t flags;
+    bool live_known = false;  // LiveBytes computed into `live`
+    std::array<uint64_t, 4> live{};
   };
   struct KeyHash {
     size_t operator()(const std::vector<int32_t>& k) const {

@@ -111,6 +111,47 @@ class TailFinder {
   std::vector<std::shared_ptr<const TokenSlice>> found_;
 };
 
+// Where a full walk goes on after sorted(pos) = t died at byte d from a configuration whose live
+// bytes are `live` (ParseConfigCache::LiveBytes), when none of the dead need reporting: the first
+// later token whose byte d is live, or the first one outside t[0..d)'s run. Every token skipped
+// shares t[0..d) and has a dead byte at d. The target is the first token >= t[0..d) + b, b the
+// next live byte after t[d] (or the first token not starting with t[0..d) when there is none);
+// that predicate is monotone over the sorted vocabulary, so it is found by galloping from pos.
+// A state that scans a few bytes thus costs a few searches, not one step per distinct first byte.
+int32_t NextLiveSibling(const TokenizerInfo& tok, int32_t pos, std::string_view t, int32_t d,
+                        const uint64_t* live) {
+  int32_t b = static_cast<uint8_t>(t[d]) + 1;
+  while (b < 256) {
+    const uint64_t rest = live[b >> 6] >> (b & 63);
+    if (rest) {
+      b += __builtin_ctzll(rest);
+      break;
+    }
+    b = (b | 63) + 1;
+  }
+  const std::string_view prefix = t.substr(0, d);
+  std::string target(prefix);
+  if (b < 256) target.push_back(static_cast<char>(b));
+  auto reached = [&](int32_t j) {
+    const std::string_view u = tok.SortedToken(j);
+    if (b == 256) return u.substr(0, d) != prefix;
+    return u.compare(target) >= 0;  // std::char_traits<char> compares bytes as unsigned char
+  };
+  const int32_t n = tok.NumSorted();
+  int32_t lo = pos + 1, hi = pos + 1;
+  for (int32_t step = 1; hi < n && !reached(hi); step *= 2) lo = hi + 1, hi = lo + step;
+  hi = std::min(hi, n);
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (reached(mid)) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
 template <typename Report>
 void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::vector<int32_t>* subset,
                 uint8_t leave_flags, Report&& report, TailFinder* tails = nullptr) {
@@ -230,8 +271,10 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
         prev = u;
         ++k;
       }
-    } else {
+    } else if (follow_done[depth]) {
       k = report_dead_run(pos, depth);
+    } else {
+      k = NextLiveSibling(tok, pos, t, depth, cache.LiveBytes(config[depth]));
     }
   }
 }

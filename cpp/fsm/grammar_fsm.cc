@@ -435,6 +435,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
   out.state_rule_.assign(total, -1);
   out.is_final_.assign(total, 0);
   out.has_bytes_.assign(total, 0);
+  out.live_bytes_.assign(static_cast<size_t>(total) * 4, 0);
   out.byte_next_.assign(static_cast<size_t>(total) * 256, -1);
   out.rule_edge_offset_.assign(total + 1, 0);
   std::vector<std::vector<RuleEdge>> edges_of(total);
@@ -452,6 +453,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
         std::fill(&out.byte_next_[static_cast<size_t>(gs) * 256 + run.lo],
                   &out.byte_next_[static_cast<size_t>(gs) * 256 + run.hi + 1], gt);
         out.has_bytes_[gs] = 1;
+        for (int b = run.lo; b <= run.hi; ++b) out.live_bytes_[static_cast<size_t>(gs) * 4 + b / 64] |= 1ull << (b % 64);
       }
       for (const RuleEdge& e : d.rule_edges[s]) {
         int32_t gt = local_to_global[r][e.target];
@@ -503,7 +505,8 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
 }
 
 size_t GrammarFsm::MemoryBytes() const {
-  size_t n = byte_next_.size() * sizeof(int32_t) + rule_edges_.size() * sizeof(RuleEdge) +
+  size_t n = byte_next_.size() * sizeof(int32_t) + live_bytes_.size() * sizeof(uint64_t) +
+             rule_edges_.size() * sizeof(RuleEdge) +
              state_rule_.size() * (sizeof(int32_t) * 2 + 2);
   for (auto& f : rule_follow_) n += f.size() * sizeof(int32_t);
   return n;

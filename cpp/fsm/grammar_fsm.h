@@ -52,6 +52,8 @@ class GrammarFsm {
   // Next state on byte b, or -1.
   int32_t Next(int32_t s, uint8_t b) const { return byte_next_[static_cast<size_t>(s) * 256 + b]; }
   const int32_t* NextRow(int32_t s) const { return &byte_next_[static_cast<size_t>(s) * 256]; }
+  // The bytes state s has a transition on, as a 256-bit set (4 words, bit b%64 of word b/64).
+  const uint64_t* LiveBytes(int32_t s) const { return &live_bytes_[static_cast<size_t>(s) * 4]; }
   // Rule edges of state s: [RuleEdgesBegin(s), RuleEdgesEnd(s)).
   const RuleEdge* RuleEdgesBegin(int32_t s) const { return rule_edges_.data() + rule_edge_offset_[s]; }
   const RuleEdge* RuleEdgesEnd(int32_t s) const { return rule_edges_.data() + rule_edge_offset_[s + 1]; }
@@ -74,6 +76,7 @@ class GrammarFsm {
   int32_t root_ = -1;
   std::vector<int32_t> state_rule_;
   std::vector<uint8_t> is_final_, has_bytes_;
+  std::vector<uint64_t> live_bytes_;  // 4 words per state, see LiveBytes
   std::vector<int32_t> byte_next_;
   std::vector<int32_t> rule_edge_offset_;
   std::vector<RuleEdge> rule_edges_;

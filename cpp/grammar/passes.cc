@@ -9,6 +9,13 @@
 namespace xg {
 namespace {
 
+// Code points a class matches (a negated class: all those outside its ranges).
+int64_t CodePointCount(const Expr& e) {
+  int64_t n = 0;
+  for (const auto& [lo, hi] : e.ranges) n += static_cast<int64_t>(hi) - lo + 1;
+  return e.negated ? 0x110000 - n : n;
+}
+
 void ForEachRef(const Grammar& g, int32_t id, const std::function<void(int32_t)>& f) {
   const Expr& e = g.exprs[id];
   if (e.kind == ExprKind::kRuleRef) f(e.rule);
@@ -205,6 +212,26 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
   // (JSON objects with many optional properties).
   std::vector<bool> inlinable(n, false);
   std::vector<int64_t> expanded(n, -1);  // expanded body size, once decided
+  // Per decided rule, with its inlinable references expanded: its body holds a wide class
+  // (has_wide_class) / repeats one (wide). Callees are decided before their callers (below), so
+  // their flags are final when a caller reads them.
+  std::vector<bool> has_wide_class(n, false), wide(n, false);
+  std::function<bool(int32_t)> holds_wide_class = [&](int32_t id) -> bool {
+    const Expr& e = g->exprs[id];
+    if (e.kind == ExprKind::kCharClass) return CodePointCount(e) >= kMinWideClassCodePoints;
+    if (e.kind == ExprKind::kRuleRef) return inlinable[e.rule] && has_wide_class[e.rule];
+    for (int32_t c : e.children)
+      if (holds_wide_class(c)) return true;
+    return false;
+  };
+  std::function<bool(int32_t)> repeats_wide_class = [&](int32_t id) -> bool {
+    const Expr& e = g->exprs[id];
+    if (e.kind == ExprKind::kRuleRef) return inlinable[e.rule] && wide[e.rule];
+    if (e.kind == ExprKind::kRepeat && e.max != 1 && holds_wide_class(e.children[0])) return true;
+    for (int32_t c : e.children)
+      if (repeats_wide_class(c)) return true;
+    return false;
+  };
   std::function<int64_t(int32_t)> expanded_size;
   std::function<int64_t(int32_t)> expr_size = [&](int32_t id) -> int64_t {
     const Expr& e = g->exprs[id];
@@ -221,8 +248,14 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     expanded[r] = 0;  // in progress (cannot recur: breakers cut every cycle)
     int64_t size = expr_size(g->rules[r].body);
     expanded[r] = size;
+    // A rule that repeats a wide class (a JSON string, free text) keeps its own states: they are
+    // the costliest to build masks for (most of the vocabulary stays alive), and as a rule of
+    // their own they are built once per grammar and shared across grammars by the rule-level cache,
+    // where an inlined copy would differ in what follows it in each parent.
+    wide[r] = repeats_wide_class(g->rules[r].body);
+    has_wide_class[r] = holds_wide_class(g->rules[r].body);
     inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root &&
-                   g->rules[r].lookahead < 0 && size <= max_inline_nodes;
+                   g->rules[r].lookahead < 0 && size <= max_inline_nodes && !wide[r];
     return size;
   };
   for (size_t r = 0; r < n; ++r) expanded_size(static_cast<int32_t>(r));

@@ -2,7 +2,9 @@
 //   1. DropUnreachableRules: rules the root cannot reach are removed (indices compacted).
 //   2. InlineSmallRules: a rule with a small body and no lookahead is copied into each reference,
 //      except "loop breakers" (a set of rules that cuts every reference cycle), so recursion stays. Fewer rules means fewer Earley predictions and completions at run time; the size cap
-//      keeps the per-rule FSMs small.
+//      keeps the per-rule FSMs small. Rules that repeat a wide class (kMinWideClassCodePoints: JSON
+//      string bodies, free text) are not inlined either, so their states, the costliest to build
+//      masks for, exist once per grammar and are shared across grammars (rule_mask_cache.h).
 //   2b. CompressRepetitions (runs before 2): a repetition `x{m,n}` with a bound above
 //      `unroll_limit` over a non-nullable x becomes a reference to a counted rule `R ::= X{m,n}`
 //      (Rule::counted; X is x's rule, lifted into one if x is not a reference), so its automaton is one
@@ -19,6 +21,10 @@ namespace xg {
 
 // Repetitions whose bounds are all at most this are unrolled; larger ones are counted.
 constexpr int32_t kRepeatUnrollLimit = 32;
+// A character class of at least this many code points is "wide" (a negated class always is); see
+// InlineSmallRules. Matches the byte width at which the mask cache keeps token slices
+// (kMinWideLoopBytes in tokenizer/token_slices.h).
+constexpr int64_t kMinWideClassCodePoints = 96;
 
 void DropUnreachableRules(Grammar* g);
 void InlineSmallRules(Grammar* g, int max_inline_nodes = 48);

@@ -55,6 +55,19 @@ TEST(EbnfParser, InlinesSmallNonRecursiveRules) {
   EXPECT_EQ(g.rules.size(), 1u) << PrintGrammar(g);
 }
 
+// A rule repeating a wide class (a JSON string body) keeps its own states, however small, so its
+// masks are built once per grammar and shared across grammars; its narrow or unrepeated helpers
+// are still inlined into it.
+TEST(EbnfParser, KeepsRulesThatRepeatAWideClass) {
+  Grammar g = ParseEbnf(
+      "root ::= \"{\" str \":\" str \",\" digits \"}\"\n"
+      "str ::= \"\\\"\" char* \"\\\"\"\nchar ::= [^\"\\\\] | \"\\\\\" [nt]\ndigits ::= [0-9]+");
+  NormalizeGrammar(&g);
+  std::vector<std::string> names;
+  for (const Rule& r : g.rules) names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"root", "str"})) << PrintGrammar(g);
+}
+
 // A chain where every rule references the next twice (JSON objects with optional properties): the
 // normalised grammar must grow linearly with the chain, not double at every link.
 TEST(EbnfParser, InliningStaysLinearOnBranchingChains) {

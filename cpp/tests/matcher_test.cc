@@ -24,8 +24,25 @@ std::shared_ptr<const TokenizerInfo> SmallVocab() {
   return std::make_shared<TokenizerInfo>(toks, n + 7, std::vector<int32_t>{n - 2}, std::vector<int32_t>{n - 1});
 }
 
-void ExpectMaskEqualsOracleOnWalks(const std::string& ebnf, int walks, int steps) {
-  auto tok = SmallVocab();
+// Every string of 1..4 bytes over a small alphabet, densely: runs of shared prefixes nest deeply,
+// so a walk that skips dead siblings (NextLiveSibling) jumps within and across runs.
+std::shared_ptr<const TokenizerInfo> DenseVocab() {
+  const std::string alphabet = "\"ab:{}";
+  std::vector<std::string> toks;
+  std::mt19937 rng(7);
+  for (int len = 1; len <= 4; ++len)
+    for (int i = 0; i < 120; ++i) {
+      std::string t;
+      for (int j = 0; j < len; ++j) t.push_back(alphabet[rng() % alphabet.size()]);
+      toks.push_back(t);
+    }
+  toks.push_back("<eos>");
+  const int32_t n = static_cast<int32_t>(toks.size());
+  return std::make_shared<TokenizerInfo>(toks, n, std::vector<int32_t>{n - 1}, std::vector<int32_t>{n - 1});
+}
+
+void ExpectMaskEqualsOracleOnWalks(const std::string& ebnf, int walks, int steps,
+                                   std::shared_ptr<const TokenizerInfo> tok = SmallVocab()) {
   auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf(ebnf), tok);
   std::mt19937 rng(42);
   std::vector<uint32_t> mask(tok->MaskWords()), oracle(tok->MaskWords());
@@ -60,6 +77,15 @@ TEST(MaskEqualsOracle, Json) {
       "num ::= \"-\"? [0-9]+ (\".\" [0-9]+)? ([eE] [0-9]+)?\nws ::= [ \\n]*",
       30, 40);
 }
+TEST(MaskEqualsOracle, LiteralsOverDenseVocabulary) {
+  // Few live bytes per state (literal keys, a narrow string body): the walk skips most siblings.
+  ExpectMaskEqualsOracleOnWalks(
+      "root ::= \"{\" (kv (\":\" kv)*)? \"}\"\n"
+      "kv ::= \"\\\"ab\\\"\" | \"\\\"aab\\\":\" s | \"\\\"b\\\"\" s | \"\\\"bb:\" s | \"{b}\" | \"}:b\"\n"
+      "s ::= \"\\\"\" [b]* \"\\\"\" | \"a\"",
+      300, 16, DenseVocab());
+}
+
 TEST(MaskEqualsOracle, LeftRecursionAndAmbiguity) {
   ExpectMaskEqualsOracleOnWalks("root ::= root root | \"a\" | \"b\" | \"\"", 10, 30);
   ExpectMaskEqualsOracleOnWalks("root ::= e\ne ::= e \"+\" t | t\nt ::= t \"*\" f | f\nf ::= [0-9]+ | \"(\" e \")\"", 20,

@@ -51,4 +51,6 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
     return SchemaConverter(schema_as_dict(schema), any_whitespace=any_whitespace, indent=indent,
                            separators=separators, strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt,
                            any_order=any_order, enforce_formats=enforce_formats,
-                           refs={u: schema_as_dict(d) for u, d in (refs or {}).items()}).convert()
+                           refs={u: schema_as_dict(d) for u, d in (refs or {}).items()},
+                           # parsed here from text: nobody else holds it
+                           schema_is_private=isinstance(schema, str)).convert()

@@ -76,14 +76,17 @@ def canonical(doc: int, pointer: str) -> str:
     return f"#{pointer}" if doc == 0 else f"xg2jax-doc:{doc}#{pointer}"
 
 
-def collect(root: Any, registry: dict[str, Any] | None, draft: int, ignored: set | None = None) -> Resources:
+def collect(root: Any, registry: dict[str, Any] | None, draft: int, ignored: set | None = None, *,
+            copy_root: bool = True) -> Resources:
     """Copies of ``root`` and the registry's documents with canonical ``$ref`` strings, and the resource index.
-    ``ignored``: keywords dropped from the root document's schemas (a vocabulary its metaschema leaves out)."""
+    ``ignored``: keywords dropped from the root document's schemas (a vocabulary its metaschema leaves out).
+    ``copy_root=False`` rewrites ``root`` in place (for a document the caller parsed itself and nobody else holds:
+    the copy is a sixth of a small tool schema's conversion time)."""
     registry = dict(registry or {})
     for uri, doc in registry.items():
         if not isinstance(uri, str) or not isinstance(doc, (dict, bool)):
             raise TypeError(f"refs: expected a mapping from URI strings to schemas (dict or bool), got {uri!r}")
-    res = Resources(docs=[copy.deepcopy(root)] + [copy.deepcopy(d) for d in registry.values()])
+    res = Resources(docs=[copy.deepcopy(root) if copy_root else root] + [copy.deepcopy(d) for d in registry.values()])
     bases = [DEFAULT_BASE] + [u.split("#", 1)[0] for u in registry]
     for k, base in enumerate(bases):
         res.resources.setdefault(base, (k, ""))
