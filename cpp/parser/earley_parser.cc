@@ -36,10 +36,9 @@ bool EarleyParser::CanContinue(const EarleyItem& it) const {
   return max == Expr::kUnbounded || it.count < max;
 }
 
-EarleyParser::EarleyParser(const GrammarFsm* fsm) : fsm_(fsm) {
-  hash_keys_.assign(1024, 0);
-  hash_stamp_.assign(1024, 0);
-}
+// The item hash table is allocated on first use (a set over kLinearLimit items): most parsers,
+// such as the one per mask entry, never need it.
+EarleyParser::EarleyParser(const GrammarFsm* fsm) : fsm_(fsm) {}
 
 void EarleyParser::BeginSet() {
   set_flags_.push_back(0);
@@ -155,7 +154,7 @@ void EarleyParser::Add(int32_t state, int32_t origin, int32_t lineage, int32_t c
     if (n == kLinearLimit || (n + 1) * 2 > hash_keys_.size()) {
       // (Re)build the table for this set: first use, or growth.
       if ((n + 1) * 2 > hash_keys_.size()) {
-        hash_keys_.assign(hash_keys_.size() * 2, 0);
+        hash_keys_.assign(std::max<size_t>(1024, hash_keys_.size() * 2), 0);
         hash_stamp_.assign(hash_keys_.size(), 0);
       }
       if (++stamp_ == 0) {

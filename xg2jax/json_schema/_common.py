@@ -72,6 +72,8 @@ class Unsatisfiable(Exception):
 
 
 def escape_pointer(token: str) -> str:
+    if "~" not in token and "/" not in token:  # nearly every property name: no copies
+        return token
     return token.replace("~", "~0").replace("/", "~1")
 
 

@@ -3,29 +3,32 @@ rule table that names sub-grammars once (so recursion through ``$ref`` becomes r
 
 from __future__ import annotations
 
+import functools
 import json
+
+
+# str.translate table for literal(): the quote and backslash escaped, control characters as \xNN.
+_LITERAL_ESCAPES = {ord('"'): '\\"', ord("\\"): "\\\\", 0x7F: "\\x7f"}
+_LITERAL_ESCAPES.update({cp: f"\\x{cp:02x}" for cp in range(0x20)})
+# One encoder for every compact dump (json.dumps builds a new one per call when given options).
+_compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def literal(text: str) -> str:
     """An EBNF string literal that matches exactly ``text`` (UTF-8 of its code points)."""
-    out = ['"']
-    for ch in text:
-        cp = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif cp < 0x20 or cp == 0x7F:
-            out.append(f"\\x{cp:02x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return '"' + text.translate(_LITERAL_ESCAPES) + '"'
 
 
 def json_literal(value) -> str:
     """The compact JSON spelling of ``value`` as an EBNF literal (non-ASCII kept as is)."""
-    return literal(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+    return literal(_compact_json(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _rule_base_name(name_hint: str) -> str:
+    """``name_hint`` as a rule name: characters other than letters, digits and ``_`` replaced by ``_``."""
+    base = "".join(c if c.isalnum() or c == "_" else "_" for c in name_hint).strip("_") or "r"
+    return "r_" + base if base[0].isdigit() else base
 
 
 def seq(*parts: str) -> str:
@@ -72,9 +75,7 @@ class RuleTable:
         self._next: dict[str, int] = {}  # base name -> last suffix used
 
     def reserve(self, name_hint: str) -> str:
-        base = "".join(c if c.isalnum() or c == "_" else "_" for c in name_hint).strip("_") or "r"
-        if base[0].isdigit():
-            base = "r_" + base
+        base = _rule_base_name(name_hint)
         name, i = base, self._next.get(base, 1)
         while name in self.rules:  # the counter per base keeps this O(1) amortised
             i += 1
