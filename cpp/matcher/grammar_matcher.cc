@@ -156,9 +156,14 @@ void GrammarMatcher::ContextFollow(const EarleyItem& it, std::vector<int32_t>* f
   const GrammarFsm& fsm = grammar_->fsm();
   follow->clear();
   const EarleyItem* parent = AppendWaiters(fsm.RuleOf(it.state), it.origin, follow);
-  // A lone counted parent (a string's character inside `char{0,n}`): most tokens that leave the
-  // item also leave the repetition, so resolve one more level, where the grandparent resumes.
-  if (parent == nullptr || !fsm.IsCountedState(parent->state) || parent->origin < 0) return;
+  if (parent == nullptr || parent->origin < 0) return;
+  // A lone parent that most tokens leaving the item also leave: resolve one more level, where the
+  // grandparent resumes (exact: the parent is the only waiter). Either it is counted (a string's
+  // character inside `char{0,n}`), or it can complete right after the item (a string that ends a
+  // JSON value: the enclosing object or array decides what may follow the closing quote).
+  bool parent_may_end = fsm.IsCountedState(parent->state);
+  for (size_t p = 0; p < follow->size(); p += 2) parent_may_end |= fsm.IsFinal((*follow)[p]);
+  if (!parent_may_end) return;
   const size_t level1 = follow->size();
   follow->push_back(EarleyParser::kFollowLevelSeparator);
   AppendWaiters(fsm.RuleOf(parent->state), parent->origin, follow);
