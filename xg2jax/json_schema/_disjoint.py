@@ -13,6 +13,8 @@ draft says); from 2019-09 they are conjuncts."""
 
 from __future__ import annotations
 
+import functools
+
 import json
 
 from xg2jax.json_schema._common import (
@@ -183,11 +185,7 @@ class DisjointMixin:
                 return True
             pa, pb = a.get("pattern"), b.get("pattern")
             if isinstance(pa, str) and isinstance(pb, str):
-                try:
-                    _, _, accept = product([regex_dfa(pa), regex_dfa(pb)])
-                except RegexUnsupported:
-                    return False
-                return not any(all(acc) for acc in accept)
+                return not _patterns_may_meet(pa, pb)
             return False
         if t in ("integer", "number"):
             lo_a, hi_a = _bounds(a, self._draft)
@@ -265,3 +263,14 @@ def _bounds(x: dict, draft: int):
         if num(x.get("exclusiveMaximum")) and x["exclusiveMaximum"] <= hi[0]:
             hi = (x["exclusiveMaximum"], True)
     return lo, hi
+
+
+@functools.lru_cache(maxsize=1024)
+def _patterns_may_meet(pa: str, pb: str) -> bool:
+    """Whether some string matches both patterns (True when the automata are unsupported or too big to tell). Cached:
+    a ``oneOf`` over many branches asks the same pairs again (seconds for big schemas without the cache)."""
+    try:
+        _, _, accept = product([regex_dfa(pa), regex_dfa(pb)])
+    except RegexUnsupported:
+        return True
+    return any(all(acc) for acc in accept)

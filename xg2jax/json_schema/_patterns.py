@@ -151,15 +151,20 @@ class PatternsMixin:
 
     def _key_rule(self, atoms, delta, finals: set[int]) -> str:
         """A JSON string (with its quotes) whose content the automaton leads to ``finals``."""
-        n = len(delta)
+        # Live states: those that reach a final one; one backward search over the reversed edges (a fixpoint over
+        # all states was quadratic: seconds for the key automata of big schemas).
+        predecessors: dict[int, set[int]] = {}
+        for q, row in enumerate(delta):
+            for t in row:
+                if t >= 0:
+                    predecessors.setdefault(t, set()).add(q)
         live = set(finals)
-        changed = True
-        while changed:
-            changed = False
-            for q in range(n):
-                if q not in live and any(t in live for t in delta[q] if t >= 0):
+        todo = list(live)
+        while todo:
+            for q in predecessors.get(todo.pop(), ()):
+                if q not in live:
                     live.add(q)
-                    changed = True
+                    todo.append(q)
         if 0 not in live:
             return "j_never"
         names = {q: self.rules.reserve(f"key_{q}") for q in sorted(live)}
