@@ -386,18 +386,79 @@ std::vector<int32_t> RefineUncertain(const GrammarFsm& fsm, const TokenizerInfo&
   return out;
 }
 
+namespace {
+
+// A counted parent over a one-byte item: `R ::= X{m,n}` where X reads exactly one byte (a character
+// class; the demo's `[a-z ]{5,40}`), and `state` is X's start. Most tokens that reach such a context
+// are runs of X's bytes, each byte one more X: a run of length L, with the parent resuming at count v
+// after its first byte, stays inside the repetition exactly while v + L - 1 <= max, so it is alive
+// without a walk. (Near the bounds every count is its own context, so the walk over ~every token of
+// X's bytes used to be paid once per count.) Returns the longest such run, or 0 when `parents` is not
+// that context; *bytes gets X's bytes (GrammarFsm::LiveBytes).
+int32_t OneByteRunCapacity(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
+                           const std::vector<int32_t>& parents, const uint64_t** bytes) {
+  // Exactly one first-level (state, count) pair: a lone parent.
+  if (parents.size() < 2 || (parents.size() > 2 && parents[2] != EarleyParser::kFollowLevelSeparator)) return 0;
+  const int32_t parent = parents[0], count = parents[1];
+  const int32_t x = fsm.RuleOf(state);
+  if (!fsm.IsCountedState(parent) || state != fsm.RuleStart(x)) return 0;
+  const RuleEdge* edge = fsm.RuleEdgesBegin(parent);
+  if (fsm.RuleEdgesEnd(parent) - edge != 1 || edge->rule != x) return 0;
+  // X reads one byte from its start into a final state with nothing after it.
+  if (fsm.IsFinal(state) || fsm.RuleEdgesBegin(state) != fsm.RuleEdgesEnd(state)) return 0;
+  const int32_t* row = fsm.NextRow(state);
+  for (int b = 0; b < 256; ++b) {
+    const int32_t t = row[b];
+    if (t >= 0 && (!fsm.IsFinal(t) || fsm.HasBytes(t) || fsm.RuleEdgesBegin(t) != fsm.RuleEdgesEnd(t))) return 0;
+  }
+  *bytes = fsm.LiveBytes(state);
+  const int32_t max = fsm.RepeatMax(fsm.RuleOf(parent));
+  // The count sentinels stand for at least MaxTokenBytes of room (CountClass).
+  if (count < 0 || max == Expr::kUnbounded) return tok.MaxTokenBytes();
+  return std::max(0, max - count + 1);
+}
+
+}  // namespace
+
 ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
                                        const std::vector<int32_t>& parent_states,
                                        const std::vector<int32_t>& base_uncertain) {
   ParseConfigCache cache(fsm, state, &parent_states);
   ContextMaskEntry out;
-  WalkTokens(cache, tok, &base_uncertain, EarleyParser::kFollowCompleted, [&](int32_t pos, const TokenOutcome& o) {
+  const uint64_t* run_bytes = nullptr;
+  const int32_t run_capacity = OneByteRunCapacity(fsm, tok, state, parent_states, &run_bytes);
+  std::vector<int32_t> to_walk;  // ascending, as base_uncertain
+  if (run_capacity > 0) {
+    // Typically most of the vocabulary: straight into a bitset (sorting the ids cost more than the rest).
+    out.accepted_bits.assign(tok.MaskWords(), 0);
+    for (int32_t pos : base_uncertain) {
+      const std::string_view t = tok.SortedToken(pos);
+      bool run = static_cast<int32_t>(t.size()) <= run_capacity;
+      for (size_t i = 0; run && i < t.size(); ++i) {
+        const uint8_t b = static_cast<uint8_t>(t[i]);
+        run = (run_bytes[b >> 6] >> (b & 63)) & 1;
+      }
+      if (run) {
+        const int32_t id = tok.SortedId(pos);
+        out.accepted_bits[id >> 5] |= 1u << (id & 31);
+      } else {
+        to_walk.push_back(pos);
+      }
+    }
+  }
+  WalkTokens(cache, tok, run_capacity > 0 ? &to_walk : &base_uncertain, EarleyParser::kFollowCompleted,
+             [&](int32_t pos, const TokenOutcome& o) {
     if (o.alive) {
       out.accepted_ids.push_back(tok.SortedId(pos));  // alive in this real context
     } else if (o.follow_done) {
       out.uncertain.push_back(pos);  // the parent completed too: the grandparent decides, live
     }
   });
+  if (!out.accepted_bits.empty()) {
+    for (int32_t id : out.accepted_ids) out.accepted_bits[id >> 5] |= 1u << (id & 31);
+    out.accepted_ids = {};
+    return out;
+  }
   std::sort(out.accepted_ids.begin(), out.accepted_ids.end());
   // Many accepted tokens (a counted item such as a string's character accepts most of the
   // vocabulary through its parent): a bitset is cheaper to OR at every step.

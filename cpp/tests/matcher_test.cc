@@ -86,6 +86,28 @@ TEST(MaskEqualsOracle, LiteralsOverDenseVocabulary) {
       300, 16, DenseVocab());
 }
 
+// Runs of a one-byte class inside a counted repetition (bound > kRepeatUnrollLimit): most tokens are
+// runs of the class's bytes, accepted by their length against the room left (OneByteRunCapacity), so
+// the walks must cross both bounds with tokens of every length.
+std::shared_ptr<const TokenizerInfo> RunsVocab() {
+  std::vector<std::string> toks = {"Yes", "No", ", ", ".", "a.", "b .", "No, "};
+  std::mt19937 rng(11);
+  for (int len = 1; len <= 7; ++len)
+    for (int i = 0; i < 25; ++i) {
+      std::string t;
+      for (int j = 0; j < len; ++j) t.push_back("ab "[rng() % 3]);
+      toks.push_back(t);
+    }
+  toks.push_back("<eos>");
+  const int32_t n = static_cast<int32_t>(toks.size());
+  return std::make_shared<TokenizerInfo>(toks, n, std::vector<int32_t>{n - 1}, std::vector<int32_t>{n - 1});
+}
+
+TEST(MaskEqualsOracle, OneByteRunsInACountedRepetition) {
+  ExpectMaskEqualsOracleOnWalks("root ::= (\"Yes\" | \"No\") \", \" [ab ]{5,40} \".\"", 80, 40, RunsVocab());
+  ExpectMaskEqualsOracleOnWalks("root ::= [ab ]{33,}  \".\"", 40, 40, RunsVocab());
+}
+
 TEST(MaskEqualsOracle, LeftRecursionAndAmbiguity) {
   ExpectMaskEqualsOracleOnWalks("root ::= root root | \"a\" | \"b\" | \"\"", 10, 30);
   ExpectMaskEqualsOracleOnWalks("root ::= e\ne ::= e \"+\" t | t\nt ::= t \"*\" f | f\nf ::= [0-9]+ | \"(\" e \")\"", 20,
