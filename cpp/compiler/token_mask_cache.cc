@@ -454,18 +454,14 @@ ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInf
       out.uncertain.push_back(pos);  // the parent completed too: the grandparent decides, live
     }
   });
-  if (!out.accepted_bits.empty()) {
-    for (int32_t id : out.accepted_ids) out.accepted_bits[id >> 5] |= 1u << (id & 31);
-    out.accepted_ids = {};
-    return out;
-  }
-  std::sort(out.accepted_ids.begin(), out.accepted_ids.end());
   // Many accepted tokens (a counted item such as a string's character accepts most of the
-  // vocabulary through its parent): a bitset is cheaper to OR at every step.
-  if (out.accepted_ids.size() > static_cast<size_t>(tok.MaskWords())) {
-    out.accepted_bits.assign(tok.MaskWords(), 0);
+  // vocabulary through its parent), or runs already set above: a bitset is cheaper to OR at every step.
+  if (!out.accepted_bits.empty() || out.accepted_ids.size() > static_cast<size_t>(tok.MaskWords())) {
+    out.accepted_bits.resize(tok.MaskWords(), 0);
     for (int32_t id : out.accepted_ids) out.accepted_bits[id >> 5] |= 1u << (id & 31);
     out.accepted_ids = {};
+  } else {
+    std::sort(out.accepted_ids.begin(), out.accepted_ids.end());
   }
   return out;
 }
