@@ -14,7 +14,6 @@ draft says); from 2019-09 they are conjuncts."""
 from __future__ import annotations
 
 import functools
-
 import json
 
 from xg2jax.json_schema._common import (

@@ -543,6 +543,27 @@ def key_dfa(pattern: str) -> DFA:
     return DFA(atoms, delta, [not any(v) for v in accept])
 
 
+def predecessors(delta: list[list[int]]) -> list[list[int]]:
+    """Per state, the states with an edge into it (each once)."""
+    preds: list[list[int]] = [[] for _ in range(len(delta))]
+    for q, row in enumerate(delta):
+        for t in set(row):
+            if t >= 0:
+                preds[t].append(q)
+    return preds
+
+
+def co_reachable(preds: list[list[int]], targets) -> set[int]:
+    """The states that reach one of ``targets`` (targets included): one backward search over ``preds``."""
+    live, stack = set(targets), list(targets)
+    while stack:
+        for p in preds[stack.pop()]:
+            if p not in live:
+                live.add(p)
+                stack.append(p)
+    return live
+
+
 def product_with_length(dfas: list[DFA], good, lo: int, hi: int | None):
     """(atoms, delta, finals) of the strings that ``product(dfas)`` leads to a state whose accept vector passes
     ``good`` and whose length is in [lo, hi]. The length is tracked only while it still matters: at product state
@@ -551,17 +572,8 @@ def product_with_length(dfas: list[DFA], good, lo: int, hi: int | None):
     atoms, delta, accept = product(dfas)
     n = len(delta)
     goods = {q for q in range(n) if good(accept[q])}
-    preds: list[list[int]] = [[] for _ in range(n)]
-    for q in range(n):
-        for t in set(delta[q]):
-            if t >= 0:
-                preds[t].append(q)
-    live, stack = set(goods), list(goods)
-    while stack:
-        for p in preds[stack.pop()]:
-            if p not in live:
-                live.add(p)
-                stack.append(p)
+    preds = predecessors(delta)
+    live = co_reachable(preds, goods)
     inf = float("inf")
     # Shortest completion: backward BFS from the good states over live states.
     shortest = {q: 0 for q in goods}

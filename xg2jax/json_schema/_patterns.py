@@ -30,10 +30,12 @@ from xg2jax.json_schema._common import (
 from xg2jax.json_schema._ebnf import choice, seq
 from xg2jax.json_schema._keydfa import (
     RegexUnsupported,
+    co_reachable,
     key_dfa,
     length_dfa,
     matches,
     names_dfa,
+    predecessors,
     product,
     spell,
 )
@@ -151,20 +153,7 @@ class PatternsMixin:
 
     def _key_rule(self, atoms, delta, finals: set[int]) -> str:
         """A JSON string (with its quotes) whose content the automaton leads to ``finals``."""
-        # Live states: those that reach a final one; one backward search over the reversed edges (a fixpoint over
-        # all states was quadratic: seconds for the key automata of big schemas).
-        predecessors: dict[int, set[int]] = {}
-        for q, row in enumerate(delta):
-            for t in row:
-                if t >= 0:
-                    predecessors.setdefault(t, set()).add(q)
-        live = set(finals)
-        todo = list(live)
-        while todo:
-            for q in predecessors.get(todo.pop(), ()):
-                if q not in live:
-                    live.add(q)
-                    todo.append(q)
+        live = co_reachable(predecessors(delta), finals)  # the states that can still reach a final one
         if 0 not in live:
             return "j_never"
         names = {q: self.rules.reserve(f"key_{q}") for q in sorted(live)}
