@@ -300,13 +300,16 @@ class GrammarCompiler:
 
     def get_cache_size_bytes(self) -> int:
         """Bytes held by both caches: whole grammars (their own memory, measured when added), the token-mask entries
-        shared across grammars (each measured when added), and the table of interned rule structures that keys them.
+        shared across grammars (each measured when added), and the per-rule structures shared across grammars (the
+        interned rule structures that key the entries, and the rules' automata).
         Whenever no compilation runs this equals ``sum(info["grammar_entry_sizes"]) + sum(info["rule_entry_sizes"])
         + info["structure_bytes"]`` for ``info = cache_info()``."""
         return self._handle.get_cache_size_bytes()
 
     def cache_info(self) -> dict:
         """Both caches in detail: ``grammar_entry_sizes`` / ``rule_entry_sizes`` (bytes of each held entry),
-        ``grammar_bytes`` / ``rule_bytes``, hit and miss counts (``grammar_hits``, ``grammar_misses``,
-        ``rule_hits``, ``rule_misses``), and ``generation`` (bumped by every :meth:`clear_cache`)."""
+        ``grammar_bytes`` / ``rule_bytes``, ``structure_bytes`` (interned rule structures, their forward-closure ids
+        and the rule automata; ``num_structures``, ``num_automata``), hit and miss counts (``grammar_hits``,
+        ``grammar_misses``, ``rule_hits``, ``rule_misses``), and ``generation`` (bumped by every
+        :meth:`clear_cache`)."""
         return dict(self._handle.cache_info())

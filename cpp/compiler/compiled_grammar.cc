@@ -18,7 +18,7 @@ Grammar Normalized(Grammar g) {
 CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenizerInfo> tok,
                                  std::shared_ptr<CrossGrammarCache> rule_cache)
     : grammar_(Normalized(std::move(grammar))),
-      fsm_(GrammarFsm::Build(grammar_)),
+      fsm_(GrammarFsm::Build(grammar_, GrammarFsm::kDefaultMaxStates, rule_cache ? &rule_cache->automata : nullptr)),
       tok_(std::move(tok)),
       rule_cache_(std::move(rule_cache)),
       hasher_(rule_cache_ ? std::make_unique<const StructuralHasher>(fsm_, &rule_cache_->structures) : nullptr) {
@@ -45,7 +45,7 @@ const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
       return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
     };
     double t0 = cpu_us();
-    auto built = std::make_shared<TokenMaskEntry>(BuildTokenMaskEntry(fsm_, *tok_, state));
+    auto built = std::make_shared<TokenMaskEntry>(BuildTokenMaskEntry(fsm_, *tok_, state, &loop_slices_));
     built->build_us = static_cast<float>(cpu_us() - t0);
     return std::shared_ptr<const TokenMaskEntry>(std::move(built));
   };

@@ -71,9 +71,10 @@ class CompiledGrammar {
   std::shared_ptr<const TokenizerInfo> tok_;
   std::shared_ptr<CrossGrammarCache> rule_cache_;  // null: entries are private to this grammar
   std::unique_ptr<const StructuralHasher> hasher_;
+  mutable LoopSlices loop_slices_{fsm_, *tok_};  // shared by this grammar's mask walks
   std::unique_ptr<std::atomic<const TokenMaskEntry*>[]> entries_;
-  mutable std::vector<std::shared_ptr<const TokenMaskEntry>> held_;
-  mutable std::vector<std::vector<int32_t>> uncertain_;  // per state: the refined uncertain list  // owners of entries_ (set under the stripe lock)
+  mutable std::vector<std::shared_ptr<const TokenMaskEntry>> held_;  // owners of entries_ (set under the stripe lock)
+  mutable std::vector<std::vector<int32_t>> uncertain_;  // per state: the refined uncertain list
   mutable std::mutex stripes_[kStripes];
   mutable std::atomic<int32_t> built_{0};
   struct ContextKeyHash {

@@ -30,6 +30,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -50,7 +51,7 @@ class FencedLruCache {
   // Rethrows compute's exception, to this caller and to every caller waiting on the same key.
   ValuePtr GetOrCompute(const Key& key, const std::function<ValuePtr()>& compute,
                         const std::function<int64_t(const Value&)>& size_of) {
-    std::promise<ValuePtr> promise;
+    std::optional<std::promise<ValuePtr>> promise;  // made only by the computer (a promise allocates)
     std::shared_future<ValuePtr> future;
     uint64_t generation = 0;
     bool computer = false;
@@ -67,7 +68,7 @@ class FencedLruCache {
         ++misses_;
         computer = true;
         generation = generation_;
-        future = promise.get_future().share();
+        future = promise.emplace().get_future().share();
         slots_.emplace(key, Slot{future, 0, false, generation, lru_.end()});
       }
     }
@@ -84,7 +85,7 @@ class FencedLruCache {
         std::lock_guard<std::mutex> lock(mu_);
         if (generation_ == generation) slots_.erase(key);  // our pending slot: only Clear() removes others
       }
-      promise.set_exception(std::current_exception());
+      promise->set_exception(std::current_exception());
       throw;
     }
     const int64_t size = size_of(*value);
@@ -104,7 +105,7 @@ class FencedLruCache {
         }
       }
     }
-    promise.set_value(value);
+    promise->set_value(value);
     return value;
   }
 

@@ -86,12 +86,14 @@ GrammarCompiler::CacheInfo GrammarCompiler::GetCacheInfo() const {
   info.grammar_hits = grammar_cache_.Hits();
   info.grammar_misses = grammar_cache_.Misses();
   info.generation = grammar_cache_.Generation();
-  info.rule_bytes = info.rule_hits = info.rule_misses = info.structure_bytes = info.num_structures = 0;
+  info.rule_bytes = info.rule_hits = info.rule_misses = info.structure_bytes = info.num_structures =
+      info.num_automata = 0;
   if (rule_cache_) {
     info.rule_entry_sizes = rule_cache_->entries.EntrySizes();
     info.rule_bytes = rule_cache_->entries.SizeBytes();
-    info.structure_bytes = rule_cache_->structures.MemoryBytes();
+    info.structure_bytes = rule_cache_->StructureBytes();
     info.num_structures = static_cast<int64_t>(rule_cache_->structures.Size());
+    info.num_automata = static_cast<int64_t>(rule_cache_->automata.Size());
     info.rule_hits = rule_cache_->entries.Hits();
     info.rule_misses = rule_cache_->entries.Misses();
   }

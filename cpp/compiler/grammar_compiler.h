@@ -63,7 +63,8 @@ class GrammarCompiler {
   struct CacheInfo {
     std::vector<int64_t> grammar_entry_sizes, rule_entry_sizes;
     int64_t grammar_bytes, rule_bytes;
-    int64_t structure_bytes, num_structures;  // the structure-id table of the rule-level cache
+    // The structure-id table and the rule automata of the rule-level cache (CrossGrammarCache).
+    int64_t structure_bytes, num_structures, num_automata;
     int64_t grammar_hits, grammar_misses, rule_hits, rule_misses;
     uint64_t generation;
   };

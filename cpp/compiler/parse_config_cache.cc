@@ -1,6 +1,8 @@
 #include "compiler/parse_config_cache.h"
 
 #include <algorithm>
+#include <cstring>
+#include <tuple>
 
 #include "support/check.h"
 
@@ -8,13 +10,14 @@ namespace xg {
 
 ParseConfigCache::ParseConfigCache(const GrammarFsm& fsm, int32_t state, const std::vector<int32_t>* follow)
     : fsm_(fsm), state_(state), follow_(follow), parser_(&fsm) {
+  rows_.reserve(8 * 256);  // most walks meet a handful of configurations; spares the regrowth copies
   Clear();
 }
 
 void ParseConfigCache::Clear() {
   configs_.clear();
   rows_.clear();
-  ids_.clear();
+  ids_.Clear();
   parser_.ResetToItem(state_, follow_);
   std::vector<int32_t> none;
   int32_t id = Intern(none);
@@ -41,16 +44,18 @@ int32_t ParseConfigCache::InternItems(std::vector<EarleyItem> items, uint8_t fla
   std::sort(items.begin(), items.end(), [](const EarleyItem& a, const EarleyItem& b) {
     return std::tie(a.state, a.origin, a.lineage, a.count) < std::tie(b.state, b.origin, b.lineage, b.count);
   });
-  std::vector<int32_t> key;
-  key.reserve(items.size() * 4 + 1);
-  key.push_back(flags);
-  for (const EarleyItem& it : items) key.insert(key.end(), {it.state, it.origin, it.lineage, it.count});
-  auto [pos, inserted] = ids_.emplace(std::move(key), static_cast<int32_t>(configs_.size()));
+  key_.clear();
+  key_.push_back(flags);
+  for (const EarleyItem& it : items) key_.insert(key_.end(), {it.state, it.origin, it.lineage, it.count});
+  auto [id, inserted] = ids_.Intern(key_.data(), key_.size());  // ids count up as configs_ grows
   if (inserted) {
     configs_.push_back({std::move(items), flags});
-    rows_.resize(rows_.size() + 256, kUnknown);
+    static_assert(kUnknown == -1, "rows are filled with 0xFF bytes");
+    const size_t old = rows_.size();
+    rows_.resize(old + 256);
+    std::memset(rows_.data() + old, 0xFF, 256 * sizeof(int32_t));
   }
-  return pos->second;
+  return id;
 }
 
 void ParseConfigCache::Materialize(int32_t config, std::vector<int32_t>* set_config) {

@@ -21,17 +21,17 @@
 
 #include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "fsm/grammar_fsm.h"
 #include "parser/earley_parser.h"
+#include "support/sequence_interner.h"
 
 namespace xg {
 
 class ParseConfigCache {
  public:
-  static constexpr int32_t kDead = -1;
+  static constexpr int32_t kDead = -2;
   // Flags of a configuration: EarleyParser's set flags, plus kHasLineage0.
   static constexpr uint8_t kHasLineage0 = 4;
 
@@ -67,20 +67,13 @@ class ParseConfigCache {
   void Clear();
 
  private:
-  static constexpr int32_t kUnknown = -2;
+  static constexpr int32_t kUnknown = -1;  // all bits set, so a new row is one memset
   static constexpr int32_t kSelf = -3;  // origin: the configuration's own set
   struct Config {
     std::vector<EarleyItem> items;  // origin: a config id, kSelf, or a virtual origin (< 0)
     uint8_t flags;
     bool live_known = false;  // LiveBytes computed into `live`
     std::array<uint64_t, 4> live{};
-  };
-  struct KeyHash {
-    size_t operator()(const std::vector<int32_t>& k) const {
-      uint64_t h = 0xcbf29ce484222325ull;
-      for (int32_t x : k) h = (h ^ static_cast<uint32_t>(x)) * 0x100000001b3ull;
-      return static_cast<size_t>(h);
-    }
   };
 
   int32_t Compute(int32_t config, uint8_t byte);
@@ -96,7 +89,8 @@ class ParseConfigCache {
   EarleyParser parser_;
   std::vector<Config> configs_;
   std::vector<int32_t> rows_;
-  std::unordered_map<std::vector<int32_t>, int32_t, KeyHash> ids_;
+  SequenceInterner ids_;       // configuration content (flags, then items as 4 ints) -> id
+  std::vector<int32_t> key_;  // scratch for InternItems
 };
 
 }  // namespace xg

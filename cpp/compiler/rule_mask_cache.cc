@@ -33,10 +33,31 @@ int64_t StructureTable::Intern(std::string form) {
   return ids_.emplace(std::move(form), next_id_++).first->second;
 }
 
+uint64_t StructureTable::Generation() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return generation_;
+}
+
+std::shared_ptr<const StructureTable::ForwardIdList> StructureTable::FindForwardIds(int64_t rule_structure_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = forward_ids_.find(rule_structure_id);
+  return it == forward_ids_.end() ? nullptr : it->second;
+}
+
+void StructureTable::AddForwardIds(int64_t rule_structure_id, std::shared_ptr<const ForwardIdList> ids,
+                                   uint64_t generation) {
+  const int64_t bytes = static_cast<int64_t>(ids->capacity() * sizeof(int64_t) + 96);  // + node, control block
+  std::lock_guard<std::mutex> lock(mu_);
+  if (generation != generation_) return;
+  if (forward_ids_.emplace(rule_structure_id, std::move(ids)).second) bytes_ += bytes;
+}
+
 void StructureTable::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   ids_.clear();
+  forward_ids_.clear();
   bytes_ = 0;
+  ++generation_;
 }
 
 int64_t StructureTable::MemoryBytes() const {
@@ -50,6 +71,7 @@ size_t StructureTable::Size() const {
 }
 
 StructuralHasher::StructuralHasher(const GrammarFsm& fsm, StructureTable* table) : fsm_(fsm), structure_table_(table) {
+  if (table != nullptr) generation_ = table->Generation();
   const int32_t n = fsm.NumRules();
   first_state_.assign(n, -1);
   for (int32_t r = 0; r < n; ++r) first_state_[r] = fsm.RuleStart(r);
@@ -169,12 +191,7 @@ std::string StructuralHasher::LocalForm(int32_t rule, std::vector<int32_t>* refs
   refs->clear();
   for (int32_t s = first; s < end; ++s) {
     PutInt(&out, g.IsFinal(s) ? 1 : 0);
-    const int32_t* row = g.NextRow(s);
-    int32_t last = -2;
-    for (int b = 0; b < 256; ++b) {
-      int32_t t = row[b] < 0 ? -1 : row[b] - first;
-      if (t != last) PutInt(&out, b), PutInt(&out, t), last = t;
-    }
+    g.ForEachRowRun(s, [&](int b, int32_t t) { PutInt(&out, b), PutInt(&out, t < 0 ? -1 : t - first); });
     PutInt(&out, -7);
     for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e) {
       PutInt(&out, e->target - first);
@@ -205,8 +222,18 @@ StructuralKey StructuralHasher::KeyOf(int32_t state) const {
 
 const std::vector<int64_t>& StructuralHasher::ForwardIds(int32_t rule) const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<int64_t>& ids = forward_id_[rule];
-  if (!ids.empty()) return ids;
+  std::shared_ptr<const std::vector<int64_t>>& held = forward_id_[rule];
+  if (held) return *held;
+  held = structure_table_->FindForwardIds(structure_id_[rule]);
+  if (held) return *held;
+  auto built = std::make_shared<std::vector<int64_t>>(ComputeForwardIds(rule));
+  structure_table_->AddForwardIds(structure_id_[rule], built, generation_);
+  held = std::move(built);
+  return *held;
+}
+
+std::vector<int64_t> StructuralHasher::ComputeForwardIds(int32_t rule) const {
+  std::vector<int64_t> ids;
   const GrammarFsm& g = fsm_;
   const int32_t first = first_state_[rule];
   int32_t end = first;
@@ -216,9 +243,9 @@ const std::vector<int64_t>& StructuralHasher::ForwardIds(int32_t rule) const {
   std::vector<std::vector<int32_t>> succ(n);
   for (int32_t i = 0; i < n; ++i) {
     const int32_t s = first + i;
-    const int32_t* row = g.NextRow(s);
-    for (int b = 0; b < 256; ++b)
-      if (row[b] >= 0 && (succ[i].empty() || succ[i].back() != row[b] - first)) succ[i].push_back(row[b] - first);
+    g.ForEachRowRun(s, [&](int, int32_t t) {
+      if (t >= 0) succ[i].push_back(t - first);
+    });
     for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e) succ[i].push_back(e->target - first);
     std::sort(succ[i].begin(), succ[i].end());
     succ[i].erase(std::unique(succ[i].begin(), succ[i].end()), succ[i].end());
@@ -270,13 +297,7 @@ const std::vector<int64_t>& StructuralHasher::ForwardIds(int32_t rule) const {
   auto put_row = [&](std::string* form, int32_t i, const std::function<int64_t(int32_t)>& ref) {
     const int32_t s = first + i;
     PutInt(form, g.IsFinal(s) ? 1 : 0);
-    const int32_t* row = g.NextRow(s);
-    int32_t last = -2;
-    for (int b = 0; b < 256; ++b) {
-      if (row[b] == last) continue;
-      last = row[b];
-      PutInt(form, b), PutInt(form, row[b] < 0 ? -1 : ref(row[b] - first));
-    }
+    g.ForEachRowRun(s, [&](int b, int32_t t) { PutInt(form, b), PutInt(form, t < 0 ? -1 : ref(t - first)); });
     PutInt(form, -7);
     for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e)
       PutInt(form, structure_id_[e->rule]), PutInt(form, ref(e->target - first));

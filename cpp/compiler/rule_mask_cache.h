@@ -41,6 +41,7 @@
 #include "compiler/fenced_lru_cache.h"
 #include "compiler/token_mask_cache.h"
 #include "fsm/grammar_fsm.h"
+#include "fsm/rule_dfa_cache.h"
 
 namespace xg {
 
@@ -61,9 +62,19 @@ using RuleMaskCache = FencedLruCache<StructuralKey, TokenMaskEntry, StructuralKe
 
 // Interns canonical rule forms into ids (never reused). Thread-safe. Clear() drops the forms; the id
 // counter keeps counting, so ids handed out before a clear never name a different structure after.
+//
+// It also keeps each rule structure's forward-closure ids (StructuralHasher::ForwardIds), which are a
+// function of the rule's structure id, so a rule seen in an earlier grammar costs a lookup instead of
+// interning a form per state. Those are fenced like the mask entries: ids computed under a
+// generation that a Clear() ended are not kept.
 class StructureTable {
  public:
+  using ForwardIdList = std::vector<int64_t>;
   int64_t Intern(std::string form);
+  // Read before computing forward ids; pass to AddForwardIds.
+  uint64_t Generation() const;
+  std::shared_ptr<const ForwardIdList> FindForwardIds(int64_t rule_structure_id) const;
+  void AddForwardIds(int64_t rule_structure_id, std::shared_ptr<const ForwardIdList> ids, uint64_t generation);
   void Clear();
   int64_t MemoryBytes() const;
   size_t Size() const;
@@ -71,22 +82,29 @@ class StructureTable {
  private:
   mutable std::mutex mu_;
   std::unordered_map<std::string, int64_t> ids_;
+  std::unordered_map<int64_t, std::shared_ptr<const ForwardIdList>> forward_ids_;
   int64_t next_id_ = 0;
   int64_t bytes_ = 0;
+  uint64_t generation_ = 0;
 };
 
-// What a GrammarCompiler shares between its grammars: the mask entries and the structure ids that
-// key them. Cleared together (the entries' generation fence covers the entries; the table needs
-// none, since interning is immediate and ids are never reused).
+// What a GrammarCompiler shares between its grammars: the mask entries, the structure ids that key
+// them, and the rule automata (rule_dfa_cache.h). Cleared together (the entries and automata have
+// generation fences; the table needs none, since interning is immediate and ids are never reused).
+// The byte budget applies to the mask entries; structures and automata are counted, never evicted.
 struct CrossGrammarCache {
   explicit CrossGrammarCache(int64_t limit_bytes) : entries(limit_bytes) {}
   RuleMaskCache entries;
   StructureTable structures;
+  RuleDfaCache automata;
   void Clear() {
     entries.Clear();
     structures.Clear();
+    automata.Clear();
   }
-  int64_t SizeBytes() const { return entries.SizeBytes() + structures.MemoryBytes(); }
+  // Structure ids and automata: what cache_info() reports as structure_bytes.
+  int64_t StructureBytes() const { return structures.MemoryBytes() + automata.MemoryBytes(); }
+  int64_t SizeBytes() const { return entries.SizeBytes() + StructureBytes(); }
 };
 
 // Structural hashes and keys of one GrammarFsm's states. Thread-safe after construction.
@@ -101,7 +119,7 @@ class StructuralHasher {
   size_t MemoryBytes() const {
     std::lock_guard<std::mutex> lock(mu_);
     size_t n = sizeof(*this) + first_state_.capacity() * 4 + rule_hash_.capacity() * 16;
-    for (const auto& v : forward_id_) n += v.capacity() * sizeof(int64_t);
+    for (const auto& v : forward_id_) n += v ? v->capacity() * sizeof(int64_t) : 0;
     return n;
   }
 
@@ -113,14 +131,16 @@ class StructuralHasher {
   // cycle is its row with targets named by their ids; a state on a cycle is its component's rows in
   // breadth-first order from it (components over 64 states are keyed by rule id and position).
   const std::vector<int64_t>& ForwardIds(int32_t rule) const;
+  std::vector<int64_t> ComputeForwardIds(int32_t rule) const;  // what ForwardIds caches
 
   const GrammarFsm& fsm_;
   std::vector<int32_t> first_state_;  // per rule: its smallest state id (its states are contiguous)
   std::vector<uint64_t> rule_hash_;
   std::vector<int64_t> structure_id_;
   StructureTable* structure_table_;  // null without a rule-level cache
+  uint64_t generation_ = 0;           // of structure_table_, when the structure ids were made
   mutable std::mutex mu_;
-  mutable std::vector<std::vector<int64_t>> forward_id_;  // per rule, see ForwardIds
+  mutable std::vector<std::shared_ptr<const std::vector<int64_t>>> forward_id_;  // per rule, see ForwardIds
 };
 
 }  // namespace xg

@@ -1,6 +1,7 @@
 #include "compiler/token_mask_cache.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "compiler/byte_loop.h"
 #include "compiler/parse_config_cache.h"
@@ -73,42 +74,42 @@ struct TokenOutcome {
 // its lineage-0 items is at the entry of, if any. Looked up once per configuration of the walk.
 class TailFinder {
  public:
-  TailFinder(const GrammarFsm& fsm, const TokenizerInfo& tok, const ParseConfigCache& cache)
-      : fsm_(fsm), tok_(tok), cache_(cache) {}
+  TailFinder(const ParseConfigCache& cache, LoopSlices& slices) : cache_(cache), slices_(slices) {}
   const TokenSlice* Of(int32_t config) {
     if (static_cast<size_t>(config) >= checked_.size()) checked_.resize(config + 1, 0), found_.resize(config + 1);
     if (!checked_[config]) {
       checked_[config] = 1;
       for (const EarleyItem& it : cache_.Items(config)) {
-        if (it.lineage != 0 || !IsWideLoopHead(fsm_, it.state)) continue;
-        LoopDfa loop;
-        if (!ByteLoopOf(fsm_, it.state, &loop)) continue;
-        std::shared_ptr<const TokenSlice> slice = tok_.Slices().Get(tok_, loop);
+        if (it.lineage != 0) continue;
+        const TokenSlice* slice = slices_.Of(it.state);
         if (slice && !slice->tails.empty()) {
-          found_[config] = std::move(slice);
+          found_[config] = slice;
           break;
         }
       }
     }
-    return found_[config].get();
+    return found_[config];
   }
   void Clear() { checked_.clear(), found_.clear(); }
 
-  // A state that loops on a byte itself and has edges on at least kMinWideLoopBytes bytes.
+  // Asked for every item of every configuration a walk meets, so the edge count comes from the
+  // live-byte set (four popcounts) and only wide states look at their row.
   static bool IsWideLoopHead(const GrammarFsm& fsm, int32_t state) {
-    const int32_t* row = fsm.NextRow(state);
+    const uint64_t* live = fsm.LiveBytes(state);
     int32_t edges = 0;
-    bool self = false;
-    for (int b = 0; b < 256; ++b) edges += row[b] >= 0, self |= row[b] == state;
-    return self && edges >= kMinWideLoopBytes;
+    for (int w = 0; w < 4; ++w) edges += __builtin_popcountll(live[w]);
+    if (edges < kMinWideLoopBytes) return false;
+    const int32_t* row = fsm.NextRow(state);
+    for (int b = 0; b < 256; ++b)
+      if (row[b] == state) return true;
+    return false;
   }
 
  private:
-  const GrammarFsm& fsm_;
-  const TokenizerInfo& tok_;
   const ParseConfigCache& cache_;
+  LoopSlices& slices_;
   std::vector<uint8_t> checked_;
-  std::vector<std::shared_ptr<const TokenSlice>> found_;
+  std::vector<const TokenSlice*> found_;  // held by slices_
 };
 
 // Where a full walk goes on after sorted(pos) = t died at byte d from a configuration whose live
@@ -281,35 +282,39 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
 
 }  // namespace
 
-namespace {
-
-// The slice of s's lexical loop when it reads a large share of the vocabulary (token_slices.h), so
-// that only its complement needs the parser; null when walking the whole trie is as cheap.
-std::shared_ptr<const TokenSlice> UsefulSlice(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state) {
+const TokenSlice* LoopSlices::Of(int32_t state) {
   // Only a state that loops on some byte itself can read most tokens whole (string bodies, free
   // text); this keeps the loop search off the many states that cannot.
-  if (!TailFinder::IsWideLoopHead(fsm, state)) return nullptr;
+  if (!TailFinder::IsWideLoopHead(fsm_, state)) return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = memo_.find(state);
+    if (it != memo_.end()) return it->second.get();
+  }
+  std::shared_ptr<const TokenSlice> slice;
   LoopDfa loop;
-  if (!ByteLoopOf(fsm, state, &loop)) return nullptr;
-  std::shared_ptr<const TokenSlice> slice = tok.Slices().Get(tok, loop);
-  return slice && slice->Useful() ? slice : nullptr;
+  if (ByteLoopOf(fsm_, state, &loop)) slice = tok_.Slices().Get(tok_, loop);
+  std::lock_guard<std::mutex> lock(mu_);
+  return memo_.emplace(state, std::move(slice)).first->second.get();  // a racing thread's equal slice wins
 }
 
-}  // namespace
-
-TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state) {
+TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
+                                   LoopSlices* slices) {
   // No follow context: a token that outlives the rule is judged by the context at run time (this
   // is what makes the entry a function of the rule's closure alone; rule_mask_cache.h).
   static const std::vector<int32_t> kNoFollow;
+  std::optional<LoopSlices> own_slices;
+  if (slices == nullptr) slices = &own_slices.emplace(fsm, tok);
   ParseConfigCache cache(fsm, state, &kNoFollow);
   const int32_t n = tok.NumSorted();
   // The tokens s's lexical loop reads whole are accepted (alive at lineage 0 in any context); the
-  // parser walks the rest.
-  const std::shared_ptr<const TokenSlice> slice = UsefulSlice(fsm, tok, state);
+  // parser walks the rest (a slice that reads little of the vocabulary would save the walk little).
+  const TokenSlice* slice = slices->Of(state);
+  if (slice && !slice->Useful()) slice = nullptr;
   // Positions in the sorted vocabulary; rejected tokens are the rest and are never listed here
   // (most states reject most of the vocabulary).
   std::vector<int32_t> accepted, uncertain;
-  TailFinder tails(fsm, tok, cache);
+  TailFinder tails(cache, *slices);
   WalkTokens(cache, tok, slice ? &slice->complement : nullptr, EarleyParser::kTopCompleted,
              [&](int32_t pos, const TokenOutcome& o) {
                if (o.alive) {

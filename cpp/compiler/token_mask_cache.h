@@ -23,9 +23,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "fsm/grammar_fsm.h"
+#include "tokenizer/token_slices.h"
 #include "tokenizer/tokenizer_info.h"
 
 namespace xg {
@@ -48,8 +52,28 @@ struct TokenMaskEntry {
   }
 };
 
-// Builds the entry of scannable state `state`. Thread-safe (no shared mutable state).
-TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state);
+// The token slice (token_slices.h) of each state's lexical loop, found once per state of one
+// GrammarFsm: the walks of many entries meet the same loop state (every string value reaches the
+// string body), and finding a loop (ByteLoopOf) and its slice key cost more than the walk of a
+// literal. Thread-safe.
+class LoopSlices {
+ public:
+  LoopSlices(const GrammarFsm& fsm, const TokenizerInfo& tok) : fsm_(fsm), tok_(tok) {}
+  // The slice of s's loop when s loops on itself over many bytes (a string body, free text) and
+  // the vocabulary's slice cache has one, else null.
+  const TokenSlice* Of(int32_t state);
+
+ private:
+  const GrammarFsm& fsm_;
+  const TokenizerInfo& tok_;
+  std::mutex mu_;
+  std::unordered_map<int32_t, std::shared_ptr<const TokenSlice>> memo_;  // null: no slice
+};
+
+// Builds the entry of scannable state `state`. Thread-safe. `slices` (of the same fsm and
+// vocabulary) may be shared by many calls; null uses a private one.
+TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
+                                   LoopSlices* slices = nullptr);
 
 // The grammar's own lookahead applied to a structural entry: of its uncertain tokens (which leave
 // s's rule before their end), those that die in every context that can follow the rule anywhere

@@ -2,15 +2,24 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
+#include <memory>
+#include <string>
 #include <unordered_map>
 
+#include "fsm/rule_dfa_cache.h"
 #include "support/check.h"
 #include "support/sequence_interner.h"
 #include "support/utf8.h"
 
 namespace xg {
 namespace {
+
+constexpr const char* kNfaTooLarge = "grammar too large: a rule's automaton would exceed ";
+constexpr const char* kNfaTooLargeWhy = " states (a very large bounded repetition?)";
+constexpr const char* kDfaTooLarge =
+    "grammar too large: the automata exceed the state limit (each DFA state costs a 1 KiB transition row)";
 
 // ---- NFA (Thompson construction) ----------------------------------------------------------------
 
@@ -20,15 +29,14 @@ struct NfaEdge {
   int32_t target;
 };
 
+// Rule references are written as local references: `local_ref[rule]` (see BodyKey).
 class Nfa {
  public:
-  explicit Nfa(int64_t max_states) : max_states_(max_states) {}
+  Nfa(int64_t max_states, const std::vector<int32_t>& local_ref) : max_states_(max_states), local_ref_(local_ref) {}
   std::vector<std::vector<NfaEdge>> edges;
 
   int32_t NewState() {
-    XG_USER_CHECK(static_cast<int64_t>(edges.size()) < max_states_)
-        << "grammar too large: a rule's automaton would exceed " << max_states_
-        << " states (a very large bounded repetition?)";
+    XG_USER_CHECK(static_cast<int64_t>(edges.size()) < max_states_) << kNfaTooLarge << max_states_ << kNfaTooLargeWhy;
     edges.emplace_back();
     return static_cast<int32_t>(edges.size() - 1);
   }
@@ -80,7 +88,7 @@ class Nfa {
         }
         return;
       }
-      case ExprKind::kRuleRef: Ref(from, e.rule, to); return;
+      case ExprKind::kRuleRef: Ref(from, local_ref_[e.rule], to); return;
       case ExprKind::kSequence: {
         int32_t cur = from;
         for (size_t i = 0; i < e.children.size(); ++i) {
@@ -123,33 +131,39 @@ class Nfa {
 
  private:
   int64_t max_states_;
+  const std::vector<int32_t>& local_ref_;
 };
+
+// The canonical text of a rule body, the key of its automaton in a RuleDfaCache: the expression tree
+// in prefix order, rule references written as local references (numbered by first appearance, the
+// same order Nfa::Build meets them). Appends each newly referenced rule to `refs` and sets
+// `local_ref[rule]` to its index; the caller resets those entries to -1 afterwards.
+void PutKeyInt(std::string* key, int64_t v) { key->append(reinterpret_cast<const char*>(&v), sizeof(v)); }
+void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std::vector<int32_t>* refs,
+             std::string* key) {
+  const Expr& e = g.exprs[id];
+  key->push_back(static_cast<char>(e.kind));
+  switch (e.kind) {
+    case ExprKind::kEmpty: return;
+    case ExprKind::kBytes: PutKeyInt(key, static_cast<int64_t>(e.bytes.size())), key->append(e.bytes); return;
+    case ExprKind::kCharClass:
+      key->push_back(e.negated ? 1 : 0);
+      PutKeyInt(key, static_cast<int64_t>(e.ranges.size()));
+      for (auto [lo, hi] : e.ranges) PutKeyInt(key, (static_cast<int64_t>(lo) << 32) | hi);
+      return;
+    case ExprKind::kRuleRef:
+      if ((*local_ref)[e.rule] < 0) (*local_ref)[e.rule] = static_cast<int32_t>(refs->size()), refs->push_back(e.rule);
+      PutKeyInt(key, (*local_ref)[e.rule]);
+      return;
+    case ExprKind::kRepeat: PutKeyInt(key, e.min), PutKeyInt(key, e.max); break;
+    case ExprKind::kSequence:
+    case ExprKind::kChoice: break;
+  }
+  PutKeyInt(key, static_cast<int64_t>(e.children.size()));
+  for (int32_t c : e.children) BodyKey(g, c, local_ref, refs, key);
+}
 
 // ---- Subset construction -------------------------------------------------------------------------
-
-// One byte edge range of a DFA state: bytes [lo, hi] go to `target`.
-struct ByteRun {
-  int16_t lo, hi;
-  int32_t target;
-};
-
-// A rule's automaton while it is built: byte edges as sorted, disjoint runs (rows are a handful of
-// ranges, so every pass costs the runs, not 256 bytes), expanded to dense rows once at the end.
-struct LocalDfa {
-  std::vector<std::vector<ByteRun>> runs;
-  std::vector<std::vector<RuleEdge>> rule_edges;  // sorted by rule
-  std::vector<uint8_t> final;
-  int32_t Size() const { return static_cast<int32_t>(final.size()); }
-  // Appends [lo, hi] -> target to state s's runs (in ascending byte order), merging with the last
-  // run when contiguous with the same target.
-  static void Append(std::vector<ByteRun>* runs, int lo, int hi, int32_t target) {
-    if (!runs->empty() && runs->back().target == target && runs->back().hi + 1 == lo) {
-      runs->back().hi = static_cast<int16_t>(hi);
-    } else {
-      runs->push_back({static_cast<int16_t>(lo), static_cast<int16_t>(hi), target});
-    }
-  }
-};
 
 // Epsilon closures, with a visit stamp per NFA state so that a closure costs its own size rather
 // than the NFA's (a rule with thousands of NFA states takes as many closures).
@@ -189,8 +203,7 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
   auto intern = [&](const std::vector<int32_t>& set) -> int32_t {
     auto [id, inserted] = sets.Intern(set);
     if (!inserted) return id;
-    XG_USER_CHECK(--*budget > 0) << "grammar too large: the automata exceed the state limit (each DFA state "
-                                 << "costs a 1 KiB transition row)";
+    XG_USER_CHECK(--*budget > 0) << kDfaTooLarge;
     dfa.final.push_back(std::binary_search(set.begin(), set.end(), end));
     dfa.runs.emplace_back();
     dfa.rule_edges.emplace_back();
@@ -249,55 +262,120 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
   return dfa;
 }
 
-// Moore's partition refinement: merges states with the same future (same finality, and the same
-// blocks reached on every byte and every rule). Fewer states means fewer token-mask entries to
-// build; e.g. a string body's "after an escape" and "after a plain character" states merge.
-// Moore needs up to one round per state on long chains (an unrolled `x{0,2048}`), so past a work
-// budget the automaton is kept as it is: minimisation only saves work, it never changes the
-// language (counted repetition will keep such chains short).
+// Minimisation merges states with the same future (same finality, and the same blocks reached on
+// every byte and every rule). Fewer states means fewer token-mask entries to build; e.g. a string
+// body's "after an escape" and "after a plain character" states merge. The quotient is numbered
+// by first member (the start state's block is 0).
+
+// A state's signature over blocks: (final), runs over blocks with contiguous runs into one block
+// merged (lo, hi, block each), -2, then (rule, block) per rule edge.
+void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, int32_t own, std::vector<int32_t>* sig) {
+  sig->clear();
+  sig->push_back(own);
+  int32_t last_block = -1, last_hi = -2;
+  for (const ByteRun& run : d.runs[s]) {
+    const int32_t tb = block[run.target];
+    if (tb == last_block && run.lo == last_hi + 1) {
+      sig->back() = run.hi;
+    } else {
+      sig->push_back(tb), sig->push_back(run.lo), sig->push_back(run.hi);
+    }
+    last_block = tb, last_hi = run.hi;
+  }
+  sig->push_back(-2);
+  for (const RuleEdge& e : d.rule_edges[s]) sig->push_back(e.rule), sig->push_back(block[e.target]);
+}
+
+// The coarsest partition in which states of one block have equal signatures (Moore's partition
+// refinement), refined incrementally: a block is re-examined only when a target of one of its
+// states moved to a new block. Plain Moore recomputes every state each round and needs one round
+// per level of the longest literal (a tool's keys made that ~50 rounds over the whole root rule);
+// here a split costs the blocks of the moved states' predecessors. Splitting by signatures over a
+// partition no finer than the result never separates states with the same future, so the order of
+// the splits does not matter and the partition is the one Moore finds. Past a work budget (very
+// long unrolled chains) returns false, and the automaton is kept as it is: minimisation only saves
+// work, it never changes the language.
+bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* num_blocks) {
+  const int32_t n = d.Size();
+  constexpr int64_t kWorkBudget = 2'000'000;  // signatures computed
+  int64_t work = 0;
+  // Predecessors, flat: those of t are preds[pred_begin[t], pred_begin[t + 1]).
+  std::vector<int32_t> pred_begin(n + 1, 0), preds, cursor;
+  auto for_each_edge = [&](auto&& f) {
+    for (int32_t s = 0; s < n; ++s) {
+      for (const ByteRun& run : d.runs[s]) f(s, run.target);
+      for (const RuleEdge& e : d.rule_edges[s]) f(s, e.target);
+    }
+  };
+  for_each_edge([&](int32_t, int32_t t) { ++pred_begin[t + 1]; });
+  for (int32_t t = 0; t < n; ++t) pred_begin[t + 1] += pred_begin[t];
+  preds.resize(pred_begin[n]);
+  cursor.assign(pred_begin.begin(), pred_begin.end() - 1);
+  for_each_edge([&](int32_t s, int32_t t) { preds[cursor[t]++] = s; });
+  std::vector<int32_t>& block = *block_out;
+  block.assign(n, 0);
+  std::vector<std::vector<int32_t>> members(1);
+  bool has_final = false, has_other = false;
+  for (int32_t s = 0; s < n; ++s) (d.final[s] ? has_final : has_other) = true;
+  if (has_final && has_other) members.resize(2);
+  for (int32_t s = 0; s < n; ++s) {
+    block[s] = has_final && has_other ? d.final[s] : 0;
+    members[block[s]].push_back(s);
+  }
+  std::vector<uint8_t> dirty(members.size(), 1);
+  std::vector<int32_t> todo;
+  for (int32_t b = 0; b < static_cast<int32_t>(members.size()); ++b) todo.push_back(b);
+  SequenceInterner signatures;
+  std::vector<int32_t> sig, group, moved;
+  std::vector<std::vector<int32_t>> groups;
+  while (!todo.empty()) {
+    std::sort(todo.begin(), todo.end());  // a deterministic order of new block ids
+    moved.clear();
+    for (int32_t b : todo) {
+      dirty[b] = 0;
+      const std::vector<int32_t>& m = members[b];
+      if (m.size() < 2) continue;
+      work += static_cast<int64_t>(m.size());
+      if (work > kWorkBudget) return false;
+      signatures.Clear();
+      group.resize(m.size());
+      for (size_t i = 0; i < m.size(); ++i) {
+        Signature(d, m[i], block, 0, &sig);
+        group[i] = signatures.Intern(sig).first;
+      }
+      if (signatures.Size() == 1) continue;
+      // Group 0 (the first member's) keeps the block; the others get new blocks.
+      groups.assign(signatures.Size(), {});
+      for (size_t i = 0; i < m.size(); ++i) groups[group[i]].push_back(m[i]);
+      members[b] = std::move(groups[0]);
+      for (size_t g = 1; g < groups.size(); ++g) {
+        const int32_t nb = static_cast<int32_t>(members.size());
+        for (int32_t s : groups[g]) block[s] = nb, moved.push_back(s);
+        members.push_back(std::move(groups[g]));
+        dirty.push_back(0);
+      }
+    }
+    todo.clear();
+    for (int32_t s : moved) {
+      for (int32_t i = pred_begin[s]; i < pred_begin[s + 1]; ++i) {
+        const int32_t b = block[preds[i]];
+        if (!dirty[b]) dirty[b] = 1, todo.push_back(b);
+      }
+    }
+  }
+  *num_blocks = static_cast<int32_t>(members.size());
+  return true;
+}
+
 LocalDfa Minimize(LocalDfa d) {
   const int32_t n = d.Size();
-  constexpr int64_t kWorkBudget = 200'000;  // state-rounds, each costs the state's runs
-  int64_t work = 0;
-  std::vector<int32_t> block(n);
-  for (int32_t s = 0; s < n; ++s) block[s] = d.final[s];
+  std::vector<int32_t> block;
   int32_t num_blocks = 0;
-  SequenceInterner ids;  // one round's signatures
-  std::vector<int32_t> next_block(n), sig;
-  for (int iter = 0;; ++iter) {
-    ids.Clear();
-    for (int32_t s = 0; s < n; ++s) {
-      sig.clear();
-      sig.push_back(block[s]);
-      // Runs over blocks, contiguous runs into one block merged: (lo, hi, block) each.
-      int32_t last_block = -1, last_hi = -2;
-      for (const ByteRun& run : d.runs[s]) {
-        const int32_t tb = block[run.target];
-        if (tb == last_block && run.lo == last_hi + 1) {
-          sig.back() = run.hi;
-        } else {
-          sig.push_back(tb), sig.push_back(run.lo), sig.push_back(run.hi);
-        }
-        last_block = tb, last_hi = run.hi;
-      }
-      sig.push_back(-2);
-      for (const RuleEdge& e : d.rule_edges[s]) sig.push_back(e.rule), sig.push_back(block[e.target]);
-      next_block[s] = ids.Intern(sig).first;
-    }
-    int32_t count = static_cast<int32_t>(ids.Size());
-    block.swap(next_block);
-    if (count == num_blocks) break;
-    num_blocks = count;
-    work += n;
-    if (work > kWorkBudget) return d;
-  }
-  if (num_blocks == n) return d;
-  // Renumber so the start state's block is 0, then build the quotient automaton.
+  if (!RefineBlocks(d, &block, &num_blocks) || num_blocks == n) return d;
+  // Renumber so the start state's block is 0, the others by first member, then build the quotient.
   std::vector<int32_t> remap(num_blocks, -1);
   std::vector<int32_t> order;
-  remap[block[0]] = 0;
-  order.push_back(0);
-  for (int32_t s = 1; s < n; ++s)
+  for (int32_t s = 0; s < n; ++s)
     if (remap[block[s]] < 0) remap[block[s]] = static_cast<int32_t>(order.size()), order.push_back(s);
   LocalDfa out;
   for (int32_t rep : order) {
@@ -314,13 +392,16 @@ LocalDfa Minimize(LocalDfa d) {
 
 }  // namespace
 
-GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
+GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache* cache) {
   const int32_t n_rules = static_cast<int32_t>(g.rules.size());
   std::vector<LocalDfa> dfas(n_rules);
   int64_t budget = max_states;
   std::vector<uint8_t> counted(n_rules, 0);
   std::vector<std::pair<int32_t, int32_t>> repeat(n_rules, {0, 0});
   std::vector<int32_t> counted_item(n_rules, -1);  // X of a counted rule X{m,n}
+  const uint64_t generation = cache ? cache->Generation() : 0;
+  std::string key;                           // BodyKey of the rule being built
+  std::vector<int32_t> refs, local_ref(n_rules, -1);  // its references, see BodyKey
   for (int32_t r = 0; r < n_rules; ++r) {
     if (g.rules[r].counted) {
       const Expr& body = g.exprs[g.rules[r].body];
@@ -337,10 +418,36 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
       dfas[r] = std::move(loop);
       continue;
     }
-    Nfa nfa(max_states);
-    int32_t s = nfa.NewState(), e = nfa.NewState();
-    nfa.Build(g, g.rules[r].body, s, e);
-    dfas[r] = Minimize(Determinize(nfa, s, e, &budget));
+    // The automaton over local references, from the cache or built (and then cached), then with
+    // its references remapped to this grammar's rules.
+    key.clear();
+    refs.clear();
+    BodyKey(g, g.rules[r].body, &local_ref, &refs, &key);
+    std::shared_ptr<const CachedRuleDfa> cached = cache ? cache->Find(key) : nullptr;
+    if (cached) {
+      XG_USER_CHECK(cached->nfa_states < max_states) << kNfaTooLarge << max_states << kNfaTooLargeWhy;
+      budget -= cached->budget_cost;
+      XG_USER_CHECK(budget > 0) << kDfaTooLarge;
+      dfas[r] = cached->dfa;
+    } else {
+      Nfa nfa(max_states, local_ref);
+      int32_t s = nfa.NewState(), e = nfa.NewState();
+      nfa.Build(g, g.rules[r].body, s, e);
+      const int64_t budget_before = budget;
+      dfas[r] = Minimize(Determinize(nfa, s, e, &budget));
+      if (cache) {
+        auto built = std::make_shared<CachedRuleDfa>();
+        built->dfa = dfas[r];
+        built->budget_cost = budget_before - budget;
+        built->nfa_states = static_cast<int64_t>(nfa.edges.size());
+        cache->Insert(key, std::move(built), generation);
+      }
+    }
+    for (auto& edges : dfas[r].rule_edges) {
+      for (RuleEdge& edge : edges) edge.rule = refs[edge.rule];
+      std::sort(edges.begin(), edges.end(), [](const RuleEdge& a, const RuleEdge& b) { return a.rule < b.rule; });
+    }
+    for (int32_t rule : refs) local_ref[rule] = -1;
   }
 
   // Productive rules: least fixpoint of "start reaches a final through bytes and productive rules".
@@ -436,9 +543,11 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
   out.is_final_.assign(total, 0);
   out.has_bytes_.assign(total, 0);
   out.live_bytes_.assign(static_cast<size_t>(total) * 4, 0);
-  out.byte_next_.assign(static_cast<size_t>(total) * 256, -1);
+  out.byte_next_.resize(static_cast<size_t>(total) * 256);
+  std::memset(out.byte_next_.data(), 0xFF, out.byte_next_.size() * sizeof(int32_t));  // every entry -1
   out.rule_edge_offset_.assign(total + 1, 0);
-  std::vector<std::vector<RuleEdge>> edges_of(total);
+  // Global states are numbered rule by rule, state by state: the loop below meets them in ascending
+  // order, so each state's rule edges are appended in place.
   for (int32_t r = 0; r < n_rules; ++r) {
     if (!productive[r]) continue;
     const LocalDfa& d = dfas[r];
@@ -453,19 +562,19 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states) {
         std::fill(&out.byte_next_[static_cast<size_t>(gs) * 256 + run.lo],
                   &out.byte_next_[static_cast<size_t>(gs) * 256 + run.hi + 1], gt);
         out.has_bytes_[gs] = 1;
-        for (int b = run.lo; b <= run.hi; ++b) out.live_bytes_[static_cast<size_t>(gs) * 4 + b / 64] |= 1ull << (b % 64);
+        uint64_t* live = &out.live_bytes_[static_cast<size_t>(gs) * 4];
+        for (int w = run.lo >> 6; w <= run.hi >> 6; ++w) {  // bits lo..hi, a word at a time
+          const int from = std::max<int>(run.lo, w << 6) & 63, to = std::min<int>(run.hi, (w << 6) | 63) & 63;
+          live[w] |= (~0ull >> (63 - to)) & (~0ull << from);
+        }
       }
       for (const RuleEdge& e : d.rule_edges[s]) {
-        int32_t gt = local_to_global[r][e.target];
-        if (gt >= 0) edges_of[gs].push_back({e.rule, gt});
+        const int32_t gt = local_to_global[r][e.target];
+        if (gt < 0) continue;
+        out.rule_edges_.push_back({e.rule, gt});
+        out.rule_follow_[e.rule].push_back(gt);
       }
-    }
-  }
-  for (int32_t s = 0; s < total; ++s) {
-    out.rule_edge_offset_[s + 1] = out.rule_edge_offset_[s] + static_cast<int32_t>(edges_of[s].size());
-    for (auto& e : edges_of[s]) {
-      out.rule_edges_.push_back(e);
-      out.rule_follow_[e.rule].push_back(e.target);
+      out.rule_edge_offset_[gs + 1] = static_cast<int32_t>(out.rule_edges_.size());
     }
   }
   for (auto& f : out.rule_follow_) {

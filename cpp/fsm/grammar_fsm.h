@@ -32,14 +32,18 @@ struct RuleEdge {
   int32_t target;
 };
 
+class RuleDfaCache;  // fsm/rule_dfa_cache.h
+
 class GrammarFsm {
  public:
   // Builds the automata of every rule of `g` (which should be normalised). Throws InputError when
   // the root derives no string, or when the automata exceed `max_states`. Each DFA state costs a
   // 1 KiB transition row, so the default caps the automata at 512 MiB (large counted repetitions
   // no longer unroll, see grammar.h; what still hits this is a huge regular expression).
+  // With a `cache`, rule automata are looked up there by body and added to it (rule_dfa_cache.h);
+  // the result is the same with or without one.
   static constexpr int64_t kDefaultMaxStates = 1 << 19;
-  static GrammarFsm Build(const Grammar& g, int64_t max_states = kDefaultMaxStates);
+  static GrammarFsm Build(const Grammar& g, int64_t max_states = kDefaultMaxStates, RuleDfaCache* cache = nullptr);
 
   int32_t NumStates() const { return static_cast<int32_t>(state_rule_.size()); }
   int32_t NumRules() const { return static_cast<int32_t>(rule_start_.size()); }
@@ -54,6 +58,28 @@ class GrammarFsm {
   const int32_t* NextRow(int32_t s) const { return &byte_next_[static_cast<size_t>(s) * 256]; }
   // The bytes state s has a transition on, as a 256-bit set (4 words, bit b%64 of word b/64).
   const uint64_t* LiveBytes(int32_t s) const { return &live_bytes_[static_cast<size_t>(s) * 4]; }
+  // The row of state s as runs: calls f(b, target) for b = 0 and for every byte whose target (-1:
+  // none) differs from byte b-1's, in ascending order. Costs the live bytes, not 256 lookups, which
+  // matters where every state of a grammar is described (structural hashing).
+  template <typename F>
+  void ForEachRowRun(int32_t s, F&& f) const {
+    const int32_t* row = NextRow(s);
+    const uint64_t* live = LiveBytes(s);
+    int32_t last = -2;
+    for (int b = 0; b < 256;) {
+      if ((live[b >> 6] >> (b & 63)) & 1) {
+        if (row[b] != last) f(b, row[b]), last = row[b];
+        ++b;
+        continue;
+      }
+      if (last != -1) f(b, -1), last = -1;
+      // Skip to the next live byte.
+      int w = b >> 6;
+      uint64_t rest = live[w] & (~0ull << (b & 63));
+      while (!rest && ++w < 4) rest = live[w];
+      b = rest ? (w << 6) + __builtin_ctzll(rest) : 256;
+    }
+  }
   // Rule edges of state s: [RuleEdgesBegin(s), RuleEdgesEnd(s)).
   const RuleEdge* RuleEdgesBegin(int32_t s) const { return rule_edges_.data() + rule_edge_offset_[s]; }
   const RuleEdge* RuleEdgesEnd(int32_t s) const { return rule_edges_.data() + rule_edge_offset_[s + 1]; }

@@ -231,6 +231,7 @@ PYBIND11_MODULE(_core, m) {
         d["rule_bytes"] = info.rule_bytes;
         d["structure_bytes"] = info.structure_bytes;
         d["num_structures"] = info.num_structures;
+        d["num_automata"] = info.num_automata;
         d["grammar_hits"] = info.grammar_hits;
         d["grammar_misses"] = info.grammar_misses;
         d["rule_hits"] = info.rule_hits;

@@ -1,6 +1,7 @@
 #include "tokenizer/token_slices.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "tokenizer/tokenizer_info.h"
 
@@ -78,7 +79,7 @@ TokenSlice ComputeTokenSlice(const TokenizerInfo& tok, const LoopDfa& loop) {
 
 std::shared_ptr<const TokenSlice> TokenSliceCache::Get(const TokenizerInfo& tok, const LoopDfa& loop) {
   std::string key = loop.Key();
-  std::promise<std::shared_ptr<const TokenSlice>> promise;
+  std::optional<std::promise<std::shared_ptr<const TokenSlice>>> promise;  // made only to compute (it allocates)
   std::shared_future<std::shared_ptr<const TokenSlice>> computed_elsewhere;
   bool keep = false;
   {
@@ -87,7 +88,7 @@ std::shared_ptr<const TokenSlice> TokenSliceCache::Get(const TokenizerInfo& tok,
     if (it != slices_.end()) {
       computed_elsewhere = it->second;
     } else if (slices_.size() < kMaxSlices) {
-      slices_.emplace(key, promise.get_future().share());
+      slices_.emplace(key, promise.emplace().get_future().share());
       keep = true;
     }
   }
@@ -99,10 +100,10 @@ std::shared_ptr<const TokenSlice> TokenSliceCache::Get(const TokenizerInfo& tok,
       std::lock_guard<std::mutex> lock(mu_);
       bytes_ += slice->MemoryBytes() + key.size() + 64;  // + key and map node
     }
-    promise.set_value(slice);
+    promise->set_value(slice);
     return slice;
   } catch (...) {
-    promise.set_exception(std::current_exception());  // waiters get the error; the next caller retries
+    promise->set_exception(std::current_exception());  // waiters get the error; the next caller retries
     std::lock_guard<std::mutex> lock(mu_);
     slices_.erase(key);
     throw;

@@ -1,0 +1,50 @@
+#include "fsm/rule_dfa_cache.h"
+
+namespace xg {
+
+size_t LocalDfa::MemoryBytes() const {
+  size_t n = sizeof(*this) + final.capacity() +
+             (runs.capacity() + rule_edges.capacity()) * sizeof(std::vector<ByteRun>);
+  for (const auto& r : runs) n += r.capacity() * sizeof(ByteRun);
+  for (const auto& e : rule_edges) n += e.capacity() * sizeof(RuleEdge);
+  return n;
+}
+
+uint64_t RuleDfaCache::Generation() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return generation_;
+}
+
+std::shared_ptr<const CachedRuleDfa> RuleDfaCache::Find(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = map_.find(key);
+  return it == map_.end() ? nullptr : it->second;
+}
+
+void RuleDfaCache::Insert(std::string key, std::shared_ptr<const CachedRuleDfa> dfa, uint64_t generation) {
+  // The key, the map node and shared_ptr control block (~64), the automaton.
+  const int64_t bytes = static_cast<int64_t>(key.capacity() + sizeof(key) + sizeof(dfa) + 64 +
+                                             2 * sizeof(int64_t) + dfa->dfa.MemoryBytes());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (generation != generation_) return;
+  if (map_.emplace(std::move(key), std::move(dfa)).second) bytes_ += bytes;
+}
+
+void RuleDfaCache::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  map_.clear();
+  bytes_ = 0;
+  ++generation_;
+}
+
+int64_t RuleDfaCache::MemoryBytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+
+size_t RuleDfaCache::Size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return map_.size();
+}
+
+}  // namespace xg

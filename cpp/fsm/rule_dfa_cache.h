@@ -1,0 +1,85 @@
+// Rule automata shared across grammars.
+//
+// A rule's minimised DFA (grammar_fsm.h: Thompson NFA, subset construction, Moore minimisation) is a
+// function of its body alone, with rule references as opaque edge labels. Agent servers compile a
+// new grammar per request whose rules are mostly the same bodies as in earlier requests (the JSON
+// string, number and value rules, every tool seen before), and building those automata was the
+// largest part of a warm compile. So GrammarFsm::Build keys each body by its canonical text, with
+// the rules it references numbered by first appearance ("local references"), builds the automaton
+// over local references, and remaps them to the grammar's rules afterwards. Two bodies that differ
+// only in which rules they name share one automaton, and because the automaton is always built over
+// local references, a cached one is identical to the one a cold build makes: the cache changes
+// time, never the FSM.
+//
+// Thread-safe. Held by a GrammarCompiler's cross-grammar cache and cleared with it; a build that
+// read the generation before a Clear() does not insert after it (the same fence as the mask caches).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fsm/grammar_fsm.h"
+
+namespace xg {
+
+// One byte edge range of a DFA state: bytes [lo, hi] go to `target`.
+struct ByteRun {
+  int16_t lo, hi;
+  int32_t target;
+};
+
+// A rule's automaton in its own numbering (state 0 is the start) while it is built: byte edges as
+// sorted, disjoint runs (rows are a handful of ranges, so every pass costs the runs, not 256
+// bytes), expanded to dense rows by GrammarFsm::Build. In the cache, RuleEdge::rule is a local
+// reference (an index into the body's references in order of first appearance).
+struct LocalDfa {
+  std::vector<std::vector<ByteRun>> runs;
+  std::vector<std::vector<RuleEdge>> rule_edges;  // sorted by rule
+  std::vector<uint8_t> final;
+  int32_t Size() const { return static_cast<int32_t>(final.size()); }
+  size_t MemoryBytes() const;  // including sizeof(*this)
+  // Appends [lo, hi] -> target to state s's runs (in ascending byte order), merging with the last
+  // run when contiguous with the same target.
+  static void Append(std::vector<ByteRun>* runs, int lo, int hi, int32_t target) {
+    if (!runs->empty() && runs->back().target == target && runs->back().hi + 1 == lo) {
+      runs->back().hi = static_cast<int16_t>(hi);
+    } else {
+      runs->push_back({static_cast<int16_t>(lo), static_cast<int16_t>(hi), target});
+    }
+  }
+};
+
+// A cached automaton and what building it charged against GrammarFsm's state budget (the states of
+// subset construction, before minimisation), so a grammar hits the limit warm exactly when cold.
+// `nfa_states` is the size of its Thompson NFA, checked against the per-rule limit on a hit too.
+struct CachedRuleDfa {
+  LocalDfa dfa;
+  int64_t budget_cost = 0;
+  int64_t nfa_states = 0;
+};
+
+class RuleDfaCache {
+ public:
+  // Read before building; pass to Insert.
+  uint64_t Generation() const;
+  // The automaton of a body key (see BodyKey in grammar_fsm.cc), or null.
+  std::shared_ptr<const CachedRuleDfa> Find(const std::string& key) const;
+  // Adds an automaton built after `generation` was read, unless Clear() ran since (then it is
+  // dropped: not held, not counted). A key already present keeps its first automaton (both are equal).
+  void Insert(std::string key, std::shared_ptr<const CachedRuleDfa> dfa, uint64_t generation);
+  void Clear();
+  int64_t MemoryBytes() const;
+  size_t Size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const CachedRuleDfa>> map_;
+  uint64_t generation_ = 0;
+  int64_t bytes_ = 0;
+};
+
+}  // namespace xg
