@@ -27,24 +27,63 @@ struct NfaEdge {
   int16_t lo, hi;  // byte range, or lo == -1 for rule/epsilon
   int32_t rule;    // >= 0: rule reference; -1 with lo == -1: epsilon
   int32_t target;
+  int32_t next;    // the state's next edge in Nfa::edges, or -1
+};
+
+// The UTF-8 byte sequences of each distinct character class, computed once per GrammarFsm::Build:
+// after inlining, one class (a JSON string character, a hex digit of \uXXXX) occurs in many rules.
+class CharClassSequences {
+ public:
+  const std::vector<Utf8Sequence>& Of(const Expr& e) {
+    key_.assign(1, e.negated ? '1' : '0');
+    for (auto [lo, hi] : e.ranges) {
+      const uint32_t both[2] = {lo, hi};
+      key_.append(reinterpret_cast<const char*>(both), sizeof(both));
+    }
+    auto [it, inserted] = memo_.try_emplace(key_);
+    if (inserted) {
+      const auto ranges = NormalizeRanges(e.ranges, e.negated);
+      XG_USER_CHECK(!ranges.empty()) << "grammar: a character class matches no character";
+      for (auto [lo, hi] : ranges)
+        for (Utf8Sequence& seq : Utf8Sequences(lo, hi)) it->second.push_back(std::move(seq));
+    }
+    return it->second;
+  }
+
+ private:
+  std::string key_;
+  std::unordered_map<std::string, std::vector<Utf8Sequence>> memo_;
 };
 
 // Rule references are written as local references: `local_ref[rule]` (see BodyKey).
 class Nfa {
  public:
-  Nfa(int64_t max_states, const std::vector<int32_t>& local_ref) : max_states_(max_states), local_ref_(local_ref) {}
-  std::vector<std::vector<NfaEdge>> edges;
+  Nfa(int64_t max_states, const std::vector<int32_t>& local_ref, CharClassSequences& classes)
+      : max_states_(max_states), local_ref_(local_ref), classes_(classes) {}
+  // Edges in one array, each state's as a list from head[state] (one allocation for the whole
+  // automaton instead of one per state; edge order is immaterial to the subset construction).
+  std::vector<int32_t> head;
+  std::vector<NfaEdge> edges;
+  int32_t NumStates() const { return static_cast<int32_t>(head.size()); }
+  template <typename F>
+  void ForEachEdge(int32_t s, F&& f) const {
+    for (int32_t i = head[s]; i >= 0; i = edges[i].next) f(edges[i]);
+  }
 
   int32_t NewState() {
-    XG_USER_CHECK(static_cast<int64_t>(edges.size()) < max_states_) << kNfaTooLarge << max_states_ << kNfaTooLargeWhy;
-    edges.emplace_back();
-    return static_cast<int32_t>(edges.size() - 1);
+    XG_USER_CHECK(static_cast<int64_t>(head.size()) < max_states_) << kNfaTooLarge << max_states_ << kNfaTooLargeWhy;
+    head.push_back(-1);
+    return NumStates() - 1;
   }
-  void Eps(int32_t a, int32_t b) { edges[a].push_back({-1, -1, -1, b}); }
+  void Add(int32_t a, int lo, int hi, int32_t rule, int32_t b) {
+    edges.push_back({static_cast<int16_t>(lo), static_cast<int16_t>(hi), rule, b, head[a]});
+    head[a] = static_cast<int32_t>(edges.size() - 1);
+  }
+  void Eps(int32_t a, int32_t b) { Add(a, -1, -1, -1, b); }
   void Byte(int32_t a, int lo, int hi, int32_t b) {
-    edges[a].push_back({static_cast<int16_t>(lo), static_cast<int16_t>(hi), -1, b});
+    Add(a, lo, hi, -1, b);
   }
-  void Ref(int32_t a, int32_t rule, int32_t b) { edges[a].push_back({-1, -1, rule, b}); }
+  void Ref(int32_t a, int32_t rule, int32_t b) { Add(a, -1, -1, rule, b); }
 
   // Adds transitions from `from` to `to` that read exactly the language of expr `id`.
   void Build(const Grammar& g, int32_t id, int32_t from, int32_t to) {
@@ -62,29 +101,25 @@ class Nfa {
         return;
       }
       case ExprKind::kCharClass: {
-        auto ranges = NormalizeRanges(e.ranges, e.negated);
-        XG_USER_CHECK(!ranges.empty()) << "grammar: a character class matches no character";
         // Sequences share their common suffixes (RE2's UTF-8 suffix sharing): "[\x{800}-\x{FFFF}]"
         // ends every lead byte in the same continuation states instead of a chain per sequence,
         // so subset construction sees (and minimisation has to merge) far fewer states.
         std::vector<std::pair<std::array<int32_t, 3>, int32_t>> suffix;  // (lo, hi, next) -> state
-        for (auto [lo, hi] : ranges) {
-          for (const Utf8Sequence& seq : Utf8Sequences(lo, hi)) {
-            int32_t cur = to;
-            for (size_t i = seq.size() - 1; i > 0; --i) {
-              const std::array<int32_t, 3> key = {seq[i].lo, seq[i].hi, cur};
-              int32_t state = -1;
-              for (const auto& [k, s] : suffix)
-                if (k == key) state = s;
-              if (state < 0) {
-                state = NewState();
-                Byte(state, seq[i].lo, seq[i].hi, cur);
-                suffix.push_back({key, state});
-              }
-              cur = state;
+        for (const Utf8Sequence& seq : classes_.Of(e)) {
+          int32_t cur = to;
+          for (size_t i = seq.size() - 1; i > 0; --i) {
+            const std::array<int32_t, 3> key = {seq[i].lo, seq[i].hi, cur};
+            int32_t state = -1;
+            for (const auto& [k, s] : suffix)
+              if (k == key) state = s;
+            if (state < 0) {
+              state = NewState();
+              Byte(state, seq[i].lo, seq[i].hi, cur);
+              suffix.push_back({key, state});
             }
-            Byte(from, seq[0].lo, seq[0].hi, cur);
+            cur = state;
           }
+          Byte(from, seq[0].lo, seq[0].hi, cur);
         }
         return;
       }
@@ -132,16 +167,24 @@ class Nfa {
  private:
   int64_t max_states_;
   const std::vector<int32_t>& local_ref_;
+  CharClassSequences& classes_;
 };
 
 // The canonical text of a rule body, the key of its automaton in a RuleDfaCache: the expression tree
 // in prefix order, rule references written as local references (numbered by first appearance, the
 // same order Nfa::Build meets them). Appends each newly referenced rule to `refs` and sets
-// `local_ref[rule]` to its index; the caller resets those entries to -1 afterwards.
+// `local_ref[rule]` to its index; the caller resets those entries to -1 afterwards. With a null
+// `key` (no cache to look in) only the references are listed.
 void PutKeyInt(std::string* key, int64_t v) { key->append(reinterpret_cast<const char*>(&v), sizeof(v)); }
 void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std::vector<int32_t>* refs,
              std::string* key) {
   const Expr& e = g.exprs[id];
+  if (key == nullptr) {  // no cache: only the references, in the same order
+    if (e.kind == ExprKind::kRuleRef && (*local_ref)[e.rule] < 0)
+      (*local_ref)[e.rule] = static_cast<int32_t>(refs->size()), refs->push_back(e.rule);
+    for (int32_t c : e.children) BodyKey(g, c, local_ref, refs, nullptr);
+    return;
+  }
   key->push_back(static_cast<char>(e.kind));
   switch (e.kind) {
     case ExprKind::kEmpty: return;
@@ -169,7 +212,7 @@ void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std:
 // than the NFA's (a rule with thousands of NFA states takes as many closures).
 class ClosureBuilder {
  public:
-  explicit ClosureBuilder(const Nfa& nfa) : nfa_(nfa), stamp_(nfa.edges.size(), 0) {}
+  explicit ClosureBuilder(const Nfa& nfa) : nfa_(nfa), stamp_(nfa.NumStates(), 0) {}
   std::vector<int32_t> operator()(std::vector<int32_t> set) {
     if (++gen_ == 0) std::fill(stamp_.begin(), stamp_.end(), 0), gen_ = 1;
     stack_.clear();
@@ -181,8 +224,9 @@ class ClosureBuilder {
       int32_t s = stack_.back();
       stack_.pop_back();
       set.push_back(s);
-      for (const NfaEdge& e : nfa_.edges[s])
+      nfa_.ForEachEdge(s, [&](const NfaEdge& e) {
         if (e.lo < 0 && e.rule < 0 && stamp_[e.target] != gen_) stamp_[e.target] = gen_, stack_.push_back(e.target);
+      });
     }
     std::sort(set.begin(), set.end());
     return set;
@@ -213,26 +257,34 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
   std::vector<const NfaEdge*> byte_edges;
   std::vector<std::pair<int32_t, int32_t>> rule_targets;  // (rule, NFA target), grouped by rule below
   std::vector<int32_t> members, cuts, targets;
-  std::vector<std::pair<std::vector<int32_t>, int32_t>> local;  // this state's byte targets -> DFA state
+  // A set of NFA targets -> the DFA state of its closure: the same sets recur across states (every
+  // state of a loop steps into the loop body), and a lookup is cheaper than a closure.
+  SequenceInterner target_sets;
+  std::vector<int32_t> target_state;
+  auto state_of_targets = [&]() {
+    auto [id, inserted] = target_sets.Intern(targets);
+    if (inserted) target_state.push_back(intern(closure(targets)));
+    return target_state[id];
+  };
   for (int32_t d = 0; d < static_cast<int32_t>(sets.Size()); ++d) {
     byte_edges.clear();
     rule_targets.clear();
     members.assign(sets.Data(d), sets.Data(d) + sets.Length(d));  // Data() moves as sets grow
     for (int32_t s : members) {
-      for (const NfaEdge& e : nfa.edges[s]) {
+      nfa.ForEachEdge(s, [&](const NfaEdge& e) {
         if (e.lo >= 0) {
           byte_edges.push_back(&e);
         } else if (e.rule >= 0) {
           rule_targets.push_back({e.rule, e.target});
         }
-      }
+      });
     }
     // Elementary byte intervals.
     cuts.assign({0, 256});
     for (auto* e : byte_edges) cuts.push_back(e->lo), cuts.push_back(e->hi + 1);
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    local.clear();
+    dfa.runs[d].reserve(cuts.size() - 1);
     for (size_t i = 0; i + 1 < cuts.size(); ++i) {
       int a = cuts[i], b = cuts[i + 1];
       targets.clear();
@@ -241,13 +293,7 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
       if (targets.empty()) continue;
       std::sort(targets.begin(), targets.end());
       targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-      int32_t t = -1;
-      for (const auto& [seen, id] : local)  // few distinct target sets per state
-        if (seen == targets) t = id;
-      if (t < 0) {
-        t = intern(closure(targets));
-        local.push_back({targets, t});
-      }
+      const int32_t t = state_of_targets();
       LocalDfa::Append(&dfa.runs[d], a, b - 1, t);
     }
     std::sort(rule_targets.begin(), rule_targets.end());
@@ -255,7 +301,7 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
       const int32_t rule = rule_targets[i].first;
       targets.clear();
       for (; i < rule_targets.size() && rule_targets[i].first == rule; ++i) targets.push_back(rule_targets[i].second);
-      int32_t t = intern(closure(targets));
+      const int32_t t = state_of_targets();
       dfa.rule_edges[d].push_back({rule, t});
     }
   }
@@ -326,7 +372,7 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
   std::vector<int32_t> todo;
   for (int32_t b = 0; b < static_cast<int32_t>(members.size()); ++b) todo.push_back(b);
   SequenceInterner signatures;
-  std::vector<int32_t> sig, group, moved;
+  std::vector<int32_t> sig, group, group_size, moved;
   std::vector<std::vector<int32_t>> groups;
   while (!todo.empty()) {
     std::sort(todo.begin(), todo.end());  // a deterministic order of new block ids
@@ -337,7 +383,7 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
       if (m.size() < 2) continue;
       work += static_cast<int64_t>(m.size());
       if (work > kWorkBudget) return false;
-      signatures.Clear();
+      signatures.Clear(m.size());
       group.resize(m.size());
       for (size_t i = 0; i < m.size(); ++i) {
         Signature(d, m[i], block, 0, &sig);
@@ -345,7 +391,10 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
       }
       if (signatures.Size() == 1) continue;
       // Group 0 (the first member's) keeps the block; the others get new blocks.
-      groups.assign(signatures.Size(), {});
+      group_size.assign(signatures.Size(), 0);
+      for (int32_t gid : group) ++group_size[gid];
+      groups.resize(signatures.Size());
+      for (size_t g = 0; g < groups.size(); ++g) groups[g].clear(), groups[g].reserve(group_size[g]);
       for (size_t i = 0; i < m.size(); ++i) groups[group[i]].push_back(m[i]);
       members[b] = std::move(groups[0]);
       for (size_t g = 1; g < groups.size(); ++g) {
@@ -402,6 +451,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   const uint64_t generation = cache ? cache->Generation() : 0;
   std::string key;                           // BodyKey of the rule being built
   std::vector<int32_t> refs, local_ref(n_rules, -1);  // its references, see BodyKey
+  CharClassSequences classes;
   for (int32_t r = 0; r < n_rules; ++r) {
     if (g.rules[r].counted) {
       const Expr& body = g.exprs[g.rules[r].body];
@@ -422,7 +472,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
     // its references remapped to this grammar's rules.
     key.clear();
     refs.clear();
-    BodyKey(g, g.rules[r].body, &local_ref, &refs, &key);
+    BodyKey(g, g.rules[r].body, &local_ref, &refs, cache ? &key : nullptr);
     std::shared_ptr<const CachedRuleDfa> cached = cache ? cache->Find(key) : nullptr;
     if (cached) {
       XG_USER_CHECK(cached->nfa_states < max_states) << kNfaTooLarge << max_states << kNfaTooLargeWhy;
@@ -430,7 +480,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       XG_USER_CHECK(budget > 0) << kDfaTooLarge;
       dfas[r] = cached->dfa;
     } else {
-      Nfa nfa(max_states, local_ref);
+      Nfa nfa(max_states, local_ref, classes);
       int32_t s = nfa.NewState(), e = nfa.NewState();
       nfa.Build(g, g.rules[r].body, s, e);
       const int64_t budget_before = budget;
@@ -439,7 +489,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
         auto built = std::make_shared<CachedRuleDfa>();
         built->dfa = dfas[r];
         built->budget_cost = budget_before - budget;
-        built->nfa_states = static_cast<int64_t>(nfa.edges.size());
+        built->nfa_states = nfa.NumStates();
         cache->Insert(key, std::move(built), generation);
       }
     }

@@ -269,8 +269,8 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
       rewrite(id, depth + 1);
       return;
     }
-    std::vector<int32_t> children = e.children;
-    for (int32_t c : children) rewrite(c, depth);
+    // By index: DeepCopy may move g->exprs, but never changes this node's children.
+    for (size_t i = 0; i < g->exprs[id].children.size(); ++i) rewrite(g->exprs[id].children[i], depth);
   };
   for (size_t r = 0; r < g->rules.size(); ++r) {
     if (g->rules[r].counted) continue;  // the body must stay `X{m,n}` over a rule reference

@@ -18,12 +18,16 @@ class SequenceInterner {
  public:
   SequenceInterner() { Clear(); }
 
-  // Forgets every sequence (keeps the capacity).
-  void Clear() {
+  // Forgets every sequence. The table is sized for `expected` sequences (it still grows past them):
+  // clearing costs the table, so one interner reused for many small batches after a large one must
+  // not keep refilling the large table.
+  void Clear(size_t expected = 8) {
     words_.clear();
     offsets_.assign(1, 0);
     hashes_.clear();
-    slots_.assign(std::max<size_t>(slots_.size(), 16), -1);
+    size_t slots = 16;
+    while (slots < expected * 2) slots *= 2;
+    slots_.assign(slots, -1);
   }
 
   // The id of the sequence [p, p + n), and whether it is new.
