@@ -28,6 +28,10 @@ from xg2jax.json_schema._resources import (
 _COUNTS = {"minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties", "minContains",
            "maxContains"}
 _NUMBERS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+# Every keyword _check_keyword looks at, and every keyword holding subschemas: the walk skips the rest.
+_CHECKED = _COUNTS | _NUMBERS | {"multipleOf", "required", "type", "enum", "pattern", "format", "$ref", "$dynamicRef",
+                                 "$anchor", "$dynamicAnchor", "patternProperties", "uniqueItems", "dependentRequired"}
+_SCHEMA_KEYWORDS = SCHEMA_MAPS | SCHEMA_LISTS | SCHEMA_VALUED
 
 
 def _describe(value: Any) -> str:
@@ -41,6 +45,8 @@ def check_document(schema: Any, draft: int, ptr: str = "") -> None:
     if not isinstance(schema, dict):
         raise SchemaError(ptr, f"a schema must be an object or a boolean, got {_describe(schema)}")
     for kw, value in schema.items():
+        if kw not in _CHECKED and kw not in _SCHEMA_KEYWORDS:
+            continue  # an annotation or unknown keyword: nothing to check, nothing below it
         where = f"{ptr}/{escape_pointer(kw)}"
         _check_keyword(kw, value, draft, where)
         if kw in VALUE_KEYWORDS:

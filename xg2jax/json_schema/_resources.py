@@ -144,9 +144,9 @@ def _walk(res: Resources, doc: int, node: Any, ptr: str, base: str, draft: int, 
         if isinstance(node.get(kw), str):
             sites.append((node, kw, base, doc, ptr))
     for kw, value in node.items():
-        sub = f"{ptr}/{escape_pointer(kw)}"
-        if kw in VALUE_KEYWORDS or kw in ("$ref", "$dynamicRef"):
+        if kw in VALUE_KEYWORDS or kw in ("$ref", "$dynamicRef") or not isinstance(value, (dict, list)):
             continue
+        sub = f"{ptr}/{escape_pointer(kw)}"
         schema_position = identify and (kw in SCHEMA_VALUED or kw in SCHEMA_LISTS or kw in SCHEMA_MAPS)
         if kw in SCHEMA_MAPS and isinstance(value, dict):
             for name, s in value.items():
