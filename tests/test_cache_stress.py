@@ -10,7 +10,6 @@ CI also runs this file against a ThreadSanitizer build of the extension (``scrip
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import threading
