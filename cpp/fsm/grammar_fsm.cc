@@ -313,11 +313,11 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
 // body's "after an escape" and "after a plain character" states merge. The quotient is numbered
 // by first member (the start state's block is 0).
 
-// A state's signature over blocks: (final), runs over blocks with contiguous runs into one block
-// merged (lo, hi, block each), -2, then (rule, block) per rule edge.
-void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, int32_t own, std::vector<int32_t>* sig) {
+// A state's signature over blocks: runs over blocks with contiguous runs into one block merged (lo,
+// hi, block each), -2, then (rule, block) per rule edge. (Finality needs no place: the refinement
+// starts from final / not final and only compares states of one block.)
+void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, std::vector<int32_t>* sig) {
   sig->clear();
-  sig->push_back(own);
   int32_t last_block = -1, last_hi = -2;
   for (const ByteRun& run : d.runs[s]) {
     const int32_t tb = block[run.target];
@@ -386,7 +386,7 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
       signatures.Clear(m.size());
       group.resize(m.size());
       for (size_t i = 0; i < m.size(); ++i) {
-        Signature(d, m[i], block, 0, &sig);
+        Signature(d, m[i], block, &sig);
         group[i] = signatures.Intern(sig).first;
       }
       if (signatures.Size() == 1) continue;
