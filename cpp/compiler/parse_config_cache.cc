@@ -8,89 +8,117 @@
 
 namespace xg {
 
+namespace {
+// A walk that met more configurations than this gives its buffers back when its lease ends.
+constexpr size_t kPooledConfigs = 64;
+constexpr size_t kReservedConfigs = 8;  // most walks meet a handful: spares the regrowth copies
+}  // namespace
+
 ParseConfigCache::ParseConfigCache(const GrammarFsm& fsm, int32_t state, const std::vector<int32_t>* follow)
-    : fsm_(fsm), state_(state), follow_(follow), parser_(&fsm) {
-  rows_.reserve(8 * 256);  // most walks meet a handful of configurations; spares the regrowth copies
+    : fsm_(&fsm), state_(state), follow_(follow), parser_(&fsm) {
+  rows_.resize(kReservedConfigs * 256);
   Clear();
 }
 
+void ParseConfigCache::Reset(const GrammarFsm& fsm, int32_t state, const std::vector<int32_t>* follow) {
+  if (fsm_ != &fsm) parser_ = EarleyParser(&fsm);
+  fsm_ = &fsm;
+  state_ = state;
+  follow_ = follow;
+  Clear();
+}
+
+void ParseConfigCache::Trim() {
+  if (configs_.size() <= kPooledConfigs) return;
+  configs_.resize(kPooledConfigs);
+  configs_.shrink_to_fit();
+  std::vector<int32_t>(kReservedConfigs * 256).swap(rows_);
+  ids_ = SequenceInterner();
+  parser_ = EarleyParser(fsm_);  // Reset() starts it over before the next walk
+}
+
 void ParseConfigCache::Clear() {
-  configs_.clear();
-  rows_.clear();
+  num_configs_ = 0;  // rows_ keeps its size: rows are filled as configurations are added
   ids_.Clear();
   parser_.ResetToItem(state_, follow_);
-  std::vector<int32_t> none;
-  int32_t id = Intern(none);
+  set_config_.clear();
+  int32_t id = Intern();
   XG_ICHECK(id == 0) << "initial configuration must be 0";
 }
 
-int32_t ParseConfigCache::Intern(const std::vector<int32_t>& set_config) {
+int32_t ParseConfigCache::Intern() {
   const int32_t k = parser_.NumSets() - 1;
-  std::vector<EarleyItem> items(parser_.SetBegin(k), parser_.SetEnd(k));
-  for (EarleyItem& it : items) {
+  items_.assign(parser_.SetBegin(k), parser_.SetEnd(k));
+  for (EarleyItem& it : items_) {
     if (it.origin == k) {
       it.origin = kSelf;
     } else if (it.origin >= 0) {
-      it.origin = set_config[it.origin];
+      it.origin = set_config_[it.origin];
     }
   }
-  return InternItems(std::move(items), parser_.SetFlags(k));
+  return InternItems(items_.data(), items_.size(), parser_.SetFlags(k));
 }
 
-int32_t ParseConfigCache::InternItems(std::vector<EarleyItem> items, uint8_t flags) {
-  for (const EarleyItem& it : items)
+int32_t ParseConfigCache::InternItems(const EarleyItem* items, size_t n, uint8_t flags) {
+  sorted_.assign(items, items + n);
+  for (const EarleyItem& it : sorted_)
     if (it.lineage == 0) flags |= kHasLineage0;
   // Canonical order, so equal sets built in different orders are one configuration.
-  std::sort(items.begin(), items.end(), [](const EarleyItem& a, const EarleyItem& b) {
+  std::sort(sorted_.begin(), sorted_.end(), [](const EarleyItem& a, const EarleyItem& b) {
     return std::tie(a.state, a.origin, a.lineage, a.count) < std::tie(b.state, b.origin, b.lineage, b.count);
   });
-  key_.clear();
-  key_.push_back(flags);
-  for (const EarleyItem& it : items) key_.insert(key_.end(), {it.state, it.origin, it.lineage, it.count});
-  auto [id, inserted] = ids_.Intern(key_.data(), key_.size());  // ids count up as configs_ grows
+  key_.resize(1 + 4 * sorted_.size());
+  key_[0] = flags;
+  int32_t* k = key_.data() + 1;
+  for (const EarleyItem& it : sorted_) *k++ = it.state, *k++ = it.origin, *k++ = it.lineage, *k++ = it.count;
+  auto [id, inserted] = ids_.Intern(key_.data(), key_.size());  // ids count up as configs do
   if (inserted) {
-    configs_.push_back({std::move(items), flags});
+    if (num_configs_ == configs_.size()) configs_.emplace_back();
+    Config& c = configs_[num_configs_++];
+    c.items.assign(sorted_.begin(), sorted_.end());
+    c.flags = flags;
+    c.live_known = false;
+    // rows_ keeps its size across Clear(), so a reused cache fills each row once (resize would
+    // zero it first).
+    const size_t row = (num_configs_ - 1) * 256;
+    if (rows_.size() < row + 256) rows_.resize(std::max(row + 256, 2 * rows_.size()));
     static_assert(kUnknown == -1, "rows are filled with 0xFF bytes");
-    const size_t old = rows_.size();
-    rows_.resize(old + 256);
-    std::memset(rows_.data() + old, 0xFF, 256 * sizeof(int32_t));
+    std::memset(rows_.data() + row, 0xFF, 256 * sizeof(int32_t));
   }
   return id;
 }
 
-void ParseConfigCache::Materialize(int32_t config, std::vector<int32_t>* set_config) {
+void ParseConfigCache::Materialize(int32_t config) {
   // Configurations reachable through origins; every origin config was interned before the
   // configuration naming it, so ascending ids put origins first.
-  std::vector<int32_t> todo = {config}, order;
-  std::vector<int32_t> seen;
-  while (!todo.empty()) {
-    int32_t c = todo.back();
-    todo.pop_back();
-    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
-    seen.push_back(c);
-    order.push_back(c);
+  todo_.assign(1, config);
+  order_.clear();
+  while (!todo_.empty()) {
+    int32_t c = todo_.back();
+    todo_.pop_back();
+    if (std::find(order_.begin(), order_.end(), c) != order_.end()) continue;
+    order_.push_back(c);
     for (const EarleyItem& it : configs_[c].items)
-      if (it.origin >= 0) todo.push_back(it.origin);
+      if (it.origin >= 0) todo_.push_back(it.origin);
   }
-  std::sort(order.begin(), order.end());
+  std::sort(order_.begin(), order_.end());
   parser_.ResetEmpty(follow_);
-  set_config->clear();
-  std::vector<int32_t> index_of(configs_.size(), -1);
-  std::vector<EarleyItem> items;
-  for (int32_t c : order) {
-    const int32_t k = static_cast<int32_t>(set_config->size());
-    items = configs_[c].items;
-    for (EarleyItem& it : items) {
+  set_config_.clear();
+  index_of_.assign(num_configs_, -1);
+  for (int32_t c : order_) {
+    const int32_t k = static_cast<int32_t>(set_config_.size());
+    items_ = configs_[c].items;
+    for (EarleyItem& it : items_) {
       if (it.origin == kSelf) {
         it.origin = k;
       } else if (it.origin >= 0) {
-        it.origin = index_of[it.origin];
+        it.origin = index_of_[it.origin];
       }
     }
-    parser_.PushClosedSet(items.data(), items.size(),
+    parser_.PushClosedSet(items_.data(), items_.size(),
                           static_cast<uint8_t>(configs_[c].flags & ~kHasLineage0));
-    index_of[c] = k;
-    set_config->push_back(c);
+    index_of_[c] = k;
+    set_config_.push_back(c);
   }
 }
 
@@ -102,24 +130,47 @@ int32_t ParseConfigCache::Compute(int32_t config, uint8_t byte) {
   const EarleyItem* scanner = nullptr;
   int scanners = 0;
   for (const EarleyItem& it : items) {
-    if (fsm_.Next(it.state, byte) >= 0) scanner = &it, ++scanners;
+    if (fsm_->Next(it.state, byte) >= 0) scanner = &it, ++scanners;
   }
   if (scanners == 0) return slot = kDead;
   if (scanners == 1) {
-    int32_t t = fsm_.Next(scanner->state, byte);
-    if (!fsm_.IsFinal(t) && fsm_.RuleEdgesBegin(t) == fsm_.RuleEdgesEnd(t)) {
-      int32_t origin = scanner->origin == kSelf ? config : scanner->origin;
-      int32_t id = InternItems({{t, origin, scanner->lineage, scanner->count}}, 0);
-      rows_[static_cast<size_t>(config) * 256 + byte] = id;  // rows_ may have grown
+    int32_t t = fsm_->Next(scanner->state, byte);
+    if (!fsm_->IsFinal(t) && fsm_->RuleEdgesBegin(t) == fsm_->RuleEdgesEnd(t)) {
+      const int32_t origin = scanner->origin == kSelf ? config : scanner->origin;
+      const EarleyItem next{t, origin, scanner->lineage, scanner->count};
+      int32_t id = InternItems(&next, 1, 0);  // may grow configs_ (scanner dangles) and rows_ (slot)
+      rows_[static_cast<size_t>(config) * 256 + byte] = id;
       return id;
     }
   }
-  std::vector<int32_t> set_config;
-  Materialize(config, &set_config);
+  Materialize(config);
   int32_t result = kDead;
-  if (parser_.Advance(byte)) result = Intern(set_config);
+  if (parser_.Advance(byte)) result = Intern();
   rows_[static_cast<size_t>(config) * 256 + byte] = result;
   return result;
+}
+
+namespace {
+std::vector<std::unique_ptr<ParseConfigCache>>& LeasePool() {
+  thread_local std::vector<std::unique_ptr<ParseConfigCache>> pool;
+  return pool;
+}
+}  // namespace
+
+ParseConfigCacheLease::ParseConfigCacheLease(const GrammarFsm& fsm, int32_t state, const std::vector<int32_t>* follow) {
+  auto& pool = LeasePool();
+  if (pool.empty()) {
+    cache_ = std::make_unique<ParseConfigCache>(fsm, state, follow);
+  } else {
+    cache_ = std::move(pool.back());
+    pool.pop_back();
+    cache_->Reset(fsm, state, follow);
+  }
+}
+
+ParseConfigCacheLease::~ParseConfigCacheLease() {
+  cache_->Trim();
+  LeasePool().push_back(std::move(cache_));
 }
 
 }  // namespace xg

@@ -17,10 +17,16 @@
 //
 // Memory: each configuration costs its items plus a 1 KiB row; Size() lets the walk Clear() the
 // cache past a budget (ids are then invalid; the walk restarts its path).
+//
+// Reuse: a mask entry's walk usually meets a handful of configurations, so building the cache's
+// buffers cost as much as the walk (a literal's entry: ~50 allocations). ParseConfigCacheLease hands
+// out a cache kept per thread and Reset() for the new walk, with its buffers' capacity kept (and
+// trimmed back when a walk grew them large).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "fsm/grammar_fsm.h"
@@ -36,8 +42,13 @@ class ParseConfigCache {
   static constexpr uint8_t kHasLineage0 = 4;
 
   // The walk starts at the isolated item (state, origin unknown); `follow` as in
-  // EarleyParser::ResetToItem (must outlive the cache).
+  // EarleyParser::ResetToItem (must outlive the cache, as must `fsm`).
   ParseConfigCache(const GrammarFsm& fsm, int32_t state, const std::vector<int32_t>* follow);
+  // Starts over for another walk (any fsm), keeping the buffers' capacity.
+  void Reset(const GrammarFsm& fsm, int32_t state, const std::vector<int32_t>* follow);
+  // Frees buffers grown past what a typical walk needs (a pooled cache must not pin a large walk's
+  // rows). Reset() must come before the next use.
+  void Trim();
 
   int32_t Initial() const { return 0; }
   // The configuration after scanning `byte` from `config`, or kDead.
@@ -53,7 +64,7 @@ class ParseConfigCache {
     if (!c.live_known) {
       c.live = {0, 0, 0, 0};
       for (const EarleyItem& it : c.items) {
-        const uint64_t* l = fsm_.LiveBytes(it.state);
+        const uint64_t* l = fsm_->LiveBytes(it.state);
         for (int w = 0; w < 4; ++w) c.live[w] |= l[w];
       }
       c.live_known = true;
@@ -62,7 +73,7 @@ class ParseConfigCache {
   }
   // The items of a configuration (origins as in Config below: a config id, kSelf or virtual).
   const std::vector<EarleyItem>& Items(int32_t config) const { return configs_[config].items; }
-  size_t Size() const { return configs_.size(); }
+  size_t Size() const { return num_configs_; }
   // Drops every configuration but the initial one.
   void Clear();
 
@@ -77,20 +88,41 @@ class ParseConfigCache {
   };
 
   int32_t Compute(int32_t config, uint8_t byte);
-  // Interns the parser's last set (set index k); set_config maps set indices below k to configs.
-  int32_t Intern(const std::vector<int32_t>& set_config);
-  // Interns a set given with config-id origins (see Config).
-  int32_t InternItems(std::vector<EarleyItem> items, uint8_t flags);
-  void Materialize(int32_t config, std::vector<int32_t>* set_config);
+  // Interns the parser's last set (set index k); set_config_ maps set indices below k to configs.
+  int32_t Intern();
+  // Interns a set given with config-id origins (see Config); `items` may point into sorted_ only
+  // if n == 0.
+  int32_t InternItems(const EarleyItem* items, size_t n, uint8_t flags);
+  // Rebuilds the parser's sets for `config` (origins first), filling set_config_.
+  void Materialize(int32_t config);
 
-  const GrammarFsm& fsm_;
+  const GrammarFsm* fsm_;
   int32_t state_;
   const std::vector<int32_t>* follow_;
   EarleyParser parser_;
-  std::vector<Config> configs_;
-  std::vector<int32_t> rows_;
+  std::vector<Config> configs_;  // [0, num_configs_) live; the rest keep their items' capacity
+  size_t num_configs_ = 0;
+  std::vector<int32_t> rows_;  // 256 per configuration; rows past num_configs_ are stale
   SequenceInterner ids_;       // configuration content (flags, then items as 4 ints) -> id
-  std::vector<int32_t> key_;  // scratch for InternItems
+  // Scratch, kept across calls (and walks) for its capacity.
+  std::vector<int32_t> key_;
+  std::vector<EarleyItem> sorted_, items_;
+  std::vector<int32_t> set_config_, todo_, order_, index_of_;
+};
+
+// A ParseConfigCache reset for one walk, taken from this thread's pool and returned to it (trimmed)
+// when the lease ends. Leases nest (each takes its own cache).
+class ParseConfigCacheLease {
+ public:
+  ParseConfigCacheLease(const GrammarFsm& fsm, int32_t state, const std::vector<int32_t>* follow);
+  ~ParseConfigCacheLease();
+  ParseConfigCacheLease(const ParseConfigCacheLease&) = delete;
+  ParseConfigCacheLease& operator=(const ParseConfigCacheLease&) = delete;
+  ParseConfigCache& operator*() { return *cache_; }
+  ParseConfigCache* operator->() { return cache_.get(); }
+
+ private:
+  std::unique_ptr<ParseConfigCache> cache_;
 };
 
 }  // namespace xg

@@ -233,110 +233,124 @@ const std::vector<int64_t>& StructuralHasher::ForwardIds(int32_t rule) const {
 }
 
 std::vector<int64_t> StructuralHasher::ComputeForwardIds(int32_t rule) const {
-  std::vector<int64_t> ids;
   const GrammarFsm& g = fsm_;
   const int32_t first = first_state_[rule];
   int32_t end = first;
   while (end < g.NumStates() && g.RuleOf(end) == rule) ++end;
   const int32_t n = end - first;
-  // Successors inside the rule (byte targets and the targets of rule edges), local numbering.
-  std::vector<std::vector<int32_t>> succ(n);
+  // Successors inside the rule (byte targets and the targets of rule edges), local numbering, as
+  // sorted lists in one array: state i's are succ[succ_begin[i], succ_begin[i + 1]).
+  std::vector<int32_t> succ, succ_begin(n + 1, 0);
   for (int32_t i = 0; i < n; ++i) {
     const int32_t s = first + i;
+    const size_t from = succ.size();
     g.ForEachRowRun(s, [&](int, int32_t t) {
-      if (t >= 0) succ[i].push_back(t - first);
+      if (t >= 0) succ.push_back(t - first);
     });
-    for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e) succ[i].push_back(e->target - first);
-    std::sort(succ[i].begin(), succ[i].end());
-    succ[i].erase(std::unique(succ[i].begin(), succ[i].end()), succ[i].end());
+    for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e) succ.push_back(e->target - first);
+    std::sort(succ.begin() + from, succ.end());
+    succ.erase(std::unique(succ.begin() + from, succ.end()), succ.end());
+    succ_begin[i + 1] = static_cast<int32_t>(succ.size());
   }
-  // Tarjan's SCCs (iterative); components come out successors first.
-  std::vector<int32_t> index(n, -1), low(n, 0), stack, comp(n, -1);
+  // Tarjan's SCCs (iterative); components come out successors first, their members listed in
+  // members[member_begin[c], member_begin[c + 1]).
+  std::vector<int32_t> index(n, -1), low(n, 0), stack, comp(n, -1), members, member_begin(1, 0);
   std::vector<uint8_t> on_stack(n, 0);
-  std::vector<std::vector<int32_t>> comps;
-  int32_t counter = 0;
+  std::vector<std::pair<int32_t, int32_t>> frames;  // (state, next successor position)
+  int32_t counter = 0, num_comps = 0;
   for (int32_t root = 0; root < n; ++root) {
     if (index[root] >= 0) continue;
-    std::vector<std::pair<int32_t, size_t>> frames = {{root, 0}};
+    frames.assign(1, {root, succ_begin[root]});
     index[root] = low[root] = counter++;
     stack.push_back(root), on_stack[root] = 1;
     while (!frames.empty()) {
       auto& [v, next] = frames.back();
-      if (next < succ[v].size()) {
-        int32_t w = succ[v][next++];
+      if (next < succ_begin[v + 1]) {
+        int32_t w = succ[next++];
         if (index[w] < 0) {
           index[w] = low[w] = counter++;
           stack.push_back(w), on_stack[w] = 1;
-          frames.push_back({w, 0});
+          frames.push_back({w, succ_begin[w]});
         } else if (on_stack[w]) {
           low[v] = std::min(low[v], index[w]);
         }
         continue;
       }
       if (low[v] == index[v]) {
-        std::vector<int32_t> c;
         int32_t w;
         do {
           w = stack.back();
           stack.pop_back(), on_stack[w] = 0;
-          comp[w] = static_cast<int32_t>(comps.size());
-          c.push_back(w);
+          comp[w] = num_comps;
+          members.push_back(w);
         } while (w != v);
-        comps.push_back(std::move(c));
+        member_begin.push_back(static_cast<int32_t>(members.size()));
+        ++num_comps;
       }
       const int32_t done = v;
       frames.pop_back();
       if (!frames.empty()) low[frames.back().first] = std::min(low[frames.back().first], low[done]);
     }
   }
-  ids.assign(n, -1);
-  std::string prefix = "F";
-  if (g.IsCountedRule(rule)) PutInt(&prefix, g.RepeatMin(rule)), PutInt(&prefix, g.RepeatMax(rule));
+  std::vector<int64_t> ids(n, -1);
+  // Forms are written as 64-bit words and interned as their bytes; the first word's low byte tells
+  // the kinds apart from each other and from LocalForm's ('C', 'R').
+  constexpr int64_t kAcyclicTag = 'F' | ('S' << 8), kCyclicTag = 'F' | ('C' << 8), kPositionTag = 'P';
+  std::vector<int64_t> form;
+  auto intern = [&] {
+    return structure_table_->Intern(std::string(reinterpret_cast<const char*>(form.data()), form.size() * sizeof(int64_t)));
+  };
+  auto start_form = [&](int64_t tag) {
+    form.assign(1, tag);
+    if (g.IsCountedRule(rule)) form.push_back(g.RepeatMin(rule)), form.push_back(g.RepeatMax(rule));
+  };
   // One state's row; `ref` names a target (a local state) as an id outside the component or an index
   // inside it.
-  auto put_row = [&](std::string* form, int32_t i, const std::function<int64_t(int32_t)>& ref) {
+  auto put_row = [&](int32_t i, auto&& ref) {
     const int32_t s = first + i;
-    PutInt(form, g.IsFinal(s) ? 1 : 0);
-    g.ForEachRowRun(s, [&](int b, int32_t t) { PutInt(form, b), PutInt(form, t < 0 ? -1 : ref(t - first)); });
-    PutInt(form, -7);
+    form.push_back(g.IsFinal(s) ? 1 : 0);
+    g.ForEachRowRun(s, [&](int b, int32_t t) { form.push_back(b), form.push_back(t < 0 ? -1 : ref(t - first)); });
+    form.push_back(-7);
     for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e)
-      PutInt(form, structure_id_[e->rule]), PutInt(form, ref(e->target - first));
-    PutInt(form, -8);
+      form.push_back(structure_id_[e->rule]), form.push_back(ref(e->target - first));
+    form.push_back(-8);
   };
-  constexpr size_t kMaxCycle = 64;  // larger cycles are keyed by (rule, position) instead
-  for (size_t c = 0; c < comps.size(); ++c) {
-    const std::vector<int32_t>& members = comps[c];
+  constexpr int32_t kMaxCycle = 64;  // larger cycles are keyed by (rule, position) instead
+  std::vector<int32_t> order, number(n, -1);  // breadth-first order inside a component, and its inverse
+  for (int32_t c = 0; c < num_comps; ++c) {
+    const int32_t* mem = members.data() + member_begin[c];
+    const int32_t size = member_begin[c + 1] - member_begin[c];
     const bool cyclic =
-        members.size() > 1 || std::binary_search(succ[members[0]].begin(), succ[members[0]].end(), members[0]);
+        size > 1 || std::binary_search(succ.begin() + succ_begin[mem[0]], succ.begin() + succ_begin[mem[0] + 1], mem[0]);
     if (!cyclic) {
-      std::string form = prefix + "S";
-      put_row(&form, members[0], [&](int32_t t) { return ids[t]; });
-      ids[members[0]] = structure_table_->Intern(std::move(form));
+      start_form(kAcyclicTag);
+      put_row(mem[0], [&](int32_t t) { return ids[t]; });
+      ids[mem[0]] = intern();
       continue;
     }
-    if (members.size() > kMaxCycle) {
-      for (int32_t m : members) {
-        std::string form = "P";
-        PutInt(&form, structure_id_[rule]), PutInt(&form, m);
-        ids[m] = structure_table_->Intern(std::move(form));
+    if (size > kMaxCycle) {
+      for (int32_t k = 0; k < size; ++k) {
+        form.assign({kPositionTag, structure_id_[rule], mem[k]});
+        ids[mem[k]] = intern();
       }
       continue;
     }
     // Each member: the component's rows in breadth-first order from it (inside targets by that
     // order, encoded below -9; outside ones by their ids).
-    for (int32_t start : members) {
-      std::vector<int32_t> order = {start};
-      std::unordered_map<int32_t, int32_t> number = {{start, 0}};
-      std::string form = prefix + "C";
-      for (size_t k = 0; k < order.size(); ++k) {
-        put_row(&form, order[k], [&](int32_t t) -> int64_t {
-          if (comp[t] != static_cast<int32_t>(c)) return ids[t];
-          auto [it, inserted] = number.emplace(t, static_cast<int32_t>(order.size()));
-          if (inserted) order.push_back(t);
-          return -10 - it->second;
+    for (int32_t k = 0; k < size; ++k) {
+      const int32_t start = mem[k];
+      order.assign(1, start);
+      number[start] = 0;
+      start_form(kCyclicTag);
+      for (size_t q = 0; q < order.size(); ++q) {
+        put_row(order[q], [&](int32_t t) -> int64_t {
+          if (comp[t] != c) return ids[t];
+          if (number[t] < 0) number[t] = static_cast<int32_t>(order.size()), order.push_back(t);
+          return -10 - number[t];
         });
       }
-      ids[start] = structure_table_->Intern(std::move(form));
+      for (int32_t t : order) number[t] = -1;
+      ids[start] = intern();
     }
   }
   return ids;

@@ -76,7 +76,10 @@ class TailFinder {
  public:
   TailFinder(const ParseConfigCache& cache, LoopSlices& slices) : cache_(cache), slices_(slices) {}
   const TokenSlice* Of(int32_t config) {
-    if (static_cast<size_t>(config) >= checked_.size()) checked_.resize(config + 1, 0), found_.resize(config + 1);
+    if (static_cast<size_t>(config) >= checked_.size()) {
+      const size_t n = std::max<size_t>({static_cast<size_t>(config) + 1, 2 * checked_.size(), 16});
+      checked_.resize(n, 0), found_.resize(n);
+    }
     if (!checked_[config]) {
       checked_[config] = 1;
       for (const EarleyItem& it : cache_.Items(config)) {
@@ -159,8 +162,9 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
   constexpr size_t kMaxConfigs = 1 << 14;  // ~16 MiB of transition rows
   const int32_t count = subset ? static_cast<int32_t>(subset->size()) : tok.NumSorted();
   const bool use_tails = tails != nullptr && subset == nullptr;  // tails skip runs of the whole vocabulary
-  std::vector<int32_t> config(1, cache.Initial());  // config[d]: configuration after d bytes
-  std::vector<uint8_t> follow_done(1, 0);          // a follow rule completed within bytes 1..d
+  // Sized for the longest token up front (scan grows them only for a longer subset token).
+  std::vector<int32_t> config(tok.MaxTokenBytes() + 1, cache.Initial());  // config[d]: after d bytes
+  std::vector<uint8_t> follow_done(tok.MaxTokenBytes() + 1, 0);  // a follow rule completed in bytes 1..d
   // Scans u from byte d (config[0..d] hold u's first d bytes), filling config and follow_done.
   // Returns where it stopped: u.size() when u is alive (*dead false), the byte it died at (*dead
   // true), or, with stop_at_tails, the depth of the first node whose configuration enters a wide
@@ -212,7 +216,7 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
       cache.Clear();
       if (tails) tails->Clear();
       depth = 0;
-      config.assign(1, cache.Initial());
+      config[0] = cache.Initial();
     }
     const int32_t len = static_cast<int32_t>(t.size());
     bool dead = false;
@@ -282,10 +286,20 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
 
 }  // namespace
 
+LoopSlices::LoopSlices(const GrammarFsm& fsm, const TokenizerInfo& tok)
+    : fsm_(fsm), tok_(tok), wide_(new std::atomic<int8_t>[fsm.NumStates()]) {
+  for (int32_t s = 0; s < fsm.NumStates(); ++s) wide_[s].store(-1, std::memory_order_relaxed);
+}
+
 const TokenSlice* LoopSlices::Of(int32_t state) {
   // Only a state that loops on some byte itself can read most tokens whole (string bodies, free
   // text); this keeps the loop search off the many states that cannot.
-  if (!TailFinder::IsWideLoopHead(fsm_, state)) return nullptr;
+  int8_t wide = wide_[state].load(std::memory_order_relaxed);
+  if (wide < 0) {
+    wide = TailFinder::IsWideLoopHead(fsm_, state);
+    wide_[state].store(wide, std::memory_order_relaxed);
+  }
+  if (!wide) return nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = memo_.find(state);
@@ -305,7 +319,8 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
   static const std::vector<int32_t> kNoFollow;
   std::optional<LoopSlices> own_slices;
   if (slices == nullptr) slices = &own_slices.emplace(fsm, tok);
-  ParseConfigCache cache(fsm, state, &kNoFollow);
+  ParseConfigCacheLease lease(fsm, state, &kNoFollow);
+  ParseConfigCache& cache = *lease;
   const int32_t n = tok.NumSorted();
   // The tokens s's lexical loop reads whole are accepted (alive at lineage 0 in any context); the
   // parser walks the rest (a slice that reads little of the vocabulary would save the walk little).
@@ -381,7 +396,8 @@ std::vector<int32_t> RefineUncertain(const GrammarFsm& fsm, const TokenizerInfo&
                                      const std::vector<int32_t>& structural_uncertain) {
   std::vector<int32_t> out;
   if (structural_uncertain.empty()) return out;
-  ParseConfigCache cache(fsm, state, nullptr);  // null follow: every state that can follow the rule
+  ParseConfigCacheLease lease(fsm, state, nullptr);  // null follow: every state that can follow the rule
+  ParseConfigCache& cache = *lease;
   WalkTokens(cache, tok, &structural_uncertain, EarleyParser::kFollowCompleted,
              [&](int32_t pos, const TokenOutcome& o) {
                // Never accepted here: a structurally uncertain token died inside the rule, so it is
@@ -428,7 +444,8 @@ int32_t OneByteRunCapacity(const GrammarFsm& fsm, const TokenizerInfo& tok, int3
 ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
                                        const std::vector<int32_t>& parent_states,
                                        const std::vector<int32_t>& base_uncertain) {
-  ParseConfigCache cache(fsm, state, &parent_states);
+  ParseConfigCacheLease lease(fsm, state, &parent_states);
+  ParseConfigCache& cache = *lease;
   ContextMaskEntry out;
   const uint64_t* run_bytes = nullptr;
   const int32_t run_capacity = OneByteRunCapacity(fsm, tok, state, parent_states, &run_bytes);

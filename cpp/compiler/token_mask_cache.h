@@ -22,6 +22,7 @@
 // token under a dead prefix without reading it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -58,7 +59,7 @@ struct TokenMaskEntry {
 // literal. Thread-safe.
 class LoopSlices {
  public:
-  LoopSlices(const GrammarFsm& fsm, const TokenizerInfo& tok) : fsm_(fsm), tok_(tok) {}
+  LoopSlices(const GrammarFsm& fsm, const TokenizerInfo& tok);
   // The slice of s's loop when s loops on itself over many bytes (a string body, free text) and
   // the vocabulary's slice cache has one, else null.
   const TokenSlice* Of(int32_t state);
@@ -66,6 +67,9 @@ class LoopSlices {
  private:
   const GrammarFsm& fsm_;
   const TokenizerInfo& tok_;
+  // Per state: -1 not yet known, else whether it loops on itself over many bytes. Asked for every
+  // item of every configuration a walk meets; racing writers store the same value.
+  std::unique_ptr<std::atomic<int8_t>[]> wide_;
   std::mutex mu_;
   std::unordered_map<int32_t, std::shared_ptr<const TokenSlice>> memo_;  // null: no slice
 };
