@@ -185,21 +185,22 @@ std::string StructuralHasher::LocalForm(int32_t rule, std::vector<int32_t>* refs
   const int32_t first = first_state_[rule];
   int32_t end = first;
   while (end < g.NumStates() && g.RuleOf(end) == rule) ++end;
-  std::string out;
-  PutInt(&out, end - first);
-  if (g.IsCountedRule(rule)) PutInt(&out, g.RepeatMin(rule)), PutInt(&out, g.RepeatMax(rule));
+  std::vector<int64_t> out;  // 64-bit words, returned as their bytes (appending to a string costs a call per word)
+  out.reserve(8 * (end - first) + 4);
+  out.push_back(end - first);
+  if (g.IsCountedRule(rule)) out.push_back(g.RepeatMin(rule)), out.push_back(g.RepeatMax(rule));
   refs->clear();
   for (int32_t s = first; s < end; ++s) {
-    PutInt(&out, g.IsFinal(s) ? 1 : 0);
-    g.ForEachRowRun(s, [&](int b, int32_t t) { PutInt(&out, b), PutInt(&out, t < 0 ? -1 : t - first); });
-    PutInt(&out, -7);
+    out.push_back(g.IsFinal(s) ? 1 : 0);
+    g.ForEachRowRun(s, [&](int b, int32_t t) { out.push_back(b), out.push_back(t < 0 ? -1 : t - first); });
+    out.push_back(-7);
     for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e) {
-      PutInt(&out, e->target - first);
+      out.push_back(e->target - first);
       refs->push_back(e->rule);
     }
-    PutInt(&out, -8);
+    out.push_back(-8);
   }
-  return out;
+  return std::string(reinterpret_cast<const char*>(out.data()), out.size() * sizeof(int64_t));
 }
 
 StructuralKey StructuralHasher::KeyOf(int32_t state) const {

@@ -274,6 +274,10 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
   };
   for (size_t r = 0; r < g->rules.size(); ++r) {
     if (g->rules[r].counted) continue;  // the body must stay `X{m,n}` over a rule reference
+    // An inlinable rule ends up unreferenced (every reference to it is replaced by a copy that the
+    // rewrite expands itself), so expanding its own body first would only be dropped below. (A
+    // reference left by the depth limit still names a correct, just less inlined, rule.)
+    if (inlinable[r]) continue;
     rewrite(g->rules[r].body, 0);
     if (g->rules[r].lookahead >= 0) rewrite(g->rules[r].lookahead, 0);
   }
@@ -282,7 +286,8 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
 
 void FuseBytes(Grammar* g) {
   std::function<void(int32_t)> fuse = [&](int32_t id) {
-    for (int32_t c : std::vector<int32_t>(g->exprs[id].children)) fuse(c);
+    // By index: fusing a child may grow g->exprs, but never changes this node's children.
+    for (size_t i = 0; i < g->exprs[id].children.size(); ++i) fuse(g->exprs[id].children[i]);
     Expr& e = g->exprs[id];
     if (e.kind == ExprKind::kCharClass && !e.negated && e.ranges.size() == 1 && e.ranges[0].first == e.ranges[0].second &&
         !(e.ranges[0].first >= 0xD800 && e.ranges[0].first <= 0xDFFF)) {

@@ -53,4 +53,5 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
                            any_order=any_order, enforce_formats=enforce_formats,
                            refs={u: schema_as_dict(d) for u, d in (refs or {}).items()},
                            # parsed here from text: nobody else holds it
-                           schema_is_private=isinstance(schema, str)).convert()
+                           schema_is_private=isinstance(schema, str),
+                           source_text=schema if isinstance(schema, str) else None).convert()

@@ -60,8 +60,9 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
     def __init__(self, schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
                  separators: tuple[str, str] | None = None, strict_mode: bool = True,
                  max_whitespace_cnt: int | None = None, any_order: bool = False, enforce_formats: bool = True,
-                 refs: dict[str, Any] | None = None, schema_is_private: bool = False):
+                 refs: dict[str, Any] | None = None, schema_is_private: bool = False, source_text: str | None = None):
         # schema_is_private: the caller parsed ``schema`` for this conversion alone, so it may be rewritten in place.
+        # source_text: the JSON text ``schema`` was parsed from (lets the resource walk be skipped; _resources.py).
         self.any_order = any_order
         self._depth = 0
         self.enforce_formats = enforce_formats
@@ -75,7 +76,8 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         check_document(schema, self._draft)
         for uri, doc in (refs or {}).items():
             check_document(doc, self._draft, f"refs[{uri}]")
-        self._res = collect(schema, refs, self._draft, ignored, copy_root=not schema_is_private)
+        self._res = collect(schema, refs, self._draft, ignored, copy_root=not schema_is_private,
+                            source_text=source_text)
         self.root = self._res.docs[0]
         self._bindings: tuple = ()  # the dynamic scope: ($dynamicAnchor name, canonical target), outermost first
         self._scopes: list[tuple] = []

@@ -77,15 +77,22 @@ def canonical(doc: int, pointer: str) -> str:
 
 
 def collect(root: Any, registry: dict[str, Any] | None, draft: int, ignored: set | None = None, *,
-            copy_root: bool = True) -> Resources:
+            copy_root: bool = True, source_text: str | None = None) -> Resources:
     """Copies of ``root`` and the registry's documents with canonical ``$ref`` strings, and the resource index.
     ``ignored``: keywords dropped from the root document's schemas (a vocabulary its metaschema leaves out).
     ``copy_root=False`` rewrites ``root`` in place (for a document the caller parsed itself and nobody else holds:
-    the copy is a sixth of a small tool schema's conversion time)."""
+    the copy is a sixth of a small tool schema's conversion time). ``source_text``: the JSON text ``root`` was
+    parsed from, if any (see :func:`has_no_dollar_keywords`)."""
     registry = dict(registry or {})
     for uri, doc in registry.items():
         if not isinstance(uri, str) or not isinstance(doc, (dict, bool)):
             raise TypeError(f"refs: expected a mapping from URI strings to schemas (dict or bool), got {uri!r}")
+    if not registry and not ignored and source_text is not None and has_no_dollar_keywords(source_text):
+        # Nothing for the walk to record: one resource, the document itself (a tool schema's usual case).
+        res = Resources(docs=[copy.deepcopy(root) if copy_root else root])
+        res.resources[DEFAULT_BASE] = (0, "")
+        res.node_resource[id(res.docs[0])] = (0, "")
+        return res
     res = Resources(docs=[copy.deepcopy(root) if copy_root else root] + [copy.deepcopy(d) for d in registry.values()])
     bases = [DEFAULT_BASE] + [u.split("#", 1)[0] for u in registry]
     for k, base in enumerate(bases):
@@ -114,6 +121,13 @@ def collect(root: Any, registry: dict[str, Any] | None, draft: int, ignored: set
         node[key] = out
         res.sites.append((doc, ptr, key, out))
     return res
+
+
+def has_no_dollar_keywords(source_text: str) -> bool:
+    """Whether a document parsed from this JSON text cannot hold ``$ref``, ``$id``, ``$anchor``, ``$schema`` or any
+    other ``$`` keyword (nor ``id``'s meaning in draft 4, which needs ``$schema``): no ``$`` and no ``\\u`` escape
+    that could spell one. The resource walk then records nothing, so :func:`collect` skips it."""
+    return "$" not in source_text and "\\u" not in source_text
 
 
 def _walk(res: Resources, doc: int, node: Any, ptr: str, base: str, draft: int, sites: list, identify: bool,
