@@ -213,30 +213,31 @@ void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std:
 class ClosureBuilder {
  public:
   explicit ClosureBuilder(const Nfa& nfa) : nfa_(nfa), stamp_(nfa.NumStates(), 0) {}
-  std::vector<int32_t> operator()(std::vector<int32_t> set) {
+  // The closure of `set`, sorted; valid until the next call (one buffer for every closure).
+  const std::vector<int32_t>& operator()(const std::vector<int32_t>& set) {
     if (++gen_ == 0) std::fill(stamp_.begin(), stamp_.end(), 0), gen_ = 1;
     stack_.clear();
     for (int32_t s : set) {
       if (stamp_[s] != gen_) stamp_[s] = gen_, stack_.push_back(s);
     }
-    set.clear();
+    out_.clear();
     while (!stack_.empty()) {
       int32_t s = stack_.back();
       stack_.pop_back();
-      set.push_back(s);
+      out_.push_back(s);
       nfa_.ForEachEdge(s, [&](const NfaEdge& e) {
         if (e.lo < 0 && e.rule < 0 && stamp_[e.target] != gen_) stamp_[e.target] = gen_, stack_.push_back(e.target);
       });
     }
-    std::sort(set.begin(), set.end());
-    return set;
+    std::sort(out_.begin(), out_.end());
+    return out_;
   }
 
  private:
   const Nfa& nfa_;
   std::vector<uint32_t> stamp_;
   uint32_t gen_ = 0;
-  std::vector<int32_t> stack_;
+  std::vector<int32_t> stack_, out_;
 };
 
 
@@ -253,8 +254,8 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
     dfa.rule_edges.emplace_back();
     return id;
   };
-  intern(closure({start}));
-  std::vector<const NfaEdge*> byte_edges;
+  intern(closure(std::vector<int32_t>{start}));
+  std::vector<const NfaEdge*> byte_edges, active;
   std::vector<std::pair<int32_t, int32_t>> rule_targets;  // (rule, NFA target), grouped by rule below
   std::vector<int32_t> members, cuts, targets;
   // A set of NFA targets -> the DFA state of its closure: the same sets recur across states (every
@@ -279,18 +280,24 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
         }
       });
     }
-    // Elementary byte intervals.
-    cuts.assign({0, 256});
+    // Elementary byte intervals: a sweep over the edges in order of their first byte, keeping those
+    // that cover the current interval (most states have a few edges, often one).
+    cuts.clear();
     for (auto* e : byte_edges) cuts.push_back(e->lo), cuts.push_back(e->hi + 1);
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    dfa.runs[d].reserve(cuts.size() - 1);
+    std::sort(byte_edges.begin(), byte_edges.end(), [](const NfaEdge* x, const NfaEdge* y) { return x->lo < y->lo; });
+    dfa.runs[d].reserve(cuts.size());
+    active.clear();
+    size_t next_edge = 0;
     for (size_t i = 0; i + 1 < cuts.size(); ++i) {
-      int a = cuts[i], b = cuts[i + 1];
+      const int a = cuts[i], b = cuts[i + 1];
+      while (next_edge < byte_edges.size() && byte_edges[next_edge]->lo <= a) active.push_back(byte_edges[next_edge++]);
+      active.erase(std::remove_if(active.begin(), active.end(), [&](const NfaEdge* e) { return e->hi < a; }),
+                   active.end());
+      if (active.empty()) continue;
       targets.clear();
-      for (auto* e : byte_edges)
-        if (e->lo <= a && e->hi >= a) targets.push_back(e->target);
-      if (targets.empty()) continue;
+      for (const NfaEdge* e : active) targets.push_back(e->target);
       std::sort(targets.begin(), targets.end());
       targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
       const int32_t t = state_of_targets();
