@@ -108,7 +108,7 @@ void CompiledGrammar::BuildAllMasks(int num_threads) const {
 }
 
 size_t CompiledGrammar::OwnBytes() const {
-  return sizeof(*this) + fsm_.MemoryBytes() + grammar_.exprs.size() * sizeof(Expr) +
+  return sizeof(*this) + fsm_.MemoryBytes() + loop_slices_.HeapBytes() + grammar_.exprs.size() * sizeof(Expr) +
          fsm_.NumStates() * (sizeof(void*) + sizeof(std::shared_ptr<const TokenMaskEntry>)) + (hasher_ ? hasher_->MemoryBytes() : 0) +
          private_bytes_.load(std::memory_order_relaxed);
 }

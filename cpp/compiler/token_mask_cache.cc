@@ -74,14 +74,20 @@ struct TokenOutcome {
 // its lineage-0 items is at the entry of, if any. Looked up once per configuration of the walk.
 class TailFinder {
  public:
-  TailFinder(const ParseConfigCache& cache, LoopSlices& slices) : cache_(cache), slices_(slices) {}
+  // The memo lives in per-thread buffers (one walk at a time per thread), cleared per walk: a
+  // literal's walk meets a few configurations, and allocating the memo cost as much as using it.
+  TailFinder(const ParseConfigCache& cache, LoopSlices& slices)
+      : cache_(cache), slices_(slices), checked_(Buffers().checked), found_(Buffers().found) {
+    Clear();
+  }
   const TokenSlice* Of(int32_t config) {
     if (static_cast<size_t>(config) >= checked_.size()) {
       const size_t n = std::max<size_t>({static_cast<size_t>(config) + 1, 2 * checked_.size(), 16});
-      checked_.resize(n, 0), found_.resize(n);
+      checked_.resize(n, 0), found_.resize(n, nullptr);
     }
     if (!checked_[config]) {
       checked_[config] = 1;
+      found_[config] = nullptr;
       for (const EarleyItem& it : cache_.Items(config)) {
         if (it.lineage != 0) continue;
         const TokenSlice* slice = slices_.Of(it.state);
@@ -93,7 +99,11 @@ class TailFinder {
     }
     return found_[config];
   }
-  void Clear() { checked_.clear(), found_.clear(); }
+  // Forgets every configuration (keeping the buffers, up to a typical walk's size).
+  void Clear() {
+    checked_.assign(std::min<size_t>(checked_.size(), 64), 0);
+    found_.resize(checked_.size());
+  }
 
   // Asked for every item of every configuration a walk meets, so the edge count comes from the
   // live-byte set (four popcounts) and only wide states look at their row.
@@ -109,10 +119,18 @@ class TailFinder {
   }
 
  private:
+  struct Memo {
+    std::vector<uint8_t> checked;
+    std::vector<const TokenSlice*> found;  // held by a LoopSlices
+  };
+  static Memo& Buffers() {
+    thread_local Memo memo;
+    return memo;
+  }
   const ParseConfigCache& cache_;
   LoopSlices& slices_;
-  std::vector<uint8_t> checked_;
-  std::vector<const TokenSlice*> found_;  // held by slices_
+  std::vector<uint8_t>& checked_;
+  std::vector<const TokenSlice*>& found_;
 };
 
 // Where a full walk goes on after sorted(pos) = t died at byte d from a configuration whose live

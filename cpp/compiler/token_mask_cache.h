@@ -63,6 +63,8 @@ class LoopSlices {
   // The slice of s's loop when s loops on itself over many bytes (a string body, free text) and
   // the vocabulary's slice cache has one, else null.
   const TokenSlice* Of(int32_t state);
+  // Heap bytes of the per-state memo (fixed at construction; the slices belong to the vocabulary).
+  size_t HeapBytes() const { return static_cast<size_t>(fsm_.NumStates()) * sizeof(wide_[0]); }
 
  private:
   const GrammarFsm& fsm_;
