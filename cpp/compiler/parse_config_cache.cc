@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <tuple>
+#include <type_traits>
 
 #include "support/check.h"
 
@@ -29,6 +30,13 @@ void ParseConfigCache::Reset(const GrammarFsm& fsm, int32_t state, const std::ve
 }
 
 void ParseConfigCache::Trim() {
+  // Scratch sized by one configuration's items (a large Earley set) is dropped the same way.
+  constexpr size_t kPooledItems = 1024;
+  auto drop_large = [&](auto& v) {
+    if (v.capacity() > kPooledItems) std::remove_reference_t<decltype(v)>().swap(v);
+  };
+  drop_large(sorted_), drop_large(items_), drop_large(key_), drop_large(set_config_), drop_large(todo_),
+      drop_large(order_), drop_large(index_of_);
   if (configs_.size() <= kPooledConfigs) return;
   configs_.resize(kPooledConfigs);
   configs_.shrink_to_fit();
