@@ -3,6 +3,7 @@ additionalProperties through a key-exclusion trie, min/maxProperties and depende
 
 from __future__ import annotations
 
+import functools
 import json
 
 from xg2jax.json_schema._common import (
@@ -349,12 +350,9 @@ class ObjectsMixin:
             short = "".join(_class_char(u[1]) for u in units if u.startswith("\\") and len(u) == 2)
             long_escape = any(u.startswith("\\u") for u in units)
             other = [f'[^"\\\\\\x00-\\x1f{plain}]']
-            simple = "".join(c for c in '"\\/bfnrt' if c not in short)
-            escapes = [f'[{_class_chars(simple)}]'] if simple else []
-            if not long_escape:
-                escapes.append('"u" [0-9a-fA-F]{4}')
-            if escapes:
-                other.append('"\\\\" ( ' + " | ".join(escapes) + " )")
+            escape = _other_escapes(short, long_escape)
+            if escape:
+                other.append(escape)
             options = ['"\\""'] if None not in node else []
             if units:
                 options.append(f'( {" | ".join(other)} ) j_char* "\\""')
@@ -379,6 +377,18 @@ def _json_units(name: str) -> list[str]:
             units.append(spelled[i])
             i += 1
     return units
+
+
+@functools.lru_cache(maxsize=64)
+def _other_escapes(short: str, long_escape: bool) -> str:
+    """The escapes a key may use at a trie node whose children start with the short escapes ``short`` (their
+    second characters) and, if ``long_escape``, a ``\\u`` escape: the others, as an EBNF alternative ("" if none).
+    Few distinct arguments occur (almost always none), so this is memoised."""
+    simple = "".join(c for c in '"\\/bfnrt' if c not in short)
+    escapes = [f'[{_class_chars(simple)}]'] if simple else []
+    if not long_escape:
+        escapes.append('"u" [0-9a-fA-F]{4}')
+    return '"\\\\" ( ' + " | ".join(escapes) + " )" if escapes else ""
 
 
 def _class_chars(chars: str) -> str:
