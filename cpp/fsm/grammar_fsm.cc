@@ -282,8 +282,8 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
     }
     // Elementary byte intervals: a sweep over the edges in order of their first byte, keeping those
     // that cover the current interval (most states have a few edges, often one).
-    cuts.clear();
-    for (auto* e : byte_edges) cuts.push_back(e->lo), cuts.push_back(e->hi + 1);
+    cuts.resize(2 * byte_edges.size());
+    for (size_t i = 0; i < byte_edges.size(); ++i) cuts[2 * i] = byte_edges[i]->lo, cuts[2 * i + 1] = byte_edges[i]->hi + 1;
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     std::sort(byte_edges.begin(), byte_edges.end(), [](const NfaEdge* x, const NfaEdge* y) { return x->lo < y->lo; });
@@ -296,8 +296,8 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
       active.erase(std::remove_if(active.begin(), active.end(), [&](const NfaEdge* e) { return e->hi < a; }),
                    active.end());
       if (active.empty()) continue;
-      targets.clear();
-      for (const NfaEdge* e : active) targets.push_back(e->target);
+      targets.resize(active.size());
+      for (size_t k = 0; k < active.size(); ++k) targets[k] = active[k]->target;
       std::sort(targets.begin(), targets.end());
       targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
       const int32_t t = state_of_targets();
@@ -324,19 +324,22 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
 // hi, block each), -2, then (rule, block) per rule edge. (Finality needs no place: the refinement
 // starts from final / not final and only compares states of one block.)
 void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, std::vector<int32_t>* sig) {
-  sig->clear();
+  // Written through a pointer into a buffer sized for the longest form (one call per state, not per word).
+  sig->resize(3 * d.runs[s].size() + 1 + 2 * d.rule_edges[s].size());
+  int32_t* out = sig->data();
   int32_t last_block = -1, last_hi = -2;
   for (const ByteRun& run : d.runs[s]) {
     const int32_t tb = block[run.target];
     if (tb == last_block && run.lo == last_hi + 1) {
-      sig->back() = run.hi;
+      out[-1] = run.hi;
     } else {
-      sig->push_back(tb), sig->push_back(run.lo), sig->push_back(run.hi);
+      *out++ = tb, *out++ = run.lo, *out++ = run.hi;
     }
     last_block = tb, last_hi = run.hi;
   }
-  sig->push_back(-2);
-  for (const RuleEdge& e : d.rule_edges[s]) sig->push_back(e.rule), sig->push_back(block[e.target]);
+  *out++ = -2;
+  for (const RuleEdge& e : d.rule_edges[s]) *out++ = e.rule, *out++ = block[e.target];
+  sig->resize(out - sig->data());
 }
 
 // The coarsest partition in which states of one block have equal signatures (Moore's partition
