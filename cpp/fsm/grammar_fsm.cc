@@ -250,8 +250,6 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
     if (!inserted) return id;
     XG_USER_CHECK(--*budget > 0) << kDfaTooLarge;
     dfa.final.push_back(std::binary_search(set.begin(), set.end(), end));
-    dfa.runs.emplace_back();
-    dfa.rule_edges.emplace_back();
     return id;
   };
   intern(closure(std::vector<int32_t>{start}));
@@ -287,7 +285,6 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     std::sort(byte_edges.begin(), byte_edges.end(), [](const NfaEdge* x, const NfaEdge* y) { return x->lo < y->lo; });
-    dfa.runs[d].reserve(cuts.size());
     active.clear();
     size_t next_edge = 0;
     for (size_t i = 0; i + 1 < cuts.size(); ++i) {
@@ -301,7 +298,7 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
       std::sort(targets.begin(), targets.end());
       targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
       const int32_t t = state_of_targets();
-      LocalDfa::Append(&dfa.runs[d], a, b - 1, t);
+      dfa.AppendRun(a, b - 1, t);
     }
     std::sort(rule_targets.begin(), rule_targets.end());
     for (size_t i = 0; i < rule_targets.size();) {
@@ -309,8 +306,9 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
       targets.clear();
       for (; i < rule_targets.size() && rule_targets[i].first == rule; ++i) targets.push_back(rule_targets[i].second);
       const int32_t t = state_of_targets();
-      dfa.rule_edges[d].push_back({rule, t});
+      dfa.AddEdge(rule, t);
     }
+    dfa.CloseState();
   }
   return dfa;
 }
@@ -325,10 +323,10 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
 // starts from final / not final and only compares states of one block.)
 void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, std::vector<int32_t>* sig) {
   // Written through a pointer into a buffer sized for the longest form (one call per state, not per word).
-  sig->resize(3 * d.runs[s].size() + 1 + 2 * d.rule_edges[s].size());
+  sig->resize(3 * d.Runs(s).size() + 1 + 2 * d.Edges(s).size());
   int32_t* out = sig->data();
   int32_t last_block = -1, last_hi = -2;
-  for (const ByteRun& run : d.runs[s]) {
+  for (const ByteRun& run : d.Runs(s)) {
     const int32_t tb = block[run.target];
     if (tb == last_block && run.lo == last_hi + 1) {
       out[-1] = run.hi;
@@ -338,7 +336,7 @@ void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, 
     last_block = tb, last_hi = run.hi;
   }
   *out++ = -2;
-  for (const RuleEdge& e : d.rule_edges[s]) *out++ = e.rule, *out++ = block[e.target];
+  for (const RuleEdge& e : d.Edges(s)) *out++ = e.rule, *out++ = block[e.target];
   sig->resize(out - sig->data());
 }
 
@@ -359,8 +357,8 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
   std::vector<int32_t> pred_begin(n + 1, 0), preds, cursor;
   auto for_each_edge = [&](auto&& f) {
     for (int32_t s = 0; s < n; ++s) {
-      for (const ByteRun& run : d.runs[s]) f(s, run.target);
-      for (const RuleEdge& e : d.rule_edges[s]) f(s, e.target);
+      for (const ByteRun& run : d.Runs(s)) f(s, run.target);
+      for (const RuleEdge& e : d.Edges(s)) f(s, e.target);
     }
   };
   for_each_edge([&](int32_t, int32_t t) { ++pred_begin[t + 1]; });
@@ -437,14 +435,16 @@ LocalDfa Minimize(LocalDfa d) {
   for (int32_t s = 0; s < n; ++s)
     if (remap[block[s]] < 0) remap[block[s]] = static_cast<int32_t>(order.size()), order.push_back(s);
   LocalDfa out;
+  out.runs.reserve(d.runs.size());
+  out.rule_edges.reserve(d.rule_edges.size());
+  out.run_begin.reserve(order.size() + 1);
+  out.edge_begin.reserve(order.size() + 1);
+  out.final.reserve(order.size());
   for (int32_t rep : order) {
-    std::vector<ByteRun> runs;
-    for (const ByteRun& run : d.runs[rep]) LocalDfa::Append(&runs, run.lo, run.hi, remap[block[run.target]]);
-    out.runs.push_back(std::move(runs));
-    std::vector<RuleEdge> edges;
-    for (const RuleEdge& e : d.rule_edges[rep]) edges.push_back({e.rule, remap[block[e.target]]});
-    out.rule_edges.push_back(std::move(edges));
+    for (const ByteRun& run : d.Runs(rep)) out.AppendRun(run.lo, run.hi, remap[block[run.target]]);
+    for (const RuleEdge& e : d.Edges(rep)) out.AddEdge(e.rule, remap[block[e.target]]);
     out.final.push_back(d.final[rep]);
+    out.CloseState();
   }
   return out;
 }
@@ -471,9 +471,9 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       repeat[r] = {body.min, body.max};
       counted_item[r] = g.exprs[body.children[0]].rule;
       LocalDfa loop;  // one final state reading X back into itself
-      loop.runs.emplace_back();
-      loop.rule_edges.push_back({{counted_item[r], 0}});
+      loop.AddEdge(counted_item[r], 0);
       loop.final.push_back(1);
+      loop.CloseState();
       XG_USER_CHECK(--budget > 0) << "grammar too large: the automata exceed the state limit";
       dfas[r] = std::move(loop);
       continue;
@@ -503,8 +503,10 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
         cache->Insert(key, std::move(built), generation);
       }
     }
-    for (auto& edges : dfas[r].rule_edges) {
-      for (RuleEdge& edge : edges) edge.rule = refs[edge.rule];
+    LocalDfa& d = dfas[r];
+    for (RuleEdge& edge : d.rule_edges) edge.rule = refs[edge.rule];
+    for (int32_t s = 0; s < d.Size(); ++s) {
+      const LocalDfa::Span<RuleEdge> edges = d.Edges(s);
       std::sort(edges.begin(), edges.end(), [](const RuleEdge& a, const RuleEdge& b) { return a.rule < b.rule; });
     }
     for (int32_t rule : refs) local_ref[rule] = -1;
@@ -525,8 +527,8 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
         if (t >= 0 && !seen[t]) seen[t] = 1, stack.push_back(t);
       };
       if (bytes_ok)
-        for (const ByteRun& run : d.runs[s]) push(run.target);
-      for (const RuleEdge& e : d.rule_edges[s])
+        for (const ByteRun& run : d.Runs(s)) push(run.target);
+      for (const RuleEdge& e : d.Edges(s))
         if (rule_ok[e.rule]) push(e.target);
     }
     return false;
@@ -550,10 +552,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   }
 
   // Drop edges into unproductive rules, then trim each automaton to useful states.
-  for (auto& d : dfas)
-    for (auto& edges : d.rule_edges)
-      edges.erase(std::remove_if(edges.begin(), edges.end(), [&](const RuleEdge& e) { return !productive[e.rule]; }),
-                  edges.end());
+  for (auto& d : dfas) d.RemoveEdges([&](const RuleEdge& e) { return !productive[e.rule]; });
 
   GrammarFsm out;
   out.root_ = g.root;
@@ -581,8 +580,8 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
         rev[t].push_back(s);
         if (!fwd[t]) fwd[t] = 1, stack.push_back(t);
       };
-      for (const ByteRun& run : d.runs[s]) edge(run.target);
-      for (auto& e : d.rule_edges[s]) edge(e.target);
+      for (const ByteRun& run : d.Runs(s)) edge(run.target);
+      for (const RuleEdge& e : d.Edges(s)) edge(e.target);
     }
     for (int32_t s = 0; s < n; ++s)
       if (fwd[s] && d.final[s]) bwd[s] = 1, stack.push_back(s);
@@ -615,7 +614,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       if (gs < 0) continue;
       out.state_rule_[gs] = r;
       out.is_final_[gs] = d.final[s];
-      for (const ByteRun& run : d.runs[s]) {
+      for (const ByteRun& run : d.Runs(s)) {
         const int32_t gt = local_to_global[r][run.target];
         if (gt < 0) continue;
         std::fill(&out.byte_next_[static_cast<size_t>(gs) * 256 + run.lo],
@@ -627,7 +626,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
           live[w] |= (~0ull >> (63 - to)) & (~0ull << from);
         }
       }
-      for (const RuleEdge& e : d.rule_edges[s]) {
+      for (const RuleEdge& e : d.Edges(s)) {
         const int32_t gt = local_to_global[r][e.target];
         if (gt < 0) continue;
         out.rule_edges_.push_back({e.rule, gt});

@@ -3,11 +3,8 @@
 namespace xg {
 
 size_t LocalDfa::MemoryBytes() const {
-  size_t n = sizeof(*this) + final.capacity() +
-             (runs.capacity() + rule_edges.capacity()) * sizeof(std::vector<ByteRun>);
-  for (const auto& r : runs) n += r.capacity() * sizeof(ByteRun);
-  for (const auto& e : rule_edges) n += e.capacity() * sizeof(RuleEdge);
-  return n;
+  return sizeof(*this) + final.capacity() + runs.capacity() * sizeof(ByteRun) +
+         rule_edges.capacity() * sizeof(RuleEdge) + (run_begin.capacity() + edge_begin.capacity()) * sizeof(int32_t);
 }
 
 uint64_t RuleDfaCache::Generation() const {

@@ -36,20 +36,61 @@ struct ByteRun {
 // sorted, disjoint runs (rows are a handful of ranges, so every pass costs the runs, not 256
 // bytes), expanded to dense rows by GrammarFsm::Build. In the cache, RuleEdge::rule is a local
 // reference (an index into the body's references in order of first appearance).
+//
+// Runs and edges live in two flat arrays (state s's runs are runs[run_begin[s], run_begin[s + 1])),
+// not a vector per state: building, copying out of the cache and freeing an automaton then cost a
+// few allocations instead of two per state. States are completed in order: AppendRun / AddEdge add
+// to the first state not yet completed, CloseState() completes it. `final` may run ahead of the
+// completed states while a builder is still discovering states (subset construction).
 struct LocalDfa {
-  std::vector<std::vector<ByteRun>> runs;
-  std::vector<std::vector<RuleEdge>> rule_edges;  // sorted by rule
+  template <typename T>
+  struct Span {
+    T* first;
+    T* last;
+    T* begin() const { return first; }
+    T* end() const { return last; }
+    size_t size() const { return static_cast<size_t>(last - first); }
+  };
+  std::vector<ByteRun> runs;
+  std::vector<RuleEdge> rule_edges;  // each state's sorted by rule
+  std::vector<int32_t> run_begin{0}, edge_begin{0};
   std::vector<uint8_t> final;
   int32_t Size() const { return static_cast<int32_t>(final.size()); }
+  Span<const ByteRun> Runs(int32_t s) const { return {runs.data() + run_begin[s], runs.data() + run_begin[s + 1]}; }
+  Span<const RuleEdge> Edges(int32_t s) const {
+    return {rule_edges.data() + edge_begin[s], rule_edges.data() + edge_begin[s + 1]};
+  }
+  Span<RuleEdge> Edges(int32_t s) {
+    return {rule_edges.data() + edge_begin[s], rule_edges.data() + edge_begin[s + 1]};
+  }
   size_t MemoryBytes() const;  // including sizeof(*this)
-  // Appends [lo, hi] -> target to state s's runs (in ascending byte order), merging with the last
-  // run when contiguous with the same target.
-  static void Append(std::vector<ByteRun>* runs, int lo, int hi, int32_t target) {
-    if (!runs->empty() && runs->back().target == target && runs->back().hi + 1 == lo) {
-      runs->back().hi = static_cast<int16_t>(hi);
+  // Appends [lo, hi] -> target to the open state's runs (in ascending byte order), merging with its
+  // last run when contiguous with the same target.
+  void AppendRun(int lo, int hi, int32_t target) {
+    if (runs.size() > static_cast<size_t>(run_begin.back()) && runs.back().target == target &&
+        runs.back().hi + 1 == lo) {
+      runs.back().hi = static_cast<int16_t>(hi);
     } else {
-      runs->push_back({static_cast<int16_t>(lo), static_cast<int16_t>(hi), target});
+      runs.push_back({static_cast<int16_t>(lo), static_cast<int16_t>(hi), target});
     }
+  }
+  void AddEdge(int32_t rule, int32_t target) { rule_edges.push_back({rule, target}); }
+  void CloseState() {
+    run_begin.push_back(static_cast<int32_t>(runs.size()));
+    edge_begin.push_back(static_cast<int32_t>(rule_edges.size()));
+  }
+  // Drops the rule edges `drop` selects, keeping each state's order.
+  template <typename Pred>
+  void RemoveEdges(Pred&& drop) {
+    size_t w = 0;
+    for (size_t s = 0; s + 1 < edge_begin.size(); ++s) {
+      const int32_t from = edge_begin[s], to = edge_begin[s + 1];
+      edge_begin[s] = static_cast<int32_t>(w);
+      for (int32_t i = from; i < to; ++i)
+        if (!drop(rule_edges[i])) rule_edges[w++] = rule_edges[i];
+    }
+    edge_begin.back() = static_cast<int32_t>(w);
+    rule_edges.resize(w);
   }
 };
 

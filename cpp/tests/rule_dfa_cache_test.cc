@@ -98,8 +98,7 @@ TEST(RuleDfaCache, AutomatonBuiltBeforeAClearIsNeitherKeptNorCounted) {
   RuleDfaCache cache;
   auto dfa = std::make_shared<CachedRuleDfa>();
   dfa->dfa.final = {1};
-  dfa->dfa.runs.emplace_back();
-  dfa->dfa.rule_edges.emplace_back();
+  dfa->dfa.CloseState();
   const uint64_t before = cache.Generation();
   cache.Insert("kept", dfa, before);
   EXPECT_EQ(cache.Size(), 1u);
