@@ -24,6 +24,10 @@ class EbnfParser {
     size_t check = 0;
     uint32_t cp;
     while (check < s_.size()) {
+      if (static_cast<uint8_t>(s_[check]) < 0x80) {  // ASCII, most of any grammar: no decoding
+        ++check;
+        continue;
+      }
       size_t before = check;
       if (!DecodeUtf8(s_, &check, &cp)) {
         pos_ = before;
@@ -117,9 +121,11 @@ class EbnfParser {
            n == "Repeat";
   }
 
-  static bool IsNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+  // ASCII only, whatever the process locale (std::isalpha would follow it).
+  static bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+  static bool IsNameStart(char c) { return IsAsciiLetter(c) || c == '_'; }
   static bool IsNameChar(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    return IsAsciiLetter(c) || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
   }
 
   std::string ParseName() {
