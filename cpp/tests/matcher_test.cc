@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "dense_vocab.h"
 #include "grammar/ebnf_parser.h"
 #include "support/check.h"
 
@@ -22,23 +23,6 @@ std::shared_ptr<const TokenizerInfo> SmallVocab() {
   toks.push_back("<eos>");
   int32_t n = static_cast<int32_t>(toks.size());
   return std::make_shared<TokenizerInfo>(toks, n + 7, std::vector<int32_t>{n - 2}, std::vector<int32_t>{n - 1});
-}
-
-// Every string of 1..4 bytes over a small alphabet, densely: runs of shared prefixes nest deeply,
-// so a walk that skips dead siblings (NextLiveSibling) jumps within and across runs.
-std::shared_ptr<const TokenizerInfo> DenseVocab() {
-  const std::string alphabet = "\"ab:{}";
-  std::vector<std::string> toks;
-  std::mt19937 rng(7);
-  for (int len = 1; len <= 4; ++len)
-    for (int i = 0; i < 120; ++i) {
-      std::string t;
-      for (int j = 0; j < len; ++j) t.push_back(alphabet[rng() % alphabet.size()]);
-      toks.push_back(t);
-    }
-  toks.push_back("<eos>");
-  const int32_t n = static_cast<int32_t>(toks.size());
-  return std::make_shared<TokenizerInfo>(toks, n, std::vector<int32_t>{n - 1}, std::vector<int32_t>{n - 1});
 }
 
 void ExpectMaskEqualsOracleOnWalks(const std::string& ebnf, int walks, int steps,
@@ -83,7 +67,7 @@ TEST(MaskEqualsOracle, LiteralsOverDenseVocabulary) {
       "root ::= \"{\" (kv (\":\" kv)*)? \"}\"\n"
       "kv ::= \"\\\"ab\\\"\" | \"\\\"aab\\\":\" s | \"\\\"b\\\"\" s | \"\\\"bb:\" s | \"{b}\" | \"}:b\"\n"
       "s ::= \"\\\"\" [b]* \"\\\"\" | \"a\"",
-      300, 16, DenseVocab());
+      300, 16, DenseVocab(/*max_len=*/4, /*per_length=*/120, /*seed=*/7));
 }
 
 // Runs of a one-byte class inside a counted repetition (bound > kRepeatUnrollLimit): most tokens are

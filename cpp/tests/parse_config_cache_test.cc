@@ -10,26 +10,11 @@
 
 #include "compiler/compiled_grammar.h"
 #include "compiler/token_mask_cache.h"
+#include "dense_vocab.h"
 #include "grammar/ebnf_parser.h"
 
 namespace xg {
 namespace {
-
-// Every string of 1..4 bytes over a small alphabet (many shared prefixes), plus a few longer ones.
-std::shared_ptr<const TokenizerInfo> DenseVocab() {
-  const std::string alphabet = "\"ab:{}";
-  std::vector<std::string> toks;
-  std::mt19937 rng(11);
-  for (int len = 1; len <= 6; ++len)
-    for (int i = 0; i < 150; ++i) {
-      std::string t;
-      for (int j = 0; j < len; ++j) t.push_back(alphabet[rng() % alphabet.size()]);
-      toks.push_back(t);
-    }
-  toks.push_back("<eos>");
-  const int32_t n = static_cast<int32_t>(toks.size());
-  return std::make_shared<TokenizerInfo>(toks, n, std::vector<int32_t>{n - 1}, std::vector<int32_t>{n - 1});
-}
 
 // Many distinct literals: a walk from the start meets one configuration per prefix (hundreds), more
 // than a pooled cache keeps, so it is trimmed when the walk's lease ends.
@@ -68,7 +53,7 @@ std::vector<EntryView> EntriesOf(const std::string& ebnf, const std::shared_ptr<
 }
 
 TEST(ParseConfigCacheLease, EntriesDoNotDependOnWhatTheThreadWalkedBefore) {
-  const auto tok = DenseVocab();
+  const auto tok = DenseVocab(/*max_len=*/6, /*per_length=*/150, /*seed=*/11);
   const std::string json_like =
       "root ::= \"{\" ( \"\\\"a\\\"\" \":\" s ( \",\" \"\\\"b\\\"\" \":\" s )* )? \"}\"\n"
       "s ::= \"\\\"\" [^\"\\\\]* \"\\\"\"\n";  // a wide loop: the walk takes token slices
@@ -88,7 +73,7 @@ TEST(ParseConfigCacheLease, EntriesDoNotDependOnWhatTheThreadWalkedBefore) {
 }
 
 TEST(ParseConfigCacheLease, NestedLeasesGetTheirOwnCaches) {
-  const auto tok = DenseVocab();
+  const auto tok = DenseVocab(/*max_len=*/6, /*per_length=*/150, /*seed=*/11);
   CompiledGrammar g(ParseEbnf("root ::= \"ab\" \":\" \"{}\"\n"), tok);
   ParseConfigCacheLease outer(g.fsm(), 0, nullptr);
   const int32_t after_a = outer->Step(outer->Initial(), 'a');
