@@ -6,7 +6,8 @@
 
 namespace xg {
 
-bool ByteLoopOf(const GrammarFsm& fsm, int32_t s, LoopDfa* loop) {
+bool ByteLoopOf(const GrammarFsm& fsm, int32_t s, LoopDfa* loop, int32_t fold, std::vector<int32_t>* members) {
+  auto as_loop = [&](int32_t t) { return t == fold ? s : t; };  // fold stands for s
   // Forward: every state reachable from s by byte edges (bounded).
   std::unordered_map<int32_t, int32_t> index;  // fsm state -> position in `reach`
   std::vector<int32_t> reach = {s};
@@ -16,7 +17,7 @@ bool ByteLoopOf(const GrammarFsm& fsm, int32_t s, LoopDfa* loop) {
     const int32_t* row = fsm.NextRow(reach[i]);
     int32_t last = -1;
     for (int b = 0; b < 256; ++b) {
-      const int32_t t = row[b];
+      const int32_t t = row[b] < 0 ? row[b] : as_loop(row[b]);
       if (t < 0 || t == last) continue;  // runs of one target are common (character ranges)
       last = t;
       auto [it, inserted] = index.emplace(t, static_cast<int32_t>(reach.size()));
@@ -49,19 +50,20 @@ bool ByteLoopOf(const GrammarFsm& fsm, int32_t s, LoopDfa* loop) {
   for (size_t i = 0; i < order.size(); ++i) {
     const int32_t* row = fsm.NextRow(order[i]);
     for (int b = 0; b < 256; ++b) {
-      const int32_t t = row[b];
+      const int32_t t = row[b] < 0 ? row[b] : as_loop(row[b]);
       if (t < 0 || !back[index.at(t)] || local.count(t)) continue;
       if (static_cast<int32_t>(order.size()) >= kMaxLoopStates) return false;
       local.emplace(t, static_cast<int32_t>(order.size()));
       order.push_back(t);
     }
   }
+  if (members) *members = order;
   loop->num_states = static_cast<int32_t>(order.size());
   loop->next.assign(order.size() * 256, -1);
   for (size_t i = 0; i < order.size(); ++i) {
     const int32_t* row = fsm.NextRow(order[i]);
     for (int b = 0; b < 256; ++b) {
-      auto it = row[b] >= 0 ? local.find(row[b]) : local.end();
+      auto it = row[b] >= 0 ? local.find(as_loop(row[b])) : local.end();
       if (it != local.end()) loop->next[i * 256 + b] = it->second;
     }
   }

@@ -58,7 +58,15 @@ const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
     entry = build();
     private_bytes_.fetch_add(entry->MemoryBytes(), std::memory_order_relaxed);
   }
-  uncertain_[state] = RefineUncertain(fsm_, *tok_, state, entry->uncertain);
+  // Refining costs a walk of the uncertain tokens. A state that leaves most of the vocabulary
+  // uncertain is an item that completes after one character (a string's character inside a counted
+  // repetition), whose runs continue in the parent: refining it removed nothing and cost a walk of
+  // the vocabulary per grammar. Such a list is kept whole; the context entries resolve it exactly.
+  if (TokenMaskEntry::ManyUncertain(entry->uncertain.size(), tok_->NumSorted())) {
+    uncertain_[state] = entry->uncertain;
+  } else {
+    uncertain_[state] = RefineUncertain(fsm_, *tok_, state, entry->uncertain);
+  }
   private_bytes_.fetch_add(uncertain_[state].capacity() * sizeof(int32_t), std::memory_order_relaxed);
   entry_bytes_.fetch_add(entry->MemoryBytes() + uncertain_[state].capacity() * sizeof(int32_t),
                          std::memory_order_relaxed);
@@ -78,7 +86,10 @@ const ContextMaskEntry& CompiledGrammar::ContextEntry(int32_t state, const std::
     auto it = context_.find(key);
     if (it != context_.end()) return *it->second;
   }
-  auto built = std::make_unique<ContextMaskEntry>(BuildContextMaskEntry(fsm_, *tok_, state, parents, Uncertain(state)));
+  auto built = std::make_unique<ContextMaskEntry>(BuildContextMaskEntry(
+      fsm_, *tok_, state, parents, Uncertain(state), &loop_slices_,
+      // The entry's bitset holds exactly Uncertain(state) when that list was kept unrefined.
+      Entry(state).uncertain_bits.empty() ? nullptr : &Entry(state).uncertain_bits));
   std::unique_lock<std::shared_mutex> lock(context_mu_);
   auto [it, inserted] = context_.emplace(key, std::move(built));
   if (inserted) {

@@ -86,6 +86,8 @@ int32_t ParseConfigCache::InternItems(const EarleyItem* items, size_t n, uint8_t
     c.items.assign(sorted_.begin(), sorted_.end());
     c.flags = flags;
     c.live_known = false;
+    if (flags_.size() < num_configs_) flags_.resize(std::max<size_t>(num_configs_, 2 * flags_.size()));
+    flags_[num_configs_ - 1] = flags;
     // rows_ keeps its size across Clear(), so a reused cache fills each row once (resize would
     // zero it first).
     const size_t row = (num_configs_ - 1) * 256;

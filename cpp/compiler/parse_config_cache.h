@@ -56,7 +56,8 @@ class ParseConfigCache {
     int32_t t = rows_[static_cast<size_t>(config) * 256 + byte];
     return t != kUnknown ? t : Compute(config, byte);
   }
-  uint8_t Flags(int32_t config) const { return configs_[config].flags; }
+  // (From a dense copy: read after every byte of a walk, and a Config is a cache line.)
+  uint8_t Flags(int32_t config) const { return flags_[config]; }
   // The bytes some item of the configuration has a transition on (4 words, as GrammarFsm::LiveBytes):
   // Step sends every other byte to kDead without a parser.
   const uint64_t* LiveBytes(int32_t config) {
@@ -103,6 +104,7 @@ class ParseConfigCache {
   std::vector<Config> configs_;  // [0, num_configs_) live; the rest keep their items' capacity
   size_t num_configs_ = 0;
   std::vector<int32_t> rows_;  // 256 per configuration; rows past num_configs_ are stale
+  std::vector<uint8_t> flags_;  // per configuration: Config::flags
   SequenceInterner ids_;       // configuration content (flags, then items as 4 ints) -> id
   // Scratch, kept across calls (and walks) for its capacity.
   std::vector<int32_t> key_;

@@ -20,12 +20,23 @@
 // resuming each token from the configuration reached by its common prefix with the previous one
 // (parse_config_cache.h: a lazily built automaton over Earley configurations), and skipping every
 // token under a dead prefix without reading it.
+//
+// Where a state is, or leads into, a lexical loop that reads most of the vocabulary (a JSON string
+// body), the walk does not parse those tokens one by one: the vocabulary's token slice of the loop
+// (token_slices.h) lists the tokens it reads whole, from its head (tails), from a state one byte in
+// (entered rows: a key's first character is a UTF-8 lead byte), and with at most r iterations
+// (chain rows), as bitsets over sorted positions. LoopSlices finds, per state of one automaton,
+// which of them apply: a loop head; an unrolled bounded repetition of a loop's iteration (a chain:
+// `C{0,30}`), proved by simulation against the loop; an item X that a counted repetition `X{m,n}`
+// repeats, whose runs a context entry accepts up to the count's room. Each claim is a proof about
+// the automaton, so masks stay exact; whatever no slice covers is walked.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -41,6 +52,9 @@ struct TokenMaskEntry {
   std::vector<int32_t> ids;        // accepted or rejected token ids, ascending
   std::vector<uint32_t> bits;      // accepted tokens (kBitset)
   std::vector<int32_t> uncertain;  // positions in the sorted vocabulary, ascending
+  // When most of the vocabulary is uncertain (kManyUncertain): the same positions as a bitset over
+  // sorted positions, so a context entry can split them a word at a time.
+  std::vector<uint64_t> uncertain_bits;
   int32_t num_accepted = 0;
   float build_us = 0;  // CPU time spent building this entry, in µs (introspection)
 
@@ -49,8 +63,12 @@ struct TokenMaskEntry {
   // Overwrites words[0, MaskWords()) with the accepted tokens (faster than OR into zeros).
   void WriteAccepted(const TokenizerInfo& tok, uint32_t* words) const;
   size_t MemoryBytes() const {
-    return sizeof(*this) + (ids.capacity() + bits.capacity() + uncertain.capacity()) * 4;
+    return sizeof(*this) + (ids.capacity() + bits.capacity() + uncertain.capacity()) * 4 +
+           uncertain_bits.capacity() * 8;
   }
+  // Whether an uncertain list of `n` positions out of `num_sorted` counts as most of the vocabulary:
+  // an item that completes after one character (a string's character in a counted repetition).
+  static bool ManyUncertain(size_t n, int32_t num_sorted) { return n > static_cast<size_t>(num_sorted) / 2; }
 };
 
 // The token slice (token_slices.h) of each state's lexical loop, found once per state of one
@@ -63,10 +81,46 @@ class LoopSlices {
   // The slice of s's loop when s loops on itself over many bytes (a string body, free text) and
   // the vocabulary's slice cache has one, else null.
   const TokenSlice* Of(int32_t state);
-  // Heap bytes of the per-state memo (fixed at construction; the slices belong to the vocabulary).
+  // When s is a state of a wide loop whose head's slice Of() has found (in this automaton), that
+  // slice, with *local set to s's state number in the loop (0 for the head); else null.
+  const TokenSlice* MemberOf(int32_t state, int32_t* local);
+  // When s heads an unrolled bounded repetition of a wide loop's iteration (a string body's character
+  // `C{0,30}` unrolled into a chain of states), that loop's slice, with *budget set to the number of
+  // iterations r every path of the chain from s can take: every token the slice's chain row r lists
+  // is accepted at s without a walk. Else null. Thread-safe; found once per state.
+  //
+  // The budget is proved, not assumed: r is the largest number such that from s, every byte path
+  // of the loop that begins at most r iterations is a byte path of the grammar automaton (a
+  // simulation of the loop by the chain). The loop itself is only a candidate, named by folding the
+  // chain's first step (ByteLoopOf's `fold`), so a wrong guess costs a few microseconds, never a mask.
+  //
+  // *ends_dead is set when, moreover, every loop path from s that begins r + 1 iterations dies at
+  // the byte that begins the last one, inside the rule (no byte edge there, no rule edge, not
+  // final): then every other token the loop reads whole is rejected, and only the tokens the loop
+  // does not read whole (the slice's complement) need a walk.
+  const TokenSlice* ChainOf(int32_t state, int32_t* budget, bool* ends_dead);
+  // When s starts a rule X that reads one item and stops (a JSON string's character: a byte, a
+  // UTF-8 sequence or an escape, then a final state with no edges), the slice of the loop X*, whose
+  // chain rows count X's; else null. For the runs of X inside a counted repetition `X{m,n}`
+  // (BuildContextMaskEntry). Thread-safe; found once per state.
+  const TokenSlice* ItemLoopOf(int32_t state);
+  // Heap bytes of the per-state array (fixed at construction, so that a grammar's size does not
+  // drift while a cache counts it; the map memos are not counted, and the slices belong to the
+  // vocabulary).
   size_t HeapBytes() const { return static_cast<size_t>(fsm_.NumStates()) * sizeof(wide_[0]); }
 
  private:
+  // What ChainOf proved about one loop's chains, per (automaton state, loop state[, budget]): the
+  // heads of one chain share most of it.
+  struct ChainMemo {
+    std::unordered_map<int64_t, int16_t> budget;
+    std::unordered_map<int64_t, int8_t> dead;
+  };
+  // The chain budget of s against `loop` (see ChainOf), 0 when none, capped at kMaxChainBudget.
+  int32_t ChainBudget(int32_t s, const LoopDfa& loop, ChainMemo* memo) const;
+  // Whether the chain from s with budget r ends dead against `loop` (see ChainOf).
+  bool ChainEndsDead(int32_t s, const LoopDfa& loop, int32_t r, ChainMemo* memo) const;
+
   const GrammarFsm& fsm_;
   const TokenizerInfo& tok_;
   // Per state: -1 not yet known, else whether it loops on itself over many bytes. Asked for every
@@ -74,6 +128,20 @@ class LoopSlices {
   std::unique_ptr<std::atomic<int8_t>[]> wide_;
   std::mutex mu_;
   std::unordered_map<int32_t, std::shared_ptr<const TokenSlice>> memo_;  // null: no slice
+  struct Chain {
+    std::shared_ptr<const TokenSlice> slice;  // null: s heads no chain
+    int32_t budget = 0;
+    bool ends_dead = false;
+  };
+  std::unordered_map<int32_t, Chain> chains_;  // under mu_
+  struct Member {
+    const TokenSlice* slice;  // held by memo_
+    int32_t local;
+  };
+  std::unordered_map<int32_t, Member> members_;  // under mu_: the states of the loops found
+  std::unordered_map<int32_t, std::shared_ptr<const TokenSlice>> item_loops_;  // under mu_; null: none
+  std::mutex chain_mu_;  // held while a chain is proved
+  std::unordered_map<std::string, ChainMemo> chain_memos_;  // by the loop's key, under chain_mu_
 };
 
 // Builds the entry of scannable state `state`. Thread-safe. `slices` (of the same fsm and
@@ -111,8 +179,11 @@ struct ContextMaskEntry {
   }
 };
 
+// `slices` (of the same fsm and vocabulary) may be null; `base_bits`, when given, holds the
+// positions of base_uncertain as a bitset (TokenMaskEntry::uncertain_bits).
 ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
                                        const std::vector<int32_t>& parent_states,
-                                       const std::vector<int32_t>& base_uncertain);
+                                       const std::vector<int32_t>& base_uncertain, LoopSlices* slices = nullptr,
+                                       const std::vector<uint64_t>* base_bits = nullptr);
 
 }  // namespace xg

@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "compiler/byte_loop.h"
+#include "compiler/compiled_grammar.h"
+#include "compiler/token_mask_cache.h"
 #include "grammar/ebnf_parser.h"
 #include "grammar/passes.h"
 #include "matcher/grammar_matcher.h"
@@ -59,14 +61,15 @@ TEST(TokenSlices, SliceIsExactlyTheTokensTheLoopReadsWhole) {
 TEST(TokenSlices, TailsAreTheOffsetsFromWhichTheRestIsReadWhole) {
   auto tok = WordVocab();
   TokenSlice slice = ComputeTokenSlice(*tok, LowercaseLoop());
-  ASSERT_EQ(slice.tails.size(), static_cast<size_t>(tok->NumSorted()));
+  ASSERT_EQ(slice.tail_words, (tok->NumSorted() + 63) / 64);
   for (int32_t p = 0; p < tok->NumSorted(); ++p) {
     const std::string_view t = tok->SortedToken(p);
     for (size_t i = 0; i < t.size(); ++i) {
       const bool rest_lower = std::all_of(t.begin() + i, t.end(), [](char c) { return c >= 'a' && c <= 'z'; });
-      EXPECT_EQ((slice.tails[p] >> i) & 1, rest_lower ? 1u : 0u) << t << " from " << i;
+      EXPECT_EQ(slice.Tail(p, static_cast<int32_t>(i)), rest_lower) << t << " from " << i;
     }
-    EXPECT_EQ(slice.tails[p] >> t.size(), 0u) << t;  // no offset at or past the end
+    for (int32_t i = static_cast<int32_t>(t.size()); i < TokenSlice::kMaxTailOffset; ++i)
+      EXPECT_FALSE(slice.Tail(p, i)) << t << " from " << i;  // no offset at or past the end
   }
 }
 
@@ -168,6 +171,126 @@ TEST(TokenSlices, MasksBuiltWithTailsEqualTheOracle) {
   ExpectMasksEqualOracleAlong(cg, *tok, {"{", "\"", "hello", " w", "\"", ":", "\"a", "\"}"});
   ExpectMasksEqualOracleAlong(cg, *tok, {"{", "\"a", "b", "\"", ":", "x", "}"});
   ExpectMasksEqualOracleAlong(cg, *tok, {"{", "\"", "ba", "a\"", ":", "x", "}"});
+}
+
+// Mostly multi-byte UTF-8 characters, whole and split, so that walks enter a string body's loop
+// mid-character.
+std::shared_ptr<const TokenizerInfo> Utf8Vocab() {
+  std::vector<std::string> toks = {"{", "\"", "{\"", "\xc3\xa9", "\xc3\xa9t", "\xc3\xa9t\xc3\xa9", "\xc3",
+                                   "\xa9", "\xa9t", "t\xc3", "a", "ab", "b", "x", "\":", "1", "}",
+                                   "\"a", "a\"", "\xe6\x97\xa5\xe6\x9c\xac", "\xe6\x97\xa5", "\xe6",
+                                   "\x97\xa5", "\xe6\x97", "\xe6\x9c\xac\"", "\xc3\xa9\":"};
+  toks.push_back("<eos>");
+  const int32_t n = static_cast<int32_t>(toks.size());
+  return std::make_shared<TokenizerInfo>(toks, n, std::vector<int32_t>{}, std::vector<int32_t>{n - 1});
+}
+
+TEST(TokenSlices, EnteredRowsAreTheTokensReadWholeFromAStateOneByteIn) {
+  auto tok = Utf8Vocab();
+  auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf(R"(root ::= "\"" [^"\\]* "\"")"), tok);
+  const GrammarFsm& fsm = cg->fsm();
+  const int32_t head = fsm.Next(fsm.RuleStart(fsm.Root()), '"');
+  LoopDfa loop;
+  ASSERT_TRUE(ByteLoopOf(fsm, head, &loop));
+  TokenSlice slice = ComputeTokenSlice(*tok, loop);
+  ASSERT_TRUE(slice.Useful());
+  int32_t rows = 0;
+  for (int32_t q = 1; q < loop.num_states; ++q) {
+    const uint64_t* row = slice.EnteredRow(q);
+    bool entered = false;  // q is one byte from the entry
+    for (int b = 0; b < 256; ++b) entered |= loop.next[b] == q;
+    ASSERT_EQ(row != nullptr, entered) << q;
+    if (!row) continue;
+    ++rows;
+    for (int32_t p = 0; p < tok->NumSorted(); ++p) {
+      const std::string_view t = tok->SortedToken(p);
+      int32_t st = q;
+      size_t j = 1;
+      while (j < t.size() && (st = loop.next[st * 256 + static_cast<uint8_t>(t[j])]) >= 0) ++j;
+      EXPECT_EQ((row[p >> 6] >> (p & 63)) & 1, t.size() >= 2 && j == t.size() ? 1u : 0u) << t << " from state " << q;
+    }
+  }
+  EXPECT_GE(rows, 2);  // the two- and three-byte lead states at least
+}
+
+TEST(TokenSlices, MasksBuiltWithEnteredRowsEqualTheOracle) {
+  // After `{"` the first character may not be `a`: a UTF-8 lead byte enters the string body's
+  // loop mid-character, and the tokens under it are accepted off the entered rows.
+  auto tok = Utf8Vocab();
+  auto cg = std::make_shared<const CompiledGrammar>(
+      ParseEbnf(R"(root ::= "{\"" ([^"\\a] [^"\\]* | "a" "b"?) "\":" "1" "}")"), tok);
+  ExpectMasksEqualOracleAlong(cg, *tok, {"{\"", "\xc3\xa9t", "\xe6\x97\xa5", "\":", "1", "}"});
+  ExpectMasksEqualOracleAlong(cg, *tok, {"{", "\"", "\xc3", "\xa9t", "\":", "1", "}"});
+  ExpectMasksEqualOracleAlong(cg, *tok, {"{\"", "\xe6", "\x97\xa5", "\xc3\xa9\":", "1", "}"});
+}
+
+// The chain of an unrolled bounded repetition (a string with maxLength): where its head is, what
+// LoopSlices::ChainOf proves about it, and the masks built with it against the oracle.
+struct ChainCase {
+  std::shared_ptr<const CompiledGrammar> cg;
+  int32_t head;  // the state after the opening bytes
+};
+
+ChainCase CompileChain(const std::shared_ptr<const TokenizerInfo>& tok, const std::string& ebnf,
+                       const std::string& opening) {
+  auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf(ebnf), tok);
+  const GrammarFsm& fsm = cg->fsm();
+  int32_t s = fsm.RuleStart(fsm.Root());
+  for (char c : opening) s = fsm.Next(s, static_cast<uint8_t>(c));
+  return {cg, s};
+}
+
+TEST(TokenSlices, ChainOfAnUnrolledStringIsProvedToItsBound) {
+  auto tok = WordVocab();
+  ChainCase c = CompileChain(tok, R"(root ::= "\"" [^"\\]{0,8} "\"")", "\"");
+  ASSERT_GE(c.head, 0);
+  LoopSlices slices(c.cg->fsm(), *tok);
+  int32_t budget = 0;
+  bool ends_dead = false;
+  const TokenSlice* chain = slices.ChainOf(c.head, &budget, &ends_dead);
+  ASSERT_NE(chain, nullptr);
+  EXPECT_EQ(budget, 8);
+  EXPECT_TRUE(ends_dead);  // after 8 characters only the closing quote: a 9th character dies inside
+  // One level in: the same loop, one iteration less.
+  const int32_t next = c.cg->fsm().Next(c.head, 'a');
+  ASSERT_EQ(slices.ChainOf(next, &budget, &ends_dead), chain);
+  EXPECT_EQ(budget, 7);
+  // The masks along a string that runs into the bound (5 + 2 + 1 characters, then only the quote).
+  ExpectMasksEqualOracleAlong(c.cg, *tok, {"\"", "hello", "ab", "a", "\""});
+  ExpectMasksEqualOracleAlong(c.cg, *tok, {"\"", "z", "world", "\""});
+}
+
+TEST(TokenSlices, ChainThatMayEndInItsRuleIsWalkedPastItsBudget) {
+  // The repetition ends its rule: a token longer than the budget completes `body` and is judged by
+  // what follows it (uncertain, then the live parser), so the chain does not end dead.
+  auto tok = WordVocab();
+  ChainCase c = CompileChain(tok, R"(root ::= "{" body "}"
+body ::= [^"\\{}]{0,6})", "{");
+  const GrammarFsm& fsm = c.cg->fsm();
+  const int32_t body_start = fsm.RuleStart(fsm.RuleEdgesBegin(c.head)->rule);
+  LoopSlices slices(fsm, *tok);
+  int32_t budget = 0;
+  bool ends_dead = true;
+  ASSERT_NE(slices.ChainOf(body_start, &budget, &ends_dead), nullptr);
+  EXPECT_EQ(budget, 6);
+  EXPECT_FALSE(ends_dead);
+  ExpectMasksEqualOracleAlong(c.cg, *tok, {"{", "hello", "x", "}"});
+  ExpectMasksEqualOracleAlong(c.cg, *tok, {"{", "ab", "}"});
+}
+
+TEST(TokenSlices, ChainBudgetStopsWhereTheChainStopsFollowingTheLoop) {
+  // The third character may not be `z`: only two iterations of the loop are proved from the head,
+  // and tokens of more characters are walked (`abc` lives, `abz` dies).
+  auto tok = WordVocab();
+  ChainCase c = CompileChain(tok, R"(root ::= "\"" [^"\\]{2} [^"\\z] [^"\\]{0,4} "\"")", "\"");
+  LoopSlices slices(c.cg->fsm(), *tok);
+  int32_t budget = 0;
+  bool ends_dead = true;
+  ASSERT_NE(slices.ChainOf(c.head, &budget, &ends_dead), nullptr);
+  EXPECT_EQ(budget, 2);
+  EXPECT_FALSE(ends_dead);  // the third character may be anything but `z`
+  ExpectMasksEqualOracleAlong(c.cg, *tok, {"\"", "ab", "x", "zz", "\""});
+  ExpectMasksEqualOracleAlong(c.cg, *tok, {"\"", "abc", "\""});
 }
 
 }  // namespace

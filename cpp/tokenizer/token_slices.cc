@@ -27,6 +27,8 @@ TokenSlice ComputeTokenSlice(const TokenizerInfo& tok, const LoopDfa& loop) {
   out.accepted_bits.assign(tok.MaskWords(), 0);
   const int32_t n = tok.NumSorted();
   std::vector<int32_t> at(tok.MaxTokenBytes() + 1, 0);  // at[d]: loop state after d bytes
+  std::vector<int32_t> started(tok.MaxTokenBytes() + 1, 0);  // started[d]: iterations begun in d bytes
+  std::vector<uint8_t> iterations(n, 0);  // per accepted sorted position, capped at kMaxChainBudget + 1
   int32_t depth = 0;
   for (int32_t k = 0; k < n;) {
     std::string_view t = tok.SortedToken(k);
@@ -40,8 +42,10 @@ TokenSlice ComputeTokenSlice(const TokenizerInfo& tok, const LoopDfa& loop) {
         break;
       }
       at[depth + 1] = nx;
+      started[depth + 1] = started[depth] + (at[depth] == 0);
     }
     if (!dead) {
+      iterations[k] = static_cast<uint8_t>(std::min(started[len], TokenSlice::kMaxChainBudget + 1));
       const int32_t id = tok.SortedId(k);
       out.accepted_bits[id >> 5] |= 1u << (id & 31);
       ++out.num_accepted;
@@ -53,19 +57,63 @@ TokenSlice ComputeTokenSlice(const TokenizerInfo& tok, const LoopDfa& loop) {
     for (; k < end; ++k) out.complement.push_back(k);
   }
   if (out.num_accepted >= n / 4) {
-    out.tails.assign(n, 0);
+    out.tail_words = (n + 63) / 64;
+    out.tails.assign(static_cast<size_t>(TokenSlice::kMaxTailOffset) * out.tail_words, 0);
     for (int32_t k = 0; k < n; ++k) {
       std::string_view t = tok.SortedToken(k);
       const int32_t len = static_cast<int32_t>(t.size());
-      uint32_t bits = 0;
       for (int32_t i = 0; i < std::min(len, TokenSlice::kMaxTailOffset); ++i) {
         int32_t st = 0;
         int32_t j = i;
         while (j < len && (st = loop.next[static_cast<size_t>(st) * 256 + static_cast<uint8_t>(t[j])]) >= 0) ++j;
-        if (j == len) bits |= 1u << i;
+        if (j == len) out.tails[static_cast<size_t>(i) * out.tail_words + (k >> 6)] |= uint64_t{1} << (k & 63);
       }
-      out.tails[k] = bits;
     }
+    // Entered rows: from each state one byte from the entry, bytes 1.. of every token.
+    out.entered_row.assign(loop.num_states, -1);
+    int32_t num_entered = 0;
+    for (int b = 0; b < 256; ++b) {
+      const int32_t q = loop.next[b];
+      if (q > 0 && out.entered_row[q] < 0) out.entered_row[q] = num_entered++;
+    }
+    out.entered.assign(static_cast<size_t>(num_entered) * out.tail_words, 0);
+    for (int32_t q = 1; q < loop.num_states; ++q) {
+      if (out.entered_row[q] < 0) continue;
+      uint64_t* row = out.entered.data() + static_cast<size_t>(out.entered_row[q]) * out.tail_words;
+      for (int32_t k = 0; k < n; ++k) {
+        std::string_view t = tok.SortedToken(k);
+        int32_t st = q;
+        size_t j = 1;
+        while (j < t.size() && (st = loop.next[static_cast<size_t>(st) * 256 + static_cast<uint8_t>(t[j])]) >= 0) ++j;
+        if (t.size() >= 2 && j == t.size()) row[k >> 6] |= uint64_t{1} << (k & 63);
+      }
+    }
+    // Chain rows: each token in the row of its own iteration count, then every row ORed into the next.
+    const int32_t rows = TokenSlice::kMaxChainBudget;
+    out.chain.assign(static_cast<size_t>(rows) * out.tail_words, 0);
+    for (int32_t k = 0; k < n; ++k) {
+      const int32_t it = iterations[k];
+      if (it >= 1 && it <= rows) out.chain[static_cast<size_t>(it - 1) * out.tail_words + (k >> 6)] |= uint64_t{1} << (k & 63);
+    }
+    std::vector<int32_t> with_count(rows + 2, 0);
+    for (uint8_t it : iterations) ++with_count[it];
+    out.chain_counts.assign(rows, 0);
+    for (int32_t r = 0; r < rows; ++r) {
+      uint64_t* row = out.chain.data() + static_cast<size_t>(r) * out.tail_words;
+      if (r > 0)
+        for (int32_t w = 0; w < out.tail_words; ++w) row[w] |= row[w - out.tail_words];
+      out.chain_counts[r] = (r > 0 ? out.chain_counts[r - 1] : 0) + with_count[r + 1];
+    }
+    const size_t id_words = out.accepted_bits.size();
+    out.chain_by_id.assign(static_cast<size_t>(rows) * id_words, 0);
+    for (int32_t k = 0; k < n; ++k) {
+      const int32_t it = iterations[k], id = tok.SortedId(k);
+      if (it < 1 || it > rows) continue;
+      out.chain_by_id[static_cast<size_t>(it - 1) * id_words + (id >> 5)] |= 1u << (id & 31);
+    }
+    for (int32_t r = 1; r < rows; ++r)
+      for (size_t w = 0; w < id_words; ++w)
+        out.chain_by_id[r * id_words + w] |= out.chain_by_id[(r - 1) * id_words + w];
   }
   if (out.num_accepted < n / 4) {
     // Walking the whole trie is about as cheap as walking this complement: keep only the count,

@@ -47,20 +47,57 @@ struct LoopDfa {
 // A slice is *useful* when the loop reads at least a quarter of the vocabulary whole; a slice that is
 // not keeps only its count (its sets would save the mask-cache walk little).
 //
-// A useful slice also keeps the loop's *tails*: per token, the offsets i < kMaxTailOffset at which the
-// token's rest (bytes i..end) is read whole from the loop's entry. The mask-cache walk uses them when
-// a prefix brings the parse into the loop (the first character of a key, a string value predicted
-// by the state): every token under that trie node whose tail bit is set is accepted without being
-// parsed, and only the others are walked.
+// A useful slice also keeps the loop's *tails*: per offset i < kMaxTailOffset, the set of tokens whose
+// rest (bytes i..end) is read whole from the loop's entry, as a bitset over sorted positions. The
+// mask-cache walk uses them when a prefix of length i brings the parse into the loop (the first
+// character of a key, a string value predicted by the state): the tokens under that trie node are a
+// range of sorted positions, so those with their tail bit set are accepted a 64-bit word at a time,
+// without being parsed, and only the others are walked.
+//
+// And its *chain rows*, for the unrolled bounded repetitions of the loop's iteration (a string with
+// maxLength 30 is a chain of 30 copies of the string body's character, not a loop): per budget r in
+// 1..kMaxChainBudget, the tokens read whole from the entry that start at most r iterations (an
+// iteration starts at each byte read at the entry state), as a bitset over sorted positions. A chain
+// state that simulates r iterations of the loop (LoopSlices::ChainOf) accepts those tokens unwalked.
 struct TokenSlice {
   static constexpr int32_t kMaxTailOffset = 32;
+  static constexpr int32_t kMaxChainBudget = 32;
   std::vector<uint32_t> accepted_bits;  // tokens read whole by the loop, packed by id (MaskWords() words)
   std::vector<int32_t> complement;      // every other normal token: positions in the sorted vocabulary, ascending
-  std::vector<uint32_t> tails;          // per sorted position: bit i set iff bytes i.. are read whole
+  // kMaxTailOffset rows of TailWords() words: bit p of row i set iff sorted token p's bytes i.. are
+  // read whole (and p has more than i bytes).
+  std::vector<uint64_t> tails;
+  int32_t tail_words = 0;
+  // kMaxChainBudget rows of tail_words words (row r - 1 for budget r), each row's count, and the
+  // same rows packed by token id (MaskWords() words each), ready to be a mask entry's bitset.
+  std::vector<uint64_t> chain;
+  std::vector<int32_t> chain_counts;
+  std::vector<uint32_t> chain_by_id;
+  // *Entered rows*, for a walk whose first byte enters the loop mid-iteration (a key's first
+  // character is a UTF-8 lead byte): per loop state q that the entry reaches in one byte, the tokens
+  // whose bytes 1.. are read whole from q (tail_words words each; entered_row[q] is q's row index,
+  // -1 when q has none).
+  std::vector<uint64_t> entered;
+  std::vector<int32_t> entered_row;
   int32_t num_accepted = 0;
   bool Useful() const { return !accepted_bits.empty(); }
+  const uint64_t* TailRow(int32_t offset) const { return tails.data() + static_cast<size_t>(offset) * tail_words; }
+  bool Tail(int32_t pos, int32_t offset) const { return (TailRow(offset)[pos >> 6] >> (pos & 63)) & 1; }
+  const uint64_t* ChainRow(int32_t budget) const {
+    return chain.data() + static_cast<size_t>(budget - 1) * tail_words;
+  }
+  const uint64_t* EnteredRow(int32_t q) const {
+    return q < static_cast<int32_t>(entered_row.size()) && entered_row[q] >= 0
+               ? entered.data() + static_cast<size_t>(entered_row[q]) * tail_words
+               : nullptr;
+  }
+  const uint32_t* ChainRowById(int32_t budget) const {
+    return chain_by_id.data() + static_cast<size_t>(budget - 1) * accepted_bits.size();
+  }
   size_t MemoryBytes() const {
-    return sizeof(*this) + (accepted_bits.capacity() + complement.capacity() + tails.capacity()) * 4;
+    return sizeof(*this) +
+           (accepted_bits.capacity() + complement.capacity() + chain_counts.capacity() + chain_by_id.capacity()) * 4 +
+           (tails.capacity() + chain.capacity() + entered.capacity()) * 8 + entered_row.capacity() * 4;
   }
 };
 
