@@ -522,6 +522,8 @@ const TokenSlice* LoopSlices::ChainOf(int32_t state, int32_t* budget, bool* ends
     int32_t next = -1;
     for (int b = 0x20; b < 0x7f && next < 0; ++b)
       if (row[b] >= 0 && row[b] != state && fsm_.HasBytes(row[b])) next = row[b];
+    // A link that is a loop itself (a key's first character, then the string body) is no chain.
+    if (next >= 0 && TailFinder::IsWideLoopHead(fsm_, next)) next = -1;
     LoopDfa loop;
     if (next >= 0 && ByteLoopOf(fsm_, state, &loop, next)) {
       std::lock_guard<std::mutex> lock(chain_mu_);  // the memo of this loop's chains
@@ -597,20 +599,22 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
   int32_t budget = 0;
   bool ends_dead = false;
   const TokenSlice* chain = slice ? nullptr : slices->ChainOf(state, &budget, &ends_dead);
-  // Accepted: a bitset over sorted positions (most of the vocabulary at a string's first character,
-  // set a range at a time off the tails); uncertain: positions, ascending. Rejected tokens are the
-  // rest and are never listed here (most states reject most of the vocabulary).
+  // Accepted: the positions the walk parsed (ascending), and, once a loop's rows accept tokens a
+  // range at a time (most of the vocabulary at a string's first character), a bitset over sorted
+  // positions. A literal's state accepts a handful of tokens: it never allocates the bitset.
+  // Uncertain: positions, ascending. Rejected tokens are the rest and are never listed here (most
+  // states reject most of the vocabulary).
   const int32_t pos_words = (n + 63) / 64;
-  std::vector<uint64_t> accepted(pos_words, 0);
+  std::vector<int32_t> walked_accepted;
+  std::vector<uint64_t> accepted;  // empty until a row or range needs it
   size_t num_walk_accepted = 0;  // counted as set (a popcount is a libgcc call without -mpopcnt)
   std::vector<int32_t> uncertain;
   // With a chain: the positions to walk, ascending: those its row does not list, or when the chain
   // ends dead, only those the loop does not read whole.
   std::vector<int32_t> unproved;
-  std::vector<int32_t> accepted_beyond_chain;  // with a chain: the walk's accepted positions
   if (chain) {
     const uint64_t* row = chain->ChainRow(budget);
-    std::copy(row, row + pos_words, accepted.begin());
+    accepted.assign(row, row + pos_words);
     num_walk_accepted = chain->chain_counts[budget - 1];
   }
   if (chain && !ends_dead) {
@@ -631,9 +635,8 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
           // Alive inside the rule (lineage 0), or the rule completed exactly at the end: valid in
           // any context. Alive only through an assumed follow context: depends on the real one.
           if (o.end_flags & (ParseConfigCache::kHasLineage0 | EarleyParser::kTopCompleted)) {
-            accepted[pos >> 6] |= uint64_t{1} << (pos & 63);
+            walked_accepted.push_back(pos);
             ++num_walk_accepted;
-            if (chain) accepted_beyond_chain.push_back(pos);
           } else {
             uncertain.push_back(pos);
           }
@@ -643,6 +646,7 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
       },
       &tails,
       [&](int32_t lo, int32_t hi, const TokenOutcome&) {  // read whole by a loop at lineage 0
+        if (accepted.empty()) accepted.assign(pos_words, 0);
         SetBitRange(accepted.data(), lo, hi);
         num_walk_accepted += hi - lo;
       });
@@ -666,11 +670,19 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
   // The rejected-list form clears the uncertain tokens too, so it costs rejected + uncertain per
   // use (a string character inside a counted repetition leaves most of the vocabulary uncertain).
   const size_t rejected_cost = num_rejected + uncertain.size();
-  if (num_accepted <= rejected_cost && num_accepted < bitset_words) {
+  const bool accepted_list = num_accepted <= rejected_cost && num_accepted < bitset_words;
+  if (!accepted_list && accepted.empty()) accepted.assign(pos_words, 0);
+  if (!accepted.empty())  // the parsed ones join the rows' (a chain keeps them listed too, for its bitset)
+    for (int32_t p : walked_accepted) accepted[p >> 6] |= uint64_t{1} << (p & 63);
+  if (accepted_list) {
     // (never with a slice: a useful slice alone is larger than the bitset)
     e.storage = TokenMaskEntry::Storage::kAcceptedList;
     e.ids.reserve(num_accepted);
-    for_each_bit(accepted.data(), false, [&](int32_t p) { e.ids.push_back(tok.SortedId(p)); });
+    if (accepted.empty()) {
+      for (int32_t p : walked_accepted) e.ids.push_back(tok.SortedId(p));
+    } else {
+      for_each_bit(accepted.data(), false, [&](int32_t p) { e.ids.push_back(tok.SortedId(p)); });
+    }
     SortTokenIds(&e.ids, tok.VocabSize());
   } else if (rejected_cost < num_accepted && rejected_cost < bitset_words) {
     e.storage = TokenMaskEntry::Storage::kRejectedList;
@@ -698,7 +710,7 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
     if (chain) {
       const uint32_t* row = chain->ChainRowById(budget);
       e.bits.assign(row, row + bitset_words);
-      for (int32_t p : accepted_beyond_chain) set_id(p);
+      for (int32_t p : walked_accepted) set_id(p);
     } else {
       if (slice) {
         e.bits = slice->accepted_bits;
