@@ -68,13 +68,9 @@ struct TokenOutcome {
   bool follow_done;    // a follow-context rule completed at some byte up to the end or the death
 };
 
-// Walks tokens in sorted order from the cache's initial configuration, reusing the common prefix
-// with the previous token, and calls report(position, outcome) for each token except those that
-// die without any follow rule completing (rejected outright: most of the vocabulary, never listed). `subset` (ascending sorted
-// positions) restricts the walk; null walks the whole vocabulary. A prefix that dies rejects every
-// token under it at once (RunEnd skips the run without reading the tokens).
 // Tails for the walk (token_slices.h): per configuration, the slice of a wide lexical loop one of
-// its lineage-0 items is at the entry of, if any. Looked up once per configuration of the walk.
+// its lineage-0 items is in (at the loop's head, or at a state one byte in), if any. Looked up once
+// per configuration of the walk.
 class TailFinder {
  public:
   // The memo lives in per-thread buffers (one walk at a time per thread), cleared per walk: a
@@ -229,9 +225,14 @@ void SortTokenIds(std::vector<int32_t>* ids, int32_t vocab_size) {
     for (uint64_t x = seen[w]; x; x &= x - 1) ids->push_back(static_cast<int32_t>(w << 6) + __builtin_ctzll(x));
 }
 
-// Walks the vocabulary (or `subset`), calling report(pos, outcome) per token as described above.
-// With `tails`, the walk of the whole vocabulary reports the tokens a wide loop reads whole as
-// ranges: report_range(lo, hi, outcome) for the positions [lo, hi), all with the same outcome.
+// Walks tokens in sorted order from the cache's initial configuration, reusing the common prefix
+// with the previous token, and calls report(position, outcome) for each token except those that
+// die without any follow rule completing (rejected outright: most of the vocabulary, never
+// listed). `subset` (ascending sorted positions) restricts the walk; null walks the whole
+// vocabulary. A prefix that dies rejects every token under it at once (RunEnd skips the run
+// without reading the tokens). With `tails`, the walk of the whole vocabulary reports the tokens a
+// wide loop reads whole as ranges: report_range(lo, hi, outcome) for the positions [lo, hi), all
+// with the same outcome.
 template <typename Report, typename ReportRange = std::nullptr_t>
 void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::vector<int32_t>* subset,
                 uint8_t leave_flags, Report&& report, TailFinder* tails = nullptr,
