@@ -68,6 +68,14 @@ struct TokenOutcome {
   bool follow_done;    // a follow-context rule completed at some byte up to the end or the death
 };
 
+// The number of bytes `state` has an edge on (four popcounts of its live-byte set).
+int32_t NumLiveBytes(const GrammarFsm& fsm, int32_t state) {
+  const uint64_t* live = fsm.LiveBytes(state);
+  int32_t n = 0;
+  for (int w = 0; w < 4; ++w) n += __builtin_popcountll(live[w]);
+  return n;
+}
+
 // Tails for the walk (token_slices.h): per configuration, the slice of a wide lexical loop one of
 // its lineage-0 items is in (at the loop's head, or at a state one byte in), if any. Looked up once
 // per configuration of the walk.
@@ -115,10 +123,7 @@ class TailFinder {
   // Asked for every item of every configuration a walk meets, so the edge count comes from the
   // live-byte set (four popcounts) and only wide states look at their row.
   static bool IsWideLoopHead(const GrammarFsm& fsm, int32_t state) {
-    const uint64_t* live = fsm.LiveBytes(state);
-    int32_t edges = 0;
-    for (int w = 0; w < 4; ++w) edges += __builtin_popcountll(live[w]);
-    if (edges < kMinWideLoopBytes) return false;
+    if (NumLiveBytes(fsm, state) < kMinWideLoopBytes) return false;
     const int32_t* row = fsm.NextRow(state);
     for (int b = 0; b < 256; ++b)
       if (row[b] == state) return true;
@@ -419,7 +424,9 @@ int32_t LoopSlices::ChainBudget(int32_t s, const LoopDfa& loop, ChainMemo* memo)
   // (an automaton cycle, i.e. no chain) counts as -1, which only lowers the budget: every value
   // memoized is a sound lower bound, so the memo is shared by every head of the chain. Past
   // kMaxPairs new pairs the search gives up (budget 0, memo dropped: the unfinished values are not).
-  constexpr int32_t kMaxPairs = 8192;
+  // The recursion is at most kMaxPairs deep (each frame is a new pair): small enough for any thread's
+  // stack, and far above a 32-character chain of a 13-state string body (~400 pairs).
+  constexpr int32_t kMaxPairs = 2048;
   constexpr int16_t kPending = -2;
   const int32_t cap = TokenSlice::kMaxChainBudget;
   int32_t new_pairs = 0;
@@ -461,8 +468,9 @@ bool LoopSlices::ChainEndsDead(int32_t s, const LoopDfa& loop, int32_t r, ChainM
   // dead(c, q, r): every loop path from (c, q) that begins at most r iterations is a byte path from
   // c, and at the byte that would begin one more, the automaton state has no edge on it, no rule
   // edge, and is not final. Memoized (shared by the chain's heads); a pair met again while it is
-  // being computed counts as false (sound: no claim). Past kMaxNodes new nodes, no claim.
-  constexpr int32_t kMaxNodes = 8192;
+  // being computed counts as false (sound: no claim). Past kMaxNodes new nodes (also the recursion's
+  // depth bound), no claim.
+  constexpr int32_t kMaxNodes = 2048;
   constexpr int8_t kPending = -1;
   int32_t new_nodes = 0;
   bool gave_up = false;
@@ -513,10 +521,7 @@ const TokenSlice* LoopSlices::ChainOf(int32_t state, int32_t* budget, bool* ends
   }
   Chain chain;
   // A chain head reads nearly every byte (as a wide loop head does) and is not itself a loop.
-  const uint64_t* live = fsm_.LiveBytes(state);
-  int32_t edges = 0;
-  for (int w = 0; w < 4; ++w) edges += __builtin_popcountll(live[w]);
-  if (edges >= kMinWideLoopBytes && Of(state) == nullptr) {
+  if (NumLiveBytes(fsm_, state) >= kMinWideLoopBytes && Of(state) == nullptr) {
     // The chain's next link: where a printable ASCII byte leads (a one-byte iteration of a string
     // body, say); the candidate loop is the step from here to there, folded.
     const int32_t* row = fsm_.NextRow(state);
