@@ -22,6 +22,17 @@ std::string LoopDfa::Key() const {
   return std::string(reinterpret_cast<const char*>(runs.data()), runs.size() * sizeof(int32_t));
 }
 
+namespace {
+
+// Whether the loop reads t's bytes from..end whole, starting at loop state q.
+bool ReadsWhole(const LoopDfa& loop, int32_t q, std::string_view t, size_t from) {
+  for (size_t j = from; j < t.size(); ++j)
+    if ((q = loop.next[static_cast<size_t>(q) * 256 + static_cast<uint8_t>(t[j])]) < 0) return false;
+  return true;
+}
+
+}  // namespace
+
 TokenSlice ComputeTokenSlice(const TokenizerInfo& tok, const LoopDfa& loop) {
   TokenSlice out;
   out.accepted_bits.assign(tok.MaskWords(), 0);
@@ -62,12 +73,8 @@ TokenSlice ComputeTokenSlice(const TokenizerInfo& tok, const LoopDfa& loop) {
     for (int32_t k = 0; k < n; ++k) {
       std::string_view t = tok.SortedToken(k);
       const int32_t len = static_cast<int32_t>(t.size());
-      for (int32_t i = 0; i < std::min(len, TokenSlice::kMaxTailOffset); ++i) {
-        int32_t st = 0;
-        int32_t j = i;
-        while (j < len && (st = loop.next[static_cast<size_t>(st) * 256 + static_cast<uint8_t>(t[j])]) >= 0) ++j;
-        if (j == len) out.tails[static_cast<size_t>(i) * out.tail_words + (k >> 6)] |= uint64_t{1} << (k & 63);
-      }
+      for (int32_t i = 0; i < std::min(len, TokenSlice::kMaxTailOffset); ++i)
+        if (ReadsWhole(loop, 0, t, i)) out.tails[static_cast<size_t>(i) * out.tail_words + (k >> 6)] |= uint64_t{1} << (k & 63);
     }
     // Entered rows: from each state one byte from the entry, bytes 1.. of every token.
     out.entered_row.assign(loop.num_states, -1);
@@ -82,10 +89,7 @@ TokenSlice ComputeTokenSlice(const TokenizerInfo& tok, const LoopDfa& loop) {
       uint64_t* row = out.entered.data() + static_cast<size_t>(out.entered_row[q]) * out.tail_words;
       for (int32_t k = 0; k < n; ++k) {
         std::string_view t = tok.SortedToken(k);
-        int32_t st = q;
-        size_t j = 1;
-        while (j < t.size() && (st = loop.next[static_cast<size_t>(st) * 256 + static_cast<uint8_t>(t[j])]) >= 0) ++j;
-        if (t.size() >= 2 && j == t.size()) row[k >> 6] |= uint64_t{1} << (k & 63);
+        if (t.size() >= 2 && ReadsWhole(loop, q, t, 1)) row[k >> 6] |= uint64_t{1} << (k & 63);
       }
     }
     // Chain rows: each token in the row of its own iteration count, then every row ORed into the next.
