@@ -91,6 +91,11 @@ CASES = {
     "unevaluated_properties_over_all_of": (
         {"allOf": [{"properties": {"a": {}}}], "properties": {"b": {}}, "unevaluatedProperties": False},
         ['{"a":1,"b":2}', "{}"], ['{"a":1,"c":3}']),
+    # Properties emitted in order (any_order=False): an allOf branch's (here a $ref'd base) before the schema's own.
+    "all_of_branch_properties_first": (
+        {"type": "object", "allOf": [{"$ref": "#/$defs/base"}], "properties": {"file": {"type": "string"}},
+         "$defs": {"base": {"properties": {"active": {"type": "boolean"}}}}},
+        ['{"active":true,"file":"a"}', '{"file":"a"}', '{"active":false}'], ['{"file":"a","active":true}']),
     "unevaluated_properties_over_any_of": (
         {"anyOf": [{"properties": {"a": {}}, "required": ["a"]}, {"properties": {"b": {}}, "required": ["b"]}],
          "unevaluatedProperties": False},

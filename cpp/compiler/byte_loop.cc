@@ -14,7 +14,7 @@ bool ByteLoopOf(const GrammarFsm& fsm, int32_t s, LoopDfa* loop, int32_t fold, s
   index.emplace(s, 0);
   std::vector<std::vector<int32_t>> preds(1);  // predecessors, as positions in `reach`
   for (size_t i = 0; i < reach.size(); ++i) {
-    const int32_t* row = fsm.NextRow(reach[i]);
+    const ByteRow row = fsm.NextRow(reach[i]);
     int32_t last = -1;
     for (int b = 0; b < 256; ++b) {
       const int32_t t = row[b] < 0 ? row[b] : as_loop(row[b]);
@@ -48,7 +48,7 @@ bool ByteLoopOf(const GrammarFsm& fsm, int32_t s, LoopDfa* loop, int32_t fold, s
   std::unordered_map<int32_t, int32_t> local = {{s, 0}};
   std::vector<int32_t> order = {s};
   for (size_t i = 0; i < order.size(); ++i) {
-    const int32_t* row = fsm.NextRow(order[i]);
+    const ByteRow row = fsm.NextRow(order[i]);
     for (int b = 0; b < 256; ++b) {
       const int32_t t = row[b] < 0 ? row[b] : as_loop(row[b]);
       if (t < 0 || !back[index.at(t)] || local.count(t)) continue;
@@ -61,7 +61,7 @@ bool ByteLoopOf(const GrammarFsm& fsm, int32_t s, LoopDfa* loop, int32_t fold, s
   loop->num_states = static_cast<int32_t>(order.size());
   loop->next.assign(order.size() * 256, -1);
   for (size_t i = 0; i < order.size(); ++i) {
-    const int32_t* row = fsm.NextRow(order[i]);
+    const ByteRow row = fsm.NextRow(order[i]);
     for (int b = 0; b < 256; ++b) {
       auto it = row[b] >= 0 ? local.find(as_loop(row[b])) : local.end();
       if (it != local.end()) loop->next[i * 256 + b] = it->second;

@@ -124,7 +124,7 @@ class TailFinder {
   // live-byte set (four popcounts) and only wide states look at their row.
   static bool IsWideLoopHead(const GrammarFsm& fsm, int32_t state) {
     if (NumLiveBytes(fsm, state) < kMinWideLoopBytes) return false;
-    const int32_t* row = fsm.NextRow(state);
+    const ByteRow row = fsm.NextRow(state);
     for (int b = 0; b < 256; ++b)
       if (row[b] == state) return true;
     return false;
@@ -437,7 +437,7 @@ int32_t LoopSlices::ChainBudget(int32_t s, const LoopDfa& loop, ChainMemo* memo)
     if (!inserted) return it->second == kPending ? -1 : it->second;
     if (++new_pairs > kMaxPairs) gave_up = true;
     int32_t r = cap;
-    const int32_t* row = fsm_.NextRow(c);
+    const ByteRow row = fsm_.NextRow(c);
     int32_t last_q2 = -1, last_c2 = -2;  // runs of one (q2, c2) pair (character ranges) are checked once
     for (int b = 0; b < 256 && !gave_up; ++b) {
       const int32_t q2 = loop.next[static_cast<size_t>(q) * 256 + b];
@@ -482,7 +482,7 @@ bool LoopSlices::ChainEndsDead(int32_t s, const LoopDfa& loop, int32_t r, ChainM
     if (++new_nodes > kMaxNodes) gave_up = true;
     const bool ends_here = q == 0 && left == 0;
     bool ok = !gave_up && !(ends_here && (fsm_.IsFinal(c) || fsm_.RuleEdgesBegin(c) != fsm_.RuleEdgesEnd(c)));
-    const int32_t* row = fsm_.NextRow(c);
+    const ByteRow row = fsm_.NextRow(c);
     int32_t last_q2 = -1, last_c2 = -2;  // runs of one (q2, c2) pair are checked once
     for (int b = 0; b < 256 && ok; ++b) {
       const int32_t q2 = loop.next[static_cast<size_t>(q) * 256 + b];
@@ -524,7 +524,7 @@ const TokenSlice* LoopSlices::ChainOf(int32_t state, int32_t* budget, bool* ends
   if (NumLiveBytes(fsm_, state) >= kMinWideLoopBytes && Of(state) == nullptr) {
     // The chain's next link: where a printable ASCII byte leads (a one-byte iteration of a string
     // body, say); the candidate loop is the step from here to there, folded.
-    const int32_t* row = fsm_.NextRow(state);
+    const ByteRow row = fsm_.NextRow(state);
     int32_t next = -1;
     for (int b = 0x20; b < 0x7f && next < 0; ++b)
       if (row[b] >= 0 && row[b] != state && fsm_.HasBytes(row[b])) next = row[b];
@@ -570,7 +570,7 @@ const TokenSlice* LoopSlices::ItemLoopOf(int32_t state) {
       final_state = c;
       continue;
     }
-    const int32_t* row = fsm_.NextRow(c);
+    const ByteRow row = fsm_.NextRow(c);
     for (int b = 0; ok && b < 256; ++b)
       if (row[b] >= 0 && seen.insert(row[b]).second) {
         if (static_cast<int32_t>(reach.size()) >= kMaxForwardStates) ok = false;
@@ -781,7 +781,7 @@ int32_t RunCapacity(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t sta
 // *bytes gets X's bytes (GrammarFsm::LiveBytes).
 bool IsOneByteItem(const GrammarFsm& fsm, int32_t state, const uint64_t** bytes) {
   if (fsm.IsFinal(state) || fsm.RuleEdgesBegin(state) != fsm.RuleEdgesEnd(state)) return false;
-  const int32_t* row = fsm.NextRow(state);
+  const ByteRow row = fsm.NextRow(state);
   for (int b = 0; b < 256; ++b) {
     const int32_t t = row[b];
     if (t >= 0 && (!fsm.IsFinal(t) || fsm.HasBytes(t) || fsm.RuleEdgesBegin(t) != fsm.RuleEdgesEnd(t))) return false;

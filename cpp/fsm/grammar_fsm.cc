@@ -449,6 +449,59 @@ LocalDfa Minimize(LocalDfa d) {
   return out;
 }
 
+// The byte classes of the automata (see grammar_fsm.h): bytes b and c share a class iff every run of
+// a useful state contains both or neither, which makes every row constant on each class. Refines the
+// partition by each distinct run range once; the ranges number in the hundreds, so this costs far
+// less than the 256-wide rows it saves. Writes class ids (0..n-1, in order of first byte) to `out`
+// and returns n.
+int32_t ComputeByteClasses(const std::vector<LocalDfa>& dfas, const std::vector<uint8_t>& productive,
+                           const std::vector<std::vector<int32_t>>& local_to_global, uint8_t out[256]) {
+  // The distinct ranges as a set of (lo, hi) pairs: bit lo * 256 + hi (big grammars have ~10^5 runs,
+  // so this is cheaper than sorting them).
+  std::vector<uint64_t> seen(256 * 256 / 64, 0);
+  for (size_t r = 0; r < dfas.size(); ++r) {
+    if (!productive[r]) continue;
+    const LocalDfa& d = dfas[r];
+    for (int32_t s = 0; s < d.Size(); ++s) {
+      if (local_to_global[r][s] < 0) continue;
+      for (const ByteRun& run : d.Runs(s)) {
+        if (local_to_global[r][run.target] < 0) continue;
+        const int bit = run.lo * 256 + run.hi;
+        seen[bit >> 6] |= 1ull << (bit & 63);
+      }
+    }
+  }
+  // cls[b] < 512 always: a split adds at most one id per class it touches, and ids are renumbered
+  // densely (at most 256) whenever they pass 256.
+  std::array<int32_t, 256> cls{};
+  int32_t next_id = 1;
+  std::array<int32_t, 512> split;
+  auto renumber = [&] {
+    split.fill(-1);
+    next_id = 0;
+    for (int b = 0; b < 256; ++b) {
+      if (split[cls[b]] < 0) split[cls[b]] = next_id++;
+      cls[b] = split[cls[b]];
+    }
+  };
+  for (int w = 0; w < static_cast<int>(seen.size()); ++w) {
+    for (uint64_t bits = seen[w]; bits; bits &= bits - 1) {
+      const int bit = (w << 6) + __builtin_ctzll(bits), lo = bit >> 8, hi = bit & 255;
+      if (lo == 0 && hi == 255) continue;  // splits nothing
+      split.fill(-1);
+      for (int b = lo; b <= hi; ++b) {
+        int32_t& id = split[cls[b]];
+        if (id < 0) id = next_id++;
+        cls[b] = id;
+      }
+      if (next_id > 256) renumber();
+    }
+  }
+  renumber();
+  for (int b = 0; b < 256; ++b) out[b] = static_cast<uint8_t>(cls[b]);
+  return next_id;
+}
+
 }  // namespace
 
 GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache* cache) {
@@ -602,9 +655,10 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   out.is_final_.assign(total, 0);
   out.has_bytes_.assign(total, 0);
   out.live_bytes_.assign(static_cast<size_t>(total) * 4, 0);
-  // All -1: every byte of -1 is 0xFF, so one memset (std::fill of int32 is a scalar loop at -O2, and
-  // this table is the largest write of a compile: 1 KiB per state).
-  out.byte_next_.resize(static_cast<size_t>(total) * 256);
+  out.num_classes_ = ComputeByteClasses(dfas, productive, local_to_global, out.byte_class_);
+  const size_t width = static_cast<size_t>(out.num_classes_);
+  // All -1: every byte of -1 is 0xFF, so one memset (std::fill of int32 is a scalar loop at -O2).
+  out.byte_next_.resize(static_cast<size_t>(total) * width);
   std::memset(out.byte_next_.data(), 0xFF, out.byte_next_.size() * sizeof(int32_t));
   out.rule_edge_offset_.assign(total + 1, 0);
   // Global states are numbered rule by rule, state by state: the loop below meets them in ascending
@@ -620,8 +674,8 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       for (const ByteRun& run : d.Runs(s)) {
         const int32_t gt = local_to_global[r][run.target];
         if (gt < 0) continue;
-        std::fill(&out.byte_next_[static_cast<size_t>(gs) * 256 + run.lo],
-                  &out.byte_next_[static_cast<size_t>(gs) * 256 + run.hi + 1], gt);
+        int32_t* row = &out.byte_next_[static_cast<size_t>(gs) * width];
+        for (int b = run.lo; b <= run.hi; ++b) row[out.byte_class_[b]] = gt;
         out.has_bytes_[gs] = 1;
         uint64_t* live = &out.live_bytes_[static_cast<size_t>(gs) * 4];
         for (int w = run.lo >> 6; w <= run.hi >> 6; ++w) {  // bits lo..hi, a word at a time

@@ -14,6 +14,12 @@
 // back to itself; the parser keeps the count in the item and consults RepeatMin/RepeatMax for
 // whether the item may complete (count >= min) or read another X (count < max).
 //
+// Transitions on bytes are stored per byte class: the bytes that no run of any state tells apart
+// (the classes refine the partition of 0..255 by every run's range) share one column, so a state's
+// row has NumByteClasses() entries instead of 256 (a JSON Schema grammar has ~50 classes). The
+// table is the largest object of a compile; at 1 KiB per state, writing it cost more than the
+// automata themselves on small schemas. Next() and the ByteRow view hide the classes.
+//
 // Nullable rules are handled by the parser with the Aycock-Horspool rule (a prediction of a nullable
 // rule also advances the predicting item), so `nullable` is computed here exactly.
 #pragma once
@@ -34,11 +40,23 @@ struct RuleEdge {
 
 class RuleDfaCache;  // fsm/rule_dfa_cache.h
 
+// A state's transitions, indexed by byte: row[b] is the next state on byte b, or -1. A view into the
+// automaton (valid while it lives); reading through it costs one more L1 load than a plain array.
+class ByteRow {
+ public:
+  ByteRow(const int32_t* row, const uint8_t* byte_class) : row_(row), byte_class_(byte_class) {}
+  int32_t operator[](int b) const { return row_[byte_class_[b]]; }
+
+ private:
+  const int32_t* row_;          // NumByteClasses() entries
+  const uint8_t* byte_class_;   // 256 entries
+};
+
 class GrammarFsm {
  public:
   // Builds the automata of every rule of `g` (which should be normalised). Throws InputError when
   // the root derives no string, or when the automata exceed `max_states`. Each DFA state costs a
-  // 1 KiB transition row, so the default caps the automata at 512 MiB (large counted repetitions
+  // transition row of at most 1 KiB, so the default caps the automata at 512 MiB (large counted repetitions
   // no longer unroll, see grammar.h; what still hits this is a huge regular expression).
   // With a `cache`, rule automata are looked up there by body and added to it (rule_dfa_cache.h);
   // the result is the same with or without one.
@@ -54,8 +72,10 @@ class GrammarFsm {
   // True if the state has at least one byte transition (a "scannable" state in Earley terms).
   bool HasBytes(int32_t s) const { return has_bytes_[s]; }
   // Next state on byte b, or -1.
-  int32_t Next(int32_t s, uint8_t b) const { return byte_next_[static_cast<size_t>(s) * 256 + b]; }
-  const int32_t* NextRow(int32_t s) const { return &byte_next_[static_cast<size_t>(s) * 256]; }
+  int32_t Next(int32_t s, uint8_t b) const { return byte_next_[static_cast<size_t>(s) * num_classes_ + byte_class_[b]]; }
+  ByteRow NextRow(int32_t s) const { return {&byte_next_[static_cast<size_t>(s) * num_classes_], byte_class_}; }
+  // The number of byte classes (see the file comment): 1..256.
+  int32_t NumByteClasses() const { return num_classes_; }
   // The bytes state s has a transition on, as a 256-bit set (4 words, bit b%64 of word b/64).
   const uint64_t* LiveBytes(int32_t s) const { return &live_bytes_[static_cast<size_t>(s) * 4]; }
   // The row of state s as runs: calls f(b, target) for b = 0 and for every byte whose target (-1:
@@ -63,7 +83,7 @@ class GrammarFsm {
   // matters where every state of a grammar is described (structural hashing).
   template <typename F>
   void ForEachRowRun(int32_t s, F&& f) const {
-    const int32_t* row = NextRow(s);
+    const ByteRow row = NextRow(s);
     const uint64_t* live = LiveBytes(s);
     int32_t last = -2;
     for (int b = 0; b < 256;) {
@@ -103,7 +123,9 @@ class GrammarFsm {
   std::vector<int32_t> state_rule_;
   std::vector<uint8_t> is_final_, has_bytes_;
   std::vector<uint64_t> live_bytes_;  // 4 words per state, see LiveBytes
-  std::vector<int32_t> byte_next_;
+  std::vector<int32_t> byte_next_;  // num_classes_ entries per state
+  uint8_t byte_class_[256] = {};
+  int32_t num_classes_ = 1;
   std::vector<int32_t> rule_edge_offset_;
   std::vector<RuleEdge> rule_edges_;
   std::vector<int32_t> rule_start_;

@@ -258,7 +258,7 @@ std::string GrammarMatcher::FindJumpForwardString() {
     bool many = false;
     for (const EarleyItem* it = parser_.SetBegin(k); it != parser_.SetEnd(k) && !many; ++it) {
       if (!fsm.HasBytes(it->state)) continue;
-      const int32_t* row = fsm.NextRow(it->state);
+      const ByteRow row = fsm.NextRow(it->state);
       for (int b = 0; b < 256; ++b) {
         if (row[b] < 0) continue;
         if (only < 0) {

@@ -43,7 +43,7 @@ std::vector<int32_t> FirstScannableStates(const GrammarFsm& fsm, const std::vect
     const int32_t s = queue.front();
     queue.pop_front();
     if (fsm.HasBytes(s)) out.push_back(s);
-    const int32_t* row = fsm.NextRow(s);
+    const ByteRow row = fsm.NextRow(s);
     for (int b = 0; b < 256; ++b) push(row[b]);
     for (const RuleEdge* e = fsm.RuleEdgesBegin(s); e != fsm.RuleEdgesEnd(s); ++e) {
       push(fsm.RuleStart(e->rule));
@@ -76,7 +76,7 @@ PrefetchPlan PlanMaskPrefetch(const std::vector<const GrammarMatcher*>& matchers
     for (int32_t s : FirstScannableStates(fsm, start, std::max<size_t>(64, 4 * static_cast<size_t>(k)))) {
       if (grammar->BuiltEntry(s) != nullptr) continue;
       int64_t cost = 0;
-      const int32_t* row = fsm.NextRow(s);
+      const ByteRow row = fsm.NextRow(s);
       for (int b = 0; b < 256; ++b) cost += row[b] >= 0 ? first[b] : 0;
       ranked.push_back({cost, s});
     }

@@ -212,6 +212,23 @@ class CombinatorsMixin:
             out["additionalProperties"] = adds[0] if len(adds) == 1 else {"allOf": adds}
         return out
 
+    def _branch_names_first(self, merged, branches: list, ptr: str):
+        """``merged`` (the allOf merge of a schema's own keywords and ``branches``) with its ``properties`` in the
+        order a writer of ``{"allOf": [{"$ref": base}], "properties": {extra}}`` means: the branches' names first,
+        in branch order, then the schema's own. Only the emission order (any_order=False) changes; llguidance
+        uses the same order, and JSONSchemaBench's instances (detekt) follow it."""
+        props = merged.get("properties") if isinstance(merged, dict) else None
+        if not isinstance(props, dict) or len(props) < 2:
+            return merged
+        first: dict = {}
+        for b in branches:
+            for c in self._conjuncts(b, ptr):
+                if isinstance(c, dict) and isinstance(c.get("properties"), dict):
+                    first.update(dict.fromkeys(n for n in c["properties"] if n in props))
+        if not first:
+            return merged
+        return {**merged, "properties": {n: props[n] for n in [*first, *props]}}
+
     def _conjuncts(self, schema, ptr: str) -> list:
         """``schema`` as a list of schemas whose conjunction it is (bare $refs followed, allOf flattened)."""
         schema = self._deref(schema, ptr)

@@ -190,7 +190,7 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
                 merged = self._merge(merged, self._deref(b, f"{ptr}/allOf/{i}"), f"{ptr}/allOf/{i}")
             if merged is False:
                 raise Unsatisfiable(f"{ptr}/allOf", "the allOf branches and their siblings contradict each other")
-            return self.visit(merged, ptr)
+            return self.visit(self._branch_names_first(merged, branches, ptr), ptr)
         for combinator in ("anyOf", "oneOf"):
             if combinator in schema:
                 return self._visit_alternatives(schema, combinator, ptr)

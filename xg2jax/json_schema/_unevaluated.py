@@ -186,7 +186,9 @@ class UnevaluatedMixin:
                 return [Alt(schema, ALL)]  # it evaluates every member itself; the converter handles the inside
             raise UnsupportedSchemaError(f"{ptr}/{nested[0]}", f"'{kw}' over a subschema with its own "
                                          f"'{nested[-1]}' and applicators is not supported yet")
-        alts = [Alt(local if local else True, self._local_evaluated(local, kw, ptr))]
+        # The $ref and allOf conjuncts come before the local keywords, so that their properties are emitted first
+        # (the order _branch_names_first gives a plain allOf).
+        alts = [Alt(True, _empty(kw))]
         if "$ref" in schema:
             target, node = self._resolve(schema["$ref"], ptr)
             if target in refs:
@@ -195,6 +197,7 @@ class UnevaluatedMixin:
         if "allOf" in schema:
             for i, sub in enumerate(self._schema_list(schema, "allOf", ptr)):
                 alts = self._product(alts, self._expand(sub, kw, f"{ptr}/allOf/{i}", refs), ptr, kw)
+        alts = self._product(alts, [Alt(local if local else True, self._local_evaluated(local, kw, ptr))], ptr, kw)
         if "anyOf" in schema:
             branches = []
             for i, sub in enumerate(self._schema_list(schema, "anyOf", ptr)):

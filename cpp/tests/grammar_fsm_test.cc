@@ -1,0 +1,84 @@
+// GrammarFsm's byte classes (grammar_fsm.h): the transition table keeps one column per class of bytes
+// that no run tells apart. Classes that are too coarse would make the automaton read a byte as
+// another one, so the language is checked against an independent oracle (std::regex) on every
+// ASCII string up to length 2, and the class count against a hand count.
+#include "fsm/grammar_fsm.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <regex>
+#include <string>
+
+#include "grammar/ebnf_parser.h"
+#include "grammar/passes.h"
+#include "parser/earley_parser.h"
+
+namespace xg {
+namespace {
+
+GrammarFsm Fsm(const std::string& ebnf) {
+  Grammar g = ParseEbnf(ebnf);
+  NormalizeGrammar(&g);
+  return GrammarFsm::Build(g);
+}
+
+bool Accepts(const GrammarFsm& fsm, const std::string& s) {
+  EarleyParser p(&fsm);
+  p.Reset();
+  for (char c : s)
+    if (!p.Advance(static_cast<uint8_t>(c))) return false;
+  return p.CanAcceptEnd();
+}
+
+TEST(GrammarFsmByteClasses, LanguageEqualsRegexOnShortAsciiStrings) {
+  struct Case {
+    const char* ebnf;
+    const char* regex;  // the same language (ECMAScript syntax of std::regex)
+  };
+  const Case cases[] = {
+      {"root ::= [a-c] \"x\" | [b-d] \"y\" | \"q\"", "[a-c]x|[b-d]y|q"},
+      {"root ::= [^a-z\\n] [0-9]? | \"z\" [a-y]", "[^a-z\\n][0-9]?|z[a-y]"},
+      {"root ::= ( [ -/] | [:-@] ) [A-Z]* | \"\\x01\"", "([ -/]|[:-@])[A-Z]*|\\x01"},
+  };
+  for (const Case& c : cases) {
+    const GrammarFsm fsm = Fsm(c.ebnf);
+    const std::regex re(c.regex);
+    std::string s;
+    auto check = [&] { EXPECT_EQ(Accepts(fsm, s), std::regex_match(s, re)) << c.ebnf << " on \"" << s << "\""; };
+    check();
+    for (int a = 1; a < 128; ++a) {
+      s.assign(1, static_cast<char>(a));
+      check();
+      for (int b = 1; b < 128; ++b) {
+        s.assign({static_cast<char>(a), static_cast<char>(b)});
+        check();
+      }
+    }
+  }
+}
+
+TEST(GrammarFsmByteClasses, ClassesAreTheDistinctRangeMemberships) {
+  // Ranges [a-c], [b-d], x, y: bytes a | b c | d | x | y | every other byte -> 6 classes (the last
+  // one not contiguous).
+  const GrammarFsm fsm = Fsm("root ::= [a-c] \"x\" | [b-d] \"y\"");
+  EXPECT_EQ(fsm.NumByteClasses(), 6);
+  // Only full-range runs (any byte): one class.
+  EXPECT_EQ(Fsm("root ::= \"\" | \"a\"").NumByteClasses(), 2);
+  // Every ASCII byte told apart (each leads to its own state): one class each, plus 0 and 128..255.
+  std::string all = "root ::= \"\"";
+  for (int b = 1; b < 128; ++b) {
+    char hex[8];
+    std::snprintf(hex, sizeof(hex), "\\x%02x", b);
+    all += std::string(" | \"") + hex + hex + "\"";
+  }
+  const GrammarFsm wide = Fsm(all);
+  EXPECT_EQ(wide.NumByteClasses(), 128);
+  for (int b = 1; b < 128; ++b) {
+    EXPECT_TRUE(Accepts(wide, std::string(2, static_cast<char>(b)))) << b;
+    EXPECT_FALSE(Accepts(wide, std::string({static_cast<char>(b), static_cast<char>(b % 127 + 1)}))) << b;
+  }
+}
+
+}  // namespace
+}  // namespace xg
