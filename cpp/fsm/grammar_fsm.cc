@@ -729,7 +729,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
 }
 
 size_t GrammarFsm::MemoryBytes() const {
-  size_t n = byte_next_.size() * sizeof(int32_t) + live_bytes_.size() * sizeof(uint64_t) +
+  size_t n = byte_next_.size() * sizeof(int32_t) + sizeof(byte_class_) + live_bytes_.size() * sizeof(uint64_t) +
              rule_edges_.size() * sizeof(RuleEdge) +
              state_rule_.size() * (sizeof(int32_t) * 2 + 2);
   for (auto& f : rule_follow_) n += f.size() * sizeof(int32_t);

@@ -72,7 +72,9 @@ class GrammarFsm {
   // True if the state has at least one byte transition (a "scannable" state in Earley terms).
   bool HasBytes(int32_t s) const { return has_bytes_[s]; }
   // Next state on byte b, or -1.
-  int32_t Next(int32_t s, uint8_t b) const { return byte_next_[static_cast<size_t>(s) * num_classes_ + byte_class_[b]]; }
+  int32_t Next(int32_t s, uint8_t b) const {
+    return byte_next_[static_cast<size_t>(s) * num_classes_ + byte_class_[b]];
+  }
   ByteRow NextRow(int32_t s) const { return {&byte_next_[static_cast<size_t>(s) * num_classes_], byte_class_}; }
   // The number of byte classes (see the file comment): 1..256.
   int32_t NumByteClasses() const { return num_classes_; }

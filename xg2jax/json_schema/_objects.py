@@ -337,6 +337,14 @@ class ObjectsMixin:
         that spells a listed name with different escapes (``"\\u0061"`` for ``"a"``) counts as another key."""
         if not names:
             return "j_string"
+        # Objects with the same declared names recur (one $def's shape in many places): build their trie once.
+        memo = self.__dict__.setdefault("_key_except_memo", {})
+        key = tuple(names)
+        if key not in memo:
+            memo[key] = self._key_except_trie(names)
+        return memo[key]
+
+    def _key_except_trie(self, names: list[str]) -> str:
         trie: dict = {}
         for name in names:
             node = trie
@@ -344,22 +352,16 @@ class ObjectsMixin:
                 node = node.setdefault(unit, {})
             node[None] = True
 
+        add = self.rules.add
+
         def rule_for(node: dict, depth: int) -> str:
             units = sorted(k for k in node if k is not None)
-            plain = "".join(_class_char(u) for u in units if not u.startswith("\\"))
-            short = "".join(_class_char(u[1]) for u in units if u.startswith("\\") and len(u) == 2)
-            long_escape = any(u.startswith("\\u") for u in units)
-            other = [f'[^"\\\\\\x00-\\x1f{plain}]']
-            escape = _other_escapes(short, long_escape)
-            if escape:
-                other.append(escape)
-            options = ['"\\""'] if None not in node else []
-            if units:
-                options.append(f'( {" | ".join(other)} ) j_char* "\\""')
-                options += [seq(literal(u), rule_for(node[u], depth + 1)) for u in units]
-            else:
-                options.append('j_char+ "\\""')
-            return self.rules.add(f"key_except_{depth}", " | ".join(options))
+            if not units:  # a leaf: the key spells a name, so it must go on
+                return add(f"key_except_{depth}", 'j_char+ "\\""')
+            options = [] if None in node else ['"\\""']
+            options.append(_deviation(tuple(units)))
+            options += [f"{literal(u)} {rule_for(node[u], depth + 1)}" for u in units]
+            return add(f"key_except_{depth}", " | ".join(options))
 
         return seq('"\\""', rule_for(trie, 0))
 
@@ -377,6 +379,20 @@ def _json_units(name: str) -> list[str]:
             units.append(spelled[i])
             i += 1
     return units
+
+
+@functools.lru_cache(maxsize=1024)
+def _deviation(units: tuple[str, ...]) -> str:
+    """At a key-exclusion trie node whose children start with ``units``: the keys that leave the trie here (any other
+    character or escape, then any string). Memoised: the same sets of next units recur across nodes and objects."""
+    plain = "".join(_class_char(u) for u in units if not u.startswith("\\"))
+    short = "".join(_class_char(u[1]) for u in units if u.startswith("\\") and len(u) == 2)
+    long_escape = any(u.startswith("\\u") for u in units)
+    other = [f'[^"\\\\\\x00-\\x1f{plain}]']
+    escape = _other_escapes(short, long_escape)
+    if escape:
+        other.append(escape)
+    return f'( {" | ".join(other)} ) j_char* "\\""'
 
 
 @functools.lru_cache(maxsize=64)
