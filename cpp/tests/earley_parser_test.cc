@@ -2,46 +2,31 @@
 
 #include <gtest/gtest.h>
 
-#include "grammar/ebnf_parser.h"
-#include "grammar/passes.h"
+#include "fsm_test_util.h"
 
 namespace xg {
 namespace {
 
-GrammarFsm Fsm(const std::string& ebnf) {
-  Grammar g = ParseEbnf(ebnf);
-  NormalizeGrammar(&g);
-  return GrammarFsm::Build(g);
-}
-
-bool Accepts(const GrammarFsm& fsm, const std::string& s) {
-  EarleyParser p(&fsm);
-  p.Reset();
-  for (char c : s)
-    if (!p.Advance(static_cast<uint8_t>(c))) return false;
-  return p.CanAcceptEnd();
-}
-
 TEST(EarleyParser, LeftRightRecursionNullableAmbiguity) {
-  GrammarFsm left = Fsm("root ::= root \"a\" | \"b\"");
-  EXPECT_TRUE(Accepts(left, "baaa"));
-  EXPECT_FALSE(Accepts(left, "ab"));
-  GrammarFsm right = Fsm("root ::= \"a\" root | \"b\"");
-  EXPECT_TRUE(Accepts(right, "aaab"));
-  EXPECT_FALSE(Accepts(right, "aaa"));
-  GrammarFsm nullable = Fsm("root ::= a a \"x\" a\na ::= \"y\" | \"\"");
-  for (const char* s : {"x", "yx", "yyx", "xy", "yyxy"}) EXPECT_TRUE(Accepts(nullable, s)) << s;
-  EXPECT_FALSE(Accepts(nullable, "yyyx"));
-  GrammarFsm ambiguous = Fsm("root ::= root root | \"a\" | \"\"");
-  EXPECT_TRUE(Accepts(ambiguous, ""));
-  EXPECT_TRUE(Accepts(ambiguous, "aaaaa"));
+  GrammarFsm left = NormalizedFsm("root ::= root \"a\" | \"b\"");
+  EXPECT_TRUE(FsmAccepts(left, "baaa"));
+  EXPECT_FALSE(FsmAccepts(left, "ab"));
+  GrammarFsm right = NormalizedFsm("root ::= \"a\" root | \"b\"");
+  EXPECT_TRUE(FsmAccepts(right, "aaab"));
+  EXPECT_FALSE(FsmAccepts(right, "aaa"));
+  GrammarFsm nullable = NormalizedFsm("root ::= a a \"x\" a\na ::= \"y\" | \"\"");
+  for (const char* s : {"x", "yx", "yyx", "xy", "yyxy"}) EXPECT_TRUE(FsmAccepts(nullable, s)) << s;
+  EXPECT_FALSE(FsmAccepts(nullable, "yyyx"));
+  GrammarFsm ambiguous = NormalizedFsm("root ::= root root | \"a\" | \"\"");
+  EXPECT_TRUE(FsmAccepts(ambiguous, ""));
+  EXPECT_TRUE(FsmAccepts(ambiguous, "aaaaa"));
 }
 
 // Leo's optimisation: right recursion keeps each Earley set small instead of growing with depth.
 TEST(EarleyParser, RightRecursionSetsStayBounded) {
   for (const char* ebnf : {"root ::= [a-z] root | [a-z]", "root ::= r\nr ::= [a-z] r | [a-z]",
                            "root ::= item (\",\" root)?\nitem ::= [0-9]+"}) {
-    GrammarFsm fsm = Fsm(ebnf);
+    GrammarFsm fsm = NormalizedFsm(ebnf);
     EarleyParser p(&fsm);
     p.Reset();
     std::string text;
@@ -59,7 +44,7 @@ TEST(EarleyParser, RightRecursionSetsStayBounded) {
 }
 
 TEST(EarleyParser, RejectedByteLeavesParserUnchanged) {
-  GrammarFsm fsm = Fsm("root ::= \"ab\" | \"ac\"");
+  GrammarFsm fsm = NormalizedFsm("root ::= \"ab\" | \"ac\"");
   EarleyParser p(&fsm);
   p.Reset();
   ASSERT_TRUE(p.Advance('a'));

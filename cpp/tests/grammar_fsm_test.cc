@@ -10,26 +10,11 @@
 #include <regex>
 #include <string>
 
-#include "grammar/ebnf_parser.h"
-#include "grammar/passes.h"
+#include "fsm_test_util.h"
 #include "parser/earley_parser.h"
 
 namespace xg {
 namespace {
-
-GrammarFsm Fsm(const std::string& ebnf) {
-  Grammar g = ParseEbnf(ebnf);
-  NormalizeGrammar(&g);
-  return GrammarFsm::Build(g);
-}
-
-bool Accepts(const GrammarFsm& fsm, const std::string& s) {
-  EarleyParser p(&fsm);
-  p.Reset();
-  for (char c : s)
-    if (!p.Advance(static_cast<uint8_t>(c))) return false;
-  return p.CanAcceptEnd();
-}
 
 TEST(GrammarFsmByteClasses, LanguageEqualsRegexOnShortAsciiStrings) {
   struct Case {
@@ -42,10 +27,10 @@ TEST(GrammarFsmByteClasses, LanguageEqualsRegexOnShortAsciiStrings) {
       {"root ::= ( [ -/] | [:-@] ) [A-Z]* | \"\\x01\"", "([ -/]|[:-@])[A-Z]*|\\x01"},
   };
   for (const Case& c : cases) {
-    const GrammarFsm fsm = Fsm(c.ebnf);
+    const GrammarFsm fsm = NormalizedFsm(c.ebnf);
     const std::regex re(c.regex);
     std::string s;
-    auto check = [&] { EXPECT_EQ(Accepts(fsm, s), std::regex_match(s, re)) << c.ebnf << " on \"" << s << "\""; };
+    auto check = [&] { EXPECT_EQ(FsmAccepts(fsm, s), std::regex_match(s, re)) << c.ebnf << " on \"" << s << "\""; };
     check();
     for (int a = 1; a < 128; ++a) {
       s.assign(1, static_cast<char>(a));
@@ -61,10 +46,10 @@ TEST(GrammarFsmByteClasses, LanguageEqualsRegexOnShortAsciiStrings) {
 TEST(GrammarFsmByteClasses, ClassesAreTheDistinctRangeMemberships) {
   // Ranges [a-c], [b-d], x, y: bytes a | b c | d | x | y | every other byte -> 6 classes (the last
   // one not contiguous).
-  const GrammarFsm fsm = Fsm("root ::= [a-c] \"x\" | [b-d] \"y\"");
+  const GrammarFsm fsm = NormalizedFsm("root ::= [a-c] \"x\" | [b-d] \"y\"");
   EXPECT_EQ(fsm.NumByteClasses(), 6);
   // Only full-range runs (any byte): one class.
-  EXPECT_EQ(Fsm("root ::= \"\" | \"a\"").NumByteClasses(), 2);
+  EXPECT_EQ(NormalizedFsm("root ::= \"\" | \"a\"").NumByteClasses(), 2);
   // Every ASCII byte told apart (each leads to its own state): one class each, plus 0 and 128..255.
   std::string all = "root ::= \"\"";
   for (int b = 1; b < 128; ++b) {
@@ -72,11 +57,11 @@ TEST(GrammarFsmByteClasses, ClassesAreTheDistinctRangeMemberships) {
     std::snprintf(hex, sizeof(hex), "\\x%02x", b);
     all += std::string(" | \"") + hex + hex + "\"";
   }
-  const GrammarFsm wide = Fsm(all);
+  const GrammarFsm wide = NormalizedFsm(all);
   EXPECT_EQ(wide.NumByteClasses(), 128);
   for (int b = 1; b < 128; ++b) {
-    EXPECT_TRUE(Accepts(wide, std::string(2, static_cast<char>(b)))) << b;
-    EXPECT_FALSE(Accepts(wide, std::string({static_cast<char>(b), static_cast<char>(b % 127 + 1)}))) << b;
+    EXPECT_TRUE(FsmAccepts(wide, std::string(2, static_cast<char>(b)))) << b;
+    EXPECT_FALSE(FsmAccepts(wide, std::string({static_cast<char>(b), static_cast<char>(b % 127 + 1)}))) << b;
   }
 }
 

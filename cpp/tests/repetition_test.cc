@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 
+#include "fsm_test_util.h"
 #include "grammar/ebnf_parser.h"
 #include "grammar/passes.h"
 #include "parser/earley_parser.h"
@@ -13,11 +14,7 @@
 namespace xg {
 namespace {
 
-GrammarFsm Counted(const std::string& ebnf) {
-  Grammar g = ParseEbnf(ebnf);
-  NormalizeGrammar(&g);
-  return GrammarFsm::Build(g);
-}
+GrammarFsm Counted(const std::string& ebnf) { return NormalizedFsm(ebnf); }
 
 // The same grammar with every repetition unrolled (the reference).
 GrammarFsm Unrolled(const std::string& ebnf) {
