@@ -57,12 +57,18 @@ _CONJUNCT_FREE = {"type"}  # the only keyword a "full" schema may carry besides 
 
 class DisjointMixin:
     def _disjoint(self, branches: list) -> bool:
-        """True if no JSON value can satisfy two of the branches."""
-        for i in range(len(branches)):
-            for j in range(i + 1, len(branches)):
-                if not self._disjoint_pair(branches[i], branches[j], 0):
-                    return False
-        return True
+        """True if no JSON value can satisfy two of the branches. Memoised by the branches' text (the same oneOf is
+        often reached from several places; $refs are canonical, so equal text means equal schemas), except where
+        $dynamicRef makes a reference's target depend on the scope."""
+        if self._res.dynamic_refs:
+            return all(self._disjoint_pair(branches[i], branches[j], 0)
+                       for i in range(len(branches)) for j in range(i + 1, len(branches)))
+        key = tuple(_text(b) for b in branches)
+        memo = self.__dict__.setdefault("_disjoint_memo", {})
+        if key not in memo:
+            memo[key] = all(self._disjoint_pair(branches[i], branches[j], 0)
+                            for i in range(len(branches)) for j in range(i + 1, len(branches)))
+        return memo[key]
 
     def _without_shared_types(self, branches: list):
         """oneOf branches restricted to the JSON types where exactly-one can hold: a type of which two branches
