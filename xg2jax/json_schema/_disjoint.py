@@ -60,14 +60,16 @@ class DisjointMixin:
         """True if no JSON value can satisfy two of the branches. Memoised by the branches' text (the same oneOf is
         often reached from several places; $refs are canonical, so equal text means equal schemas), except where
         $dynamicRef makes a reference's target depend on the scope."""
-        if self._res.dynamic_refs:
+        def prove() -> bool:
             return all(self._disjoint_pair(branches[i], branches[j], 0)
                        for i in range(len(branches)) for j in range(i + 1, len(branches)))
+
+        if self._res.dynamic_refs:
+            return prove()
         key = tuple(_text(b) for b in branches)
         memo = self.__dict__.setdefault("_disjoint_memo", {})
         if key not in memo:
-            memo[key] = all(self._disjoint_pair(branches[i], branches[j], 0)
-                            for i in range(len(branches)) for j in range(i + 1, len(branches)))
+            memo[key] = prove()
         return memo[key]
 
     def _without_shared_types(self, branches: list):
