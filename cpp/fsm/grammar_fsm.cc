@@ -19,7 +19,7 @@ namespace {
 constexpr const char* kNfaTooLarge = "grammar too large: a rule's automaton would exceed ";
 constexpr const char* kNfaTooLargeWhy = " states (a very large bounded repetition?)";
 constexpr const char* kDfaTooLarge =
-    "grammar too large: the automata exceed the state limit (each DFA state costs a 1 KiB transition row)";
+    "grammar too large: the automata exceed the state limit (each DFA state costs a transition row of up to 1 KiB)";
 
 // ---- NFA (Thompson construction) ----------------------------------------------------------------
 
@@ -173,37 +173,70 @@ class Nfa {
 // The canonical text of a rule body, the key of its automaton in a RuleDfaCache: the expression tree
 // in prefix order, rule references written as local references (numbered by first appearance, the
 // same order Nfa::Build meets them). Appends each newly referenced rule to `refs` and sets
-// `local_ref[rule]` to its index; the caller resets those entries to -1 afterwards. With a null
-// `key` (no cache to look in) only the references are listed.
+// `local_ref[rule]` to its index; the caller resets those entries to -1 afterwards. `hash` gets a
+// 64-bit hash of the same text; `key` (null without a cache) the text itself.
 void PutKeyInt(std::string* key, int64_t v) { key->append(reinterpret_cast<const char*>(&v), sizeof(v)); }
-void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std::vector<int32_t>* refs,
-             std::string* key) {
-  const Expr& e = g.exprs[id];
-  if (key == nullptr) {  // no cache: only the references, in the same order
-    if (e.kind == ExprKind::kRuleRef && (*local_ref)[e.rule] < 0)
-      (*local_ref)[e.rule] = static_cast<int32_t>(refs->size()), refs->push_back(e.rule);
-    for (int32_t c : e.children) BodyKey(g, c, local_ref, refs, nullptr);
-    return;
+struct BodyKeyWriter {
+  std::string* key;  // or null
+  uint64_t hash = 0x243f6a8885a308d3ULL;
+  void Put(int64_t v) {
+    hash = (hash ^ static_cast<uint64_t>(v)) * 0x9e3779b97f4a7c15ULL;
+    hash ^= hash >> 29;
+    if (key) PutKeyInt(key, v);
   }
-  key->push_back(static_cast<char>(e.kind));
+};
+void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std::vector<int32_t>* refs,
+             BodyKeyWriter* out) {
+  const Expr& e = g.exprs[id];
+  out->Put(static_cast<int64_t>(e.kind));
   switch (e.kind) {
     case ExprKind::kEmpty: return;
-    case ExprKind::kBytes: PutKeyInt(key, static_cast<int64_t>(e.bytes.size())), key->append(e.bytes); return;
+    case ExprKind::kBytes:
+      out->Put(static_cast<int64_t>(e.bytes.size()));
+      for (size_t i = 0; i < e.bytes.size(); i += 8) {
+        uint64_t word = 0;
+        std::memcpy(&word, e.bytes.data() + i, std::min<size_t>(8, e.bytes.size() - i));
+        out->Put(static_cast<int64_t>(word));
+      }
+      return;
     case ExprKind::kCharClass:
-      key->push_back(e.negated ? 1 : 0);
-      PutKeyInt(key, static_cast<int64_t>(e.ranges.size()));
-      for (auto [lo, hi] : e.ranges) PutKeyInt(key, (static_cast<int64_t>(lo) << 32) | hi);
+      out->Put(e.negated ? 1 : 0);
+      out->Put(static_cast<int64_t>(e.ranges.size()));
+      for (auto [lo, hi] : e.ranges) out->Put((static_cast<int64_t>(lo) << 32) | hi);
       return;
     case ExprKind::kRuleRef:
       if ((*local_ref)[e.rule] < 0) (*local_ref)[e.rule] = static_cast<int32_t>(refs->size()), refs->push_back(e.rule);
-      PutKeyInt(key, (*local_ref)[e.rule]);
+      out->Put((*local_ref)[e.rule]);
       return;
-    case ExprKind::kRepeat: PutKeyInt(key, e.min), PutKeyInt(key, e.max); break;
+    case ExprKind::kRepeat: out->Put(e.min), out->Put(e.max); break;
     case ExprKind::kSequence:
     case ExprKind::kChoice: break;
   }
-  PutKeyInt(key, static_cast<int64_t>(e.children.size()));
-  for (int32_t c : e.children) BodyKey(g, c, local_ref, refs, key);
+  out->Put(static_cast<int64_t>(e.children.size()));
+  for (int32_t c : e.children) BodyKey(g, c, local_ref, refs, out);
+}
+
+// Whether bodies `a` and `b` have the same BodyKey: the same tree, with a's references numbered by
+// `a_ref` and b's by `b_ref` (each filled by BodyKey).
+bool SameBody(const Grammar& g, int32_t a, int32_t b, const std::vector<int32_t>& a_ref,
+              const std::vector<int32_t>& b_ref) {
+  const Expr& x = g.exprs[a];
+  const Expr& y = g.exprs[b];
+  if (x.kind != y.kind || x.children.size() != y.children.size()) return false;
+  switch (x.kind) {
+    case ExprKind::kEmpty: return true;
+    case ExprKind::kBytes: return x.bytes == y.bytes;
+    case ExprKind::kCharClass: return x.negated == y.negated && x.ranges == y.ranges;
+    case ExprKind::kRuleRef: return a_ref[x.rule] == b_ref[y.rule];
+    case ExprKind::kRepeat:
+      if (x.min != y.min || x.max != y.max) return false;
+      break;
+    case ExprKind::kSequence:
+    case ExprKind::kChoice: break;
+  }
+  for (size_t i = 0; i < x.children.size(); ++i)
+    if (!SameBody(g, x.children[i], y.children[i], a_ref, b_ref)) return false;
+  return true;
 }
 
 // ---- Subset construction -------------------------------------------------------------------------
@@ -514,6 +547,17 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   const uint64_t generation = cache ? cache->Generation() : 0;
   std::string key;                           // BodyKey of the rule being built
   std::vector<int32_t> refs, local_ref(n_rules, -1);  // its references, see BodyKey
+  // Bodies already built in this grammar (large grammars repeat many: the same object emitted for
+  // each $ref site, property by property), with or without a cache: by BodyKey hash, the first rule
+  // with that body, its references (BodyKey order) and what it charged against the budget. A hash
+  // match is confirmed by SameBody; a collision only means the body is built again.
+  struct Twin {
+    int32_t rule;
+    std::vector<int32_t> refs;
+    int64_t budget_cost;
+  };
+  std::unordered_map<uint64_t, Twin> built_here;
+  std::vector<int32_t> twin_local(n_rules, -1);  // a twin's references -> their BodyKey index
   CharClassSequences classes;
   for (int32_t r = 0; r < n_rules; ++r) {
     if (g.rules[r].counted) {
@@ -535,7 +579,29 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
     // its references remapped to this grammar's rules.
     key.clear();
     refs.clear();
-    BodyKey(g, g.rules[r].body, &local_ref, &refs, cache ? &key : nullptr);
+    BodyKeyWriter writer{cache ? &key : nullptr};
+    BodyKey(g, g.rules[r].body, &local_ref, &refs, &writer);
+    if (auto twin = built_here.find(writer.hash); twin != built_here.end()) {
+      const std::vector<int32_t>& twin_refs = twin->second.refs;
+      for (size_t i = 0; i < twin_refs.size(); ++i) twin_local[twin_refs[i]] = static_cast<int32_t>(i);
+      const int32_t first = twin->second.rule;
+      if (twin_refs.size() == refs.size() && SameBody(g, g.rules[r].body, g.rules[first].body, local_ref, twin_local)) {
+        // The twin's automaton names the twin's references; give it this rule's, by BodyKey index.
+        budget -= twin->second.budget_cost;
+        XG_USER_CHECK(budget > 0) << kDfaTooLarge;
+        dfas[r] = dfas[first];
+        for (RuleEdge& edge : dfas[r].rule_edges) edge.rule = refs[twin_local[edge.rule]];
+        for (int32_t s = 0; s < dfas[r].Size(); ++s) {
+          const LocalDfa::Span<RuleEdge> edges = dfas[r].Edges(s);
+          std::sort(edges.begin(), edges.end(), [](const RuleEdge& a, const RuleEdge& b) { return a.rule < b.rule; });
+        }
+        for (int32_t rule : twin_refs) twin_local[rule] = -1;
+        for (int32_t rule : refs) local_ref[rule] = -1;
+        continue;
+      }
+      for (int32_t rule : twin_refs) twin_local[rule] = -1;
+    }
+    const int64_t budget_at_rule = budget;
     std::shared_ptr<const CachedRuleDfa> cached = cache ? cache->Find(key) : nullptr;
     if (cached) {
       XG_USER_CHECK(cached->nfa_states < max_states) << kNfaTooLarge << max_states << kNfaTooLargeWhy;
@@ -563,6 +629,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       std::sort(edges.begin(), edges.end(), [](const RuleEdge& a, const RuleEdge& b) { return a.rule < b.rule; });
     }
     for (int32_t rule : refs) local_ref[rule] = -1;
+    built_here.try_emplace(writer.hash, Twin{r, refs, budget_at_rule - budget});
   }
 
   // Productive rules: least fixpoint of "start reaches a final through bytes and productive rules".

@@ -10,6 +10,7 @@
 #include <regex>
 #include <string>
 
+#include "fsm/rule_dfa_cache.h"
 #include "fsm_test_util.h"
 #include "parser/earley_parser.h"
 
@@ -63,6 +64,27 @@ TEST(GrammarFsmByteClasses, ClassesAreTheDistinctRangeMemberships) {
     EXPECT_TRUE(FsmAccepts(wide, std::string(2, static_cast<char>(b)))) << b;
     EXPECT_FALSE(FsmAccepts(wide, std::string({static_cast<char>(b), static_cast<char>(b % 127 + 1)}))) << b;
   }
+}
+
+// Build keys rule bodies by their text with references numbered locally, so `a` and `c` below (the
+// same body over different rules) share one automaton build. Each must still lead to its own rules:
+// were `c` given `a`'s references, "x2" and "yx22" would be rejected and "x1" would not tell them apart.
+TEST(GrammarFsmTwinBodies, RepeatedBodyKeepsItsOwnReferences) {
+  const char* ebnf =
+      "root ::= a | c\n"
+      "a ::= \"x\" b | \"y\" a\n"
+      "c ::= \"x\" d | \"y\" c\n"
+      "b ::= \"1\" | \"1\" b\n"
+      "d ::= \"2\" | \"2\" d\n";
+  const GrammarFsm fsm = NormalizedFsm(ebnf);
+  ASSERT_GE(fsm.NumRules(), 5) << "normalisation inlined the twins; the test no longer covers them";
+  for (const char* ok : {"x1", "x2", "yx22", "yyx111", "yyyx2"}) EXPECT_TRUE(FsmAccepts(fsm, ok)) << ok;
+  for (const char* bad : {"x12", "x21", "yx", "y1", "x"}) EXPECT_FALSE(FsmAccepts(fsm, bad)) << bad;
+  // And the cached path (rule_dfa_cache.h) gives the same automaton size.
+  Grammar g = ParseEbnf(ebnf);
+  NormalizeGrammar(&g);
+  RuleDfaCache cache;
+  EXPECT_EQ(GrammarFsm::Build(g, GrammarFsm::kDefaultMaxStates, &cache).NumStates(), fsm.NumStates());
 }
 
 }  // namespace
