@@ -33,12 +33,26 @@ void PutInt(std::string* out, int64_t v) { out->append(reinterpret_cast<const ch
 
 }  // namespace
 
-int64_t StructureTable::Intern(std::string form) {
+int64_t StructureTable::InternWords(const int32_t* words, size_t n) {
+  auto [id, inserted] = forms_.Intern(words, n);
+  // The words, plus the interner's offset, hash and two table slots per form.
+  if (inserted) bytes_ += static_cast<int64_t>(n * sizeof(int32_t) + 2 * sizeof(uint64_t) + 2 * sizeof(int32_t));
+  return id_base_ + id;
+}
+
+int64_t StructureTable::Intern(const std::vector<int64_t>& form) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = ids_.find(form);
-  if (it != ids_.end()) return it->second;
-  bytes_ += static_cast<int64_t>(form.capacity() + sizeof(std::string) + 32);
-  return ids_.emplace(std::move(form), next_id_++).first->second;
+  return InternWords(reinterpret_cast<const int32_t*>(form.data()), form.size() * 2);
+}
+
+int64_t StructureTable::Intern(const std::string& form) {
+  // Padded to whole words, then the byte length (so "ab" and "ab\0" differ). Byte forms and word forms
+  // share the table; their first bytes are kind tags that tell them apart (see LocalForm).
+  std::lock_guard<std::mutex> lock(mu_);
+  scratch_.assign((form.size() + 3) / 4 + 1, 0);
+  std::memcpy(scratch_.data(), form.data(), form.size());
+  scratch_.back() = static_cast<int32_t>(form.size());
+  return InternWords(scratch_.data(), scratch_.size());
 }
 
 uint64_t StructureTable::Generation() const {
@@ -62,7 +76,8 @@ void StructureTable::AddForwardIds(int64_t rule_structure_id, std::shared_ptr<co
 
 void StructureTable::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
-  ids_.clear();
+  id_base_ += static_cast<int64_t>(forms_.Size());
+  forms_ = SequenceInterner();  // gives the memory back (Clear() would keep the capacity)
   forward_ids_.clear();
   bytes_ = 0;
   ++generation_;
@@ -75,7 +90,7 @@ int64_t StructureTable::MemoryBytes() const {
 
 size_t StructureTable::Size() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return ids_.size();
+  return forms_.Size();
 }
 
 StructuralHasher::StructuralHasher(const GrammarFsm& fsm, StructureTable* table) : fsm_(fsm), structure_table_(table) {
@@ -183,7 +198,7 @@ StructuralHasher::StructuralHasher(const GrammarFsm& fsm, StructureTable* table)
         }
         PutInt(&form, -9);
       }
-      structure_id_[r] = table->Intern(std::move(form));
+      structure_id_[r] = table->Intern(form);
     }
   }
 }
@@ -302,12 +317,12 @@ std::vector<int64_t> StructuralHasher::ComputeForwardIds(int32_t rule) const {
     }
   }
   std::vector<int64_t> ids(n, -1);
-  // Forms are written as 64-bit words and interned as their bytes; the first word's low byte tells
+  // Forms are written as 64-bit words and interned as such (StructureTable); the first word's low byte tells
   // the kinds apart from each other and from LocalForm's ('C', 'R').
   constexpr int64_t kAcyclicTag = 'F' | ('S' << 8), kCyclicTag = 'F' | ('C' << 8), kPositionTag = 'P';
   std::vector<int64_t> form;
   auto intern = [&] {
-    return structure_table_->Intern(std::string(reinterpret_cast<const char*>(form.data()), form.size() * sizeof(int64_t)));
+    return structure_table_->Intern(form);
   };
   auto start_form = [&](int64_t tag) {
     form.assign(1, tag);

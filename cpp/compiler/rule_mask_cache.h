@@ -42,6 +42,7 @@
 #include "compiler/token_mask_cache.h"
 #include "fsm/grammar_fsm.h"
 #include "fsm/rule_dfa_cache.h"
+#include "support/sequence_interner.h"
 
 namespace xg {
 
@@ -70,7 +71,9 @@ using RuleMaskCache = FencedLruCache<StructuralKey, TokenMaskEntry, StructuralKe
 class StructureTable {
  public:
   using ForwardIdList = std::vector<int64_t>;
-  int64_t Intern(std::string form);
+  // The id of a form given as bytes (a rule's form) or as 64-bit words (a forward closure).
+  int64_t Intern(const std::string& form);
+  int64_t Intern(const std::vector<int64_t>& form);
   // Read before computing forward ids; pass to AddForwardIds.
   uint64_t Generation() const;
   std::shared_ptr<const ForwardIdList> FindForwardIds(int64_t rule_structure_id) const;
@@ -80,10 +83,16 @@ class StructureTable {
   size_t Size() const;
 
  private:
+  int64_t InternWords(const int32_t* words, size_t n);  // under mu_
+
   mutable std::mutex mu_;
-  std::unordered_map<std::string, int64_t> ids_;
+  // Forms in one flat buffer, open-addressed (support/sequence_interner.h): a compile interns a form
+  // per automaton state, and a node-based map of strings cost an allocation and three cache misses
+  // each. Ids are id_base_ + the interner's id; Clear() moves id_base_ past every id handed out.
+  SequenceInterner forms_;
+  std::vector<int32_t> scratch_;  // a byte form as 32-bit words
   std::unordered_map<int64_t, std::shared_ptr<const ForwardIdList>> forward_ids_;
-  int64_t next_id_ = 0;
+  int64_t id_base_ = 0;
   int64_t bytes_ = 0;
   uint64_t generation_ = 0;
 };
