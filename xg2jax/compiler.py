@@ -49,8 +49,9 @@ class Grammar:
 
         Options follow xgrammar: ``any_whitespace`` allows any JSON whitespace between tokens (else the fixed
         ``separators``, default ``(", ", ": ")``); ``max_whitespace_cnt`` bounds each whitespace run;
-        ``strict_mode`` makes keywords that no grammar can enforce (``uniqueItems``) an error instead of being
-        ignored; ``any_order`` accepts declared properties in any order; ``enforce_formats`` (an xg2jax
+        ``strict_mode`` makes what no grammar can enforce (``uniqueItems``, backreferences in ``pattern``) an error;
+        with False it is approximated by a wider language (``uniqueItems`` ignored, a backreference widened to its
+        group's pattern; docs/json_schema.md); ``any_order`` accepts declared properties in any order; ``enforce_formats`` (an xg2jax
         extension, default True as in xgrammar) checks ``format`` (JSON Schema's default: annotation only);
         ``refs`` (an xg2jax extension) maps URIs to further schema documents that ``$ref`` may name (nothing is
         ever fetched).

@@ -16,8 +16,9 @@ Algorithm. ``visit(schema, pointer)`` returns an EBNF expression for the set of 
 
 Before visiting, ``_check`` validates keyword value types over the whole document and ``_resources``
 canonicalises every reference. Keywords outside the supported set raise ``UnsupportedSchemaError`` naming the JSON
-pointer; ``uniqueItems`` over items that cannot be listed raises in strict mode and is ignored otherwise (the
-documented approximation). ``$ref`` targets become named rules (keyed by the dynamic scope too when the document
+pointer; ``uniqueItems`` over items that cannot be listed raises in strict mode and is ignored otherwise, and a
+backreference in a string ``pattern`` raises in strict mode and is widened to its group's pattern otherwise
+(``_backrefs``; the documented approximations). ``$ref`` targets become named rules (keyed by the dynamic scope too when the document
 uses ``$dynamicRef``), so recursive schemas become recursive rules.
 """
 

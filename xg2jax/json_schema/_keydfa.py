@@ -250,6 +250,8 @@ class _Parser:
             self.i = j + 1
             ivs = category_intervals(name)
             return ivs if c == "p" else _negate(ivs)
+        if (c in "123456789" and not in_class) or (c == "k" and self.peek() == "<"):
+            raise RegexUnsupported(f"the backreference '\\{c}' (not a regular language)")
         if c.isalnum():
             raise RegexUnsupported(f"the escape '\\{c}'")
         return [(ord(c), ord(c))]

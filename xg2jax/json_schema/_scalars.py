@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+from xg2jax.json_schema._backrefs import widen_backreferences
 from xg2jax.json_schema._check import regex_problem
 from xg2jax.json_schema._common import (
     FRACTION_ONLY,
@@ -341,6 +342,8 @@ class ScalarsMixin:
         pattern = schema.get("pattern")
         if pattern is not None and not isinstance(pattern, str):
             raise SchemaError(f"{ptr}/pattern", f"'pattern' must be a string, got {json.dumps(pattern)}")
+        if pattern is not None and not self.strict:
+            pattern = widen_backreferences(pattern)  # positive use only: excluded patterns stay exact
         excluded = list(schema.get(NOT_PATTERNS, []))
         try:
             must = [regex_dfa(pattern)] if pattern is not None else []
@@ -364,6 +367,8 @@ class ScalarsMixin:
         pattern = schema["pattern"]
         if not isinstance(pattern, str):
             raise SchemaError(f"{ptr}/pattern", f"'pattern' must be a string, got {json.dumps(pattern)}")
+        if not self.strict:
+            pattern = widen_backreferences(pattern)  # the documented approximation (_backrefs.py)
         fmt = schema.get("format")
         if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
             raise UnsupportedSchemaError(f"{ptr}/pattern", f"'pattern' together with format '{fmt}' is not "
@@ -378,8 +383,10 @@ class ScalarsMixin:
             atoms, delta, finals = product_with_length([regex_dfa(pattern)], all, lo, hi)
         except RegexUnsupported as e:
             if detail is not None or lo or hi is not None:
-                raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: "
-                                             f"{detail or e}") from None
+                why = f"{detail or e}"
+                if "backreference" in why:
+                    why += " (pass strict_mode=False to widen each backreference to its group's pattern)"
+                raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: {why}") from None
         else:
             if not finals:
                 raise Unsatisfiable(f"{ptr}/pattern", "no string matches the pattern within the length bounds")
