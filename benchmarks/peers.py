@@ -255,14 +255,15 @@ class LLGuidanceEngine(Engine):
 class XG2JaxEngine(Engine):
     """xg2jax with its default lazy (JIT) mask building, or with ``precompute_masks=True`` (``xg2jax-eager``)."""
 
-    def __init__(self, eager: bool = False):
+    def __init__(self, eager: bool = False, lenient: bool = False):
         super().__init__()
         import xg2jax
 
         self.x = xg2jax
         self.eager = eager
-        self.name = "xg2jax-eager" if eager else "xg2jax"
-        self.version = getattr(xg2jax, "__version__", "?") + (" (precompute_masks)" if eager else " (lazy)")
+        self.name = "xg2jax-eager" if eager else "xg2jax-lenient" if lenient else "xg2jax"
+        self.version = getattr(xg2jax, "__version__", "?") + (" (precompute_masks)" if eager else " (lazy)") + (
+            " (strict_mode=False)" if lenient else "")
         self.source = getattr(xg2jax, "__file__", "?")
         self.tok = None
         self.compiled = None
@@ -270,8 +271,9 @@ class XG2JaxEngine(Engine):
         # xg2jax's strict_mode is not xgrammar's: it never changes additionalProperties / extra items (those follow
         # JSON Schema's defaults in both modes); True (its default) makes a keyword no grammar can enforce
         # (uniqueItems over an unbounded domain) an error, False ignores it (a documented approximation that would
-        # accept invalid instances). So xg2jax keeps its default here.
-        self.json_options = dict(JSON_SCHEMA_OPTIONS, strict_mode=True)
+        # accept invalid instances). So xg2jax keeps its default here; ``xg2jax-lenient`` runs with False, which
+        # is the mode comparable to xgrammar's (it approximates what it cannot enforce).
+        self.json_options = dict(JSON_SCHEMA_OPTIONS, strict_mode=not lenient)
 
     def setup(self, vocab) -> float:
         x = self.x
@@ -338,6 +340,7 @@ ENGINE_ALIASES = {
     "llguidance": ["llguidance"],
     "xg2jax": ["xg2jax"],
     "xg2jax-eager": ["xg2jax-eager"],
+    "xg2jax-lenient": ["xg2jax-lenient"],
 }
 PEERS = ("xgrammar", "xgrammar-dyn", "llguidance")
 
@@ -364,4 +367,6 @@ def make_engine(name: str) -> Engine:
         return XG2JaxEngine(eager=False)
     if name == "xg2jax-eager":
         return XG2JaxEngine(eager=True)
+    if name == "xg2jax-lenient":
+        return XG2JaxEngine(lenient=True)
     raise ValueError(name)
