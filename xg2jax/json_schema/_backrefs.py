@@ -22,56 +22,45 @@ from __future__ import annotations
 
 import re
 
+from xg2jax.json_schema._keydfa import regex_tokens
+
 _NAMED_OPEN = re.compile(r"\(\?P?<([A-Za-z_$][\w$]*)>")
+_NAMED_REFERENCE = re.compile(r"\\k<([A-Za-z_$][\w$]*)>")
+
+
+def _opener(pattern: str, i: int) -> tuple[str, bool]:
+    """The group opener at pattern[i] == "(" as written ("(", "(?", "(?<name>") and whether the group captures."""
+    named = _NAMED_OPEN.match(pattern, i)
+    if named:
+        return named.group(0), True
+    return ("(?", False) if pattern.startswith("(?", i) else ("(", True)
 
 
 def _capture_names(pattern: str) -> tuple[int, dict[str, int]]:
-    """(number of capturing groups, {name: group number}) by a scan that skips escapes and classes."""
-    count, names, i, in_class = 0, {}, 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
+    """(number of capturing groups, {name: group number}), counted by opening parenthesis as ECMAScript does."""
+    count, names = 0, {}
+    for i, c, in_class in regex_tokens(pattern):
+        if c == "(" and not in_class and _opener(pattern, i)[1]:
+            count += 1
             named = _NAMED_OPEN.match(pattern, i)
-            if named or not pattern.startswith("(?", i):
-                count += 1
-                if named:
-                    names[named.group(1)] = count
-        i += 1
+            if named:
+                names[named.group(1)] = count
     return count, names
 
 
 def _decapture(text: str) -> str:
     """``text`` with every capturing group made non-capturing (escapes and classes left as they are)."""
-    out, i, in_class = [], 0, False
-    while i < len(text):
-        c = text[i]
-        if c == "\\":
-            out.append(text[i:i + 2])
-            i += 2
+    out, skip_to = [], 0
+    for i, c, in_class in regex_tokens(text):
+        if i < skip_to:
             continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            named = _NAMED_OPEN.match(text, i)
-            if named:
+        if c == "(" and not in_class:
+            opener, captures = _opener(text, i)
+            if captures:
                 out.append("(?:")
-                i = named.end()
-                continue
-            if not text.startswith("(?", i):
-                out.append("(?:")
-                i += 1
+                skip_to = i + len(opener)
                 continue
         out.append(c)
-        i += 1
     return "".join(out)
 
 
@@ -85,51 +74,37 @@ def widen_backreferences(pattern: str) -> str:
     out: list[str] = []
     closed: dict[int, str] = {}  # group number -> its widened sub-pattern
     open_groups: list[tuple[int | None, int]] = []  # (group number or None, index in out where its body starts)
-    count, i, in_class = 0, 0, False
+    count, skip_to = 0, 0
 
     def reference(number: int) -> str:
         body = closed.get(number)
         return "(?:)" if body is None else f"(?:(?:{_decapture(body)})?)"
 
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            nxt = pattern[i + 1:i + 2]
-            if not in_class and nxt.isdigit() and nxt != "0":
-                j = i + 1
-                while j < len(pattern) and pattern[j].isdigit():
-                    j += 1
-                number = int(pattern[i + 1:j])
-                if number <= total:
-                    out.append(reference(number))
-                    i = j
-                    continue
-            if not in_class and nxt == "k":
-                named = re.compile(r"\\k<([A-Za-z_$][\w$]*)>").match(pattern, i)
-                if named and named.group(1) in names:
-                    out.append(reference(names[named.group(1)]))
-                    i = named.end()
-                    continue
-            out.append(pattern[i:i + 2])
-            i += 2
+    for i, c, in_class in regex_tokens(pattern):
+        if i < skip_to:
             continue
         if in_class:
-            in_class = c != "]"
             out.append(c)
-        elif c == "[":
-            in_class = True
-            out.append(c)
-        elif c == "(":
-            named = _NAMED_OPEN.match(pattern, i)
-            opener = named.group(0) if named else "(?" if pattern.startswith("(?", i) else "("
-            if named or opener == "(":
-                count += 1
-                open_groups.append((count, len(out) + 1))
-            else:
-                open_groups.append((None, len(out) + 1))
-            out.append(opener)
-            i += len(opener)
             continue
+        if c[0] == "\\" and c[1:].isdigit() and c[1] != "0":
+            j = i + 2
+            while j < len(pattern) and pattern[j].isdigit():
+                j += 1
+            if int(pattern[i + 1:j]) <= total:
+                out.append(reference(int(pattern[i + 1:j])))
+                skip_to = j
+                continue
+        named = _NAMED_REFERENCE.match(pattern, i) if c == "\\k" else None
+        if named and named.group(1) in names:
+            out.append(reference(names[named.group(1)]))
+            skip_to = named.end()
+        elif c == "(":
+            opener, captures = _opener(pattern, i)
+            if captures:
+                count += 1
+            open_groups.append((count if captures else None, len(out) + 1))
+            out.append(opener)
+            skip_to = i + len(opener)
         elif c == ")" and open_groups:
             number, start = open_groups.pop()
             if number is not None:
@@ -137,5 +112,4 @@ def widen_backreferences(pattern: str) -> str:
             out.append(c)
         else:
             out.append(c)
-        i += 1
     return "".join(out)

@@ -345,19 +345,32 @@ def _atoms(interval_sets) -> list[tuple[int, int]]:
     return [(cuts[i], cuts[i + 1] - 1) for i in range(len(cuts) - 1)]
 
 
-def _group_end(p: str, i: int) -> tuple[int, bool] | None:
-    """For the group opening at p[i] == "(": (index of its closing ")", whether it has a top-level "|")."""
-    depth, j, bar, in_class = 0, i, False, False
+def regex_tokens(p: str, start: int = 0):
+    """(index, token, in_class) for each token of the regex ``p`` from ``start``: an escape (``\\d``, ``\\(``) is one
+    two-character token, anything else one character; ``in_class`` marks the tokens of a character class after its
+    opening ``[`` (its closing ``]`` included), where ``(``, ``)`` and ``|`` are plain characters."""
+    j, in_class = start, False
     while j < len(p):
-        c = p[j]
-        if c == "\\":
+        if p[j] == "\\":
+            yield j, p[j:j + 2], in_class
             j += 2
             continue
+        c = p[j]
+        yield j, c, in_class
         if in_class:
             in_class = c != "]"
         elif c == "[":
             in_class = True
-        elif c == "(":
+        j += 1
+
+
+def _group_end(p: str, i: int) -> tuple[int, bool] | None:
+    """For the group opening at p[i] == "(": (index of its closing ")", whether it has a top-level "|")."""
+    depth, bar = 0, False
+    for j, c, in_class in regex_tokens(p, i):
+        if in_class:
+            continue
+        if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
@@ -365,7 +378,6 @@ def _group_end(p: str, i: int) -> tuple[int, bool] | None:
                 return j, bar
         elif c == "|" and depth == 1:
             bar = True
-        j += 1
     return None
 
 
