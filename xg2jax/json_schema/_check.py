@@ -11,6 +11,7 @@ that can never appear); the converter reports it with the keyword's pointer when
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -40,6 +41,14 @@ def _describe(value: Any) -> str:
 
 def check_document(schema: Any, draft: int, ptr: str = "") -> None:
     """Raise :class:`SchemaError` at the first keyword whose value has the wrong shape."""
+    try:
+        _check(schema, draft, None)
+    except SchemaError:
+        _check(schema, draft, ptr)  # again, spelling the pointers this time: they are only needed for the error
+
+
+def _check(schema: Any, draft: int, ptr: str | None) -> None:
+    """check_document's walk; ``ptr`` None skips building JSON pointers (a SchemaError then names none)."""
     if isinstance(schema, bool):
         return
     if not isinstance(schema, dict):
@@ -47,7 +56,7 @@ def check_document(schema: Any, draft: int, ptr: str = "") -> None:
     for kw, value in schema.items():
         if kw not in _CHECKED and kw not in _SCHEMA_KEYWORDS:
             continue  # an annotation or unknown keyword: nothing to check, nothing below it
-        where = f"{ptr}/{escape_pointer(kw)}"
+        where = None if ptr is None else f"{ptr}/{escape_pointer(kw)}"
         _check_keyword(kw, value, draft, where)
         if kw in VALUE_KEYWORDS:
             continue
@@ -60,18 +69,18 @@ def check_document(schema: Any, draft: int, ptr: str = "") -> None:
                         raise SchemaError(f"{where}/{escape_pointer(name)}", "a 'dependencies' array must hold "
                                           "property names (strings)")
                     continue
-                check_document(sub, draft, f"{where}/{escape_pointer(name)}")
+                _check(sub, draft, None if where is None else f"{where}/{escape_pointer(name)}")
         elif kw in SCHEMA_LISTS and isinstance(value, list) and (kw != "items" or draft < 2020):
             if kw in ("allOf", "anyOf", "oneOf") and not value:
                 raise SchemaError(where, f"'{kw}' must be a non-empty array of schemas")
             for i, sub in enumerate(value):
-                check_document(sub, draft, f"{where}/{i}")
+                _check(sub, draft, None if where is None else f"{where}/{i}")
         elif kw in SCHEMA_LISTS and kw != "items":
             raise SchemaError(where, f"'{kw}' must be an array of schemas, got {_describe(value)}")
         elif kw in SCHEMA_VALUED:
             if kw in ("unevaluatedItems", "unevaluatedProperties") and draft < 2019:
                 continue  # not keywords before 2019-09
-            check_document(value, draft, where)
+            _check(value, draft, where)
 
 
 def _check_keyword(kw: str, value: Any, draft: int, where: str) -> None:
@@ -117,6 +126,7 @@ def _check_keyword(kw: str, value: Any, draft: int, where: str) -> None:
                               f"{_describe(value)}")
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of the text; the document check and the converter both ask
 def regex_problem(pattern: str) -> str | None:
     """Why the regex front end rejects ``pattern`` (ECMAScript syntax, JSON Schema ``pattern``), or None."""
     pattern = hoist_anchors(pattern)

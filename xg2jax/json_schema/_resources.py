@@ -130,9 +130,20 @@ def has_no_dollar_keywords(source_text: str) -> bool:
     return "$" not in source_text and "\\u" not in source_text
 
 
-def _walk(res: Resources, doc: int, node: Any, ptr: str, base: str, draft: int, sites: list, identify: bool,
+def _spell(ptr) -> str:
+    """The JSON pointer of a _walk position: "" or a (parent, key or index) chain, spelled only when recorded (most
+    positions record nothing, and spelling every one was most of the walk)."""
+    parts = []
+    while ptr:
+        ptr, key = ptr
+        parts.append(escape_pointer(key) if isinstance(key, str) else str(key))
+    return "".join("/" + p for p in reversed(parts))
+
+
+def _walk(res: Resources, doc: int, node: Any, ptr, base: str, draft: int, sites: list, identify: bool,
           ignored: set | None = None) -> None:
-    """Record resources and anchors under ``node`` (a schema at ``ptr``) and the ``$ref`` sites to rewrite."""
+    """Record resources and anchors under ``node`` (a schema at ``ptr``, see _spell) and the ``$ref`` sites to
+    rewrite."""
     if not isinstance(node, dict):
         return
     if identify and ignored:
@@ -142,33 +153,32 @@ def _walk(res: Resources, doc: int, node: Any, ptr: str, base: str, draft: int, 
     ident = node.get("id" if draft <= 4 else "$id")
     if identify and isinstance(ident, str) and not ignore_siblings:
         if draft < 2019 and ident.startswith("#"):  # draft 6/7 plain-name fragment: an anchor
-            res.anchors.setdefault(join_uri(base, ident), (doc, ptr))
+            res.anchors.setdefault(join_uri(base, ident), (doc, _spell(ptr)))
         else:
             base = join_uri(base, ident).split("#", 1)[0]
-            res.resources.setdefault(base, (doc, ptr))
-            res.node_resource[id(node)] = (doc, ptr)
+            res.resources.setdefault(base, (doc, _spell(ptr)))
+            res.node_resource[id(node)] = (doc, _spell(ptr))
     if identify and not ignore_siblings:
         for kw in ("$anchor", "$dynamicAnchor"):
             if isinstance(node.get(kw), str):
-                res.anchors.setdefault(f"{base}#{node[kw]}", (doc, ptr))
+                res.anchors.setdefault(f"{base}#{node[kw]}", (doc, _spell(ptr)))
         if isinstance(node.get("$dynamicAnchor"), str):
             resource = res.resources[base]
-            res.dynamic.setdefault(resource, {}).setdefault(node["$dynamicAnchor"], ptr)
+            res.dynamic.setdefault(resource, {}).setdefault(node["$dynamicAnchor"], _spell(ptr))
     for kw in ("$ref", "$dynamicRef"):
         if isinstance(node.get(kw), str):
-            sites.append((node, kw, base, doc, ptr))
+            sites.append((node, kw, base, doc, _spell(ptr)))
     for kw, value in node.items():
         if kw in VALUE_KEYWORDS or kw in ("$ref", "$dynamicRef") or not isinstance(value, (dict, list)):
             continue
-        sub = f"{ptr}/{escape_pointer(kw)}"
+        sub = (ptr, kw)
         schema_position = identify and (kw in SCHEMA_VALUED or kw in SCHEMA_LISTS or kw in SCHEMA_MAPS)
         if kw in SCHEMA_MAPS and isinstance(value, dict):
             for name, s in value.items():
-                _walk(res, doc, s, f"{sub}/{escape_pointer(name)}", base, draft, sites, schema_position, ignored)
+                _walk(res, doc, s, (sub, name), base, draft, sites, schema_position, ignored)
         elif isinstance(value, list):
             for i, s in enumerate(value):
-                _walk(res, doc, s, f"{sub}/{i}", base, draft, sites,
-                      schema_position and kw in SCHEMA_LISTS, ignored)
+                _walk(res, doc, s, (sub, i), base, draft, sites, schema_position and kw in SCHEMA_LISTS, ignored)
         elif isinstance(value, dict):
             _walk(res, doc, value, sub, base, draft, sites, schema_position and kw in SCHEMA_VALUED, ignored)
 
