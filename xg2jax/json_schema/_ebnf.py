@@ -32,8 +32,8 @@ def _rule_base_name(name_hint: str) -> str:
 
 
 def seq(*parts: str) -> str:
-    parts = tuple(p for p in parts if p)
-    return " ".join(parts) if parts else '""'
+    """The concatenation of the non-empty ``parts`` ('""' if none)."""
+    return " ".join(filter(None, parts)) or '""'
 
 
 def choice(options: list[str]) -> str:

@@ -55,9 +55,10 @@ class ObjectsMixin:
                     raise
                 continue
             entries.append((name, seq(json_literal(name), self.key_sep, value), name in required))
-        present = {e[0] for e in entries}
-        # A property whose dependencies can never be present cannot be present either.
-        entries = [e for e in entries if all(d in present for d in dependent.get(e[0], []))]
+        if dependent:
+            # A property whose dependencies can never be present cannot be present either.
+            present = {e[0] for e in entries}
+            entries = [e for e in entries if all(d in present for d in dependent.get(e[0], []))]
         extra = None
         if keyed:
             extra = self._pattern_members(names, additional, patterns, filters, ptr)
