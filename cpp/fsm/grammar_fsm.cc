@@ -401,47 +401,58 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
   for_each_edge([&](int32_t s, int32_t t) { preds[cursor[t]++] = s; });
   std::vector<int32_t>& block = *block_out;
   block.assign(n, 0);
-  std::vector<std::vector<int32_t>> members(1);
+  // The partition, flat: block b's states are elems[first[b], last[b]) (no vector per block: a split
+  // reorders its block's range in place, stably, and its new blocks are subranges of it).
   bool has_final = false, has_other = false;
   for (int32_t s = 0; s < n; ++s) (d.final[s] ? has_final : has_other) = true;
-  if (has_final && has_other) members.resize(2);
-  for (int32_t s = 0; s < n; ++s) {
-    block[s] = has_final && has_other ? d.final[s] : 0;
-    members[block[s]].push_back(s);
+  std::vector<int32_t> elems, first, last;
+  elems.reserve(n);
+  for (int pass = 0; pass < 2; ++pass) {  // block 0: the non-final states (all, if all or none are final)
+    first.push_back(static_cast<int32_t>(elems.size()));
+    for (int32_t s = 0; s < n; ++s) {
+      const bool in_second = has_final && has_other && d.final[s];
+      if (in_second == (pass == 1)) block[s] = pass, elems.push_back(s);
+    }
+    last.push_back(static_cast<int32_t>(elems.size()));
+    if (!(has_final && has_other)) break;
   }
-  std::vector<uint8_t> dirty(members.size(), 1);
+  std::vector<uint8_t> dirty(first.size(), 1);
   std::vector<int32_t> todo;
-  for (int32_t b = 0; b < static_cast<int32_t>(members.size()); ++b) todo.push_back(b);
+  for (int32_t b = 0; b < static_cast<int32_t>(first.size()); ++b) todo.push_back(b);
   SequenceInterner signatures;
-  std::vector<int32_t> sig, group, group_size, moved;
-  std::vector<std::vector<int32_t>> groups;
+  std::vector<int32_t> sig, group, group_start, scratch, moved;
   while (!todo.empty()) {
     std::sort(todo.begin(), todo.end());  // a deterministic order of new block ids
     moved.clear();
     for (int32_t b : todo) {
       dirty[b] = 0;
-      const std::vector<int32_t>& m = members[b];
-      if (m.size() < 2) continue;
-      work += static_cast<int64_t>(m.size());
+      const int32_t f = first[b], size = last[b] - first[b];
+      if (size < 2) continue;
+      work += size;
       if (work > kWorkBudget) return false;
-      signatures.Clear(m.size());
-      group.resize(m.size());
-      for (size_t i = 0; i < m.size(); ++i) {
-        Signature(d, m[i], block, &sig);
+      signatures.Clear(size);
+      group.resize(size);
+      for (int32_t i = 0; i < size; ++i) {
+        Signature(d, elems[f + i], block, &sig);
         group[i] = signatures.Intern(sig).first;
       }
-      if (signatures.Size() == 1) continue;
-      // Group 0 (the first member's) keeps the block; the others get new blocks.
-      group_size.assign(signatures.Size(), 0);
-      for (int32_t gid : group) ++group_size[gid];
-      groups.resize(signatures.Size());
-      for (size_t g = 0; g < groups.size(); ++g) groups[g].clear(), groups[g].reserve(group_size[g]);
-      for (size_t i = 0; i < m.size(); ++i) groups[group[i]].push_back(m[i]);
-      members[b] = std::move(groups[0]);
-      for (size_t g = 1; g < groups.size(); ++g) {
-        const int32_t nb = static_cast<int32_t>(members.size());
-        for (int32_t s : groups[g]) block[s] = nb, moved.push_back(s);
-        members.push_back(std::move(groups[g]));
+      const int32_t num_groups = static_cast<int32_t>(signatures.Size());
+      if (num_groups == 1) continue;
+      // Stable counting sort of the range by group. Group 0 (the first state's) keeps the block; the
+      // others become new blocks in group order.
+      group_start.assign(num_groups + 1, 0);
+      for (int32_t g : group) ++group_start[g + 1];
+      for (int32_t g = 0; g < num_groups; ++g) group_start[g + 1] += group_start[g];
+      scratch.resize(size);
+      for (int32_t i = 0; i < size; ++i) scratch[group_start[group[i]]++] = elems[f + i];
+      std::copy(scratch.begin(), scratch.end(), elems.begin() + f);
+      // group_start[g] is now the end of group g; group 0 starts at 0.
+      last[b] = f + group_start[0];
+      for (int32_t g = 1; g < num_groups; ++g) {
+        const int32_t nb = static_cast<int32_t>(first.size());
+        first.push_back(f + group_start[g - 1]);
+        last.push_back(f + group_start[g]);
+        for (int32_t i = first.back(); i < last.back(); ++i) block[elems[i]] = nb, moved.push_back(elems[i]);
         dirty.push_back(0);
       }
     }
@@ -453,7 +464,7 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
       }
     }
   }
-  *num_blocks = static_cast<int32_t>(members.size());
+  *num_blocks = static_cast<int32_t>(first.size());
   return true;
 }
 

@@ -60,7 +60,8 @@ class GrammarFsm {
   // transition row of at most 1 KiB, so the default caps the automata at 512 MiB (large counted
   // repetitions no longer unroll, see grammar.h; what still hits this is a huge regular expression).
   // With a `cache`, rule automata are looked up there by body and added to it (rule_dfa_cache.h);
-  // the result is the same with or without one.
+  // the result is the same with or without one. Either way a body the grammar repeats under several
+  // rule names is built once and copied with each rule's own references.
   static constexpr int64_t kDefaultMaxStates = 1 << 19;
   static GrammarFsm Build(const Grammar& g, int64_t max_states = kDefaultMaxStates, RuleDfaCache* cache = nullptr);
 
