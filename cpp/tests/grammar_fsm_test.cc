@@ -1,7 +1,9 @@
-// GrammarFsm's byte classes (grammar_fsm.h): the transition table keeps one column per class of bytes
-// that no run tells apart. Classes that are too coarse would make the automaton read a byte as
-// another one, so the language is checked against an independent oracle (std::regex) on every
-// ASCII string up to length 2, and the class count against a hand count.
+// GrammarFsm::Build (grammar_fsm.h) against independent oracles:
+//   * byte classes: the transition table keeps one column per class of bytes that no run tells apart;
+//     classes that are too coarse would make the automaton read a byte as another one, so the language
+//     is checked against std::regex on every ASCII string up to length 2, the class count by hand;
+//   * subset construction and minimisation: random expressions against std::regex;
+//   * rule bodies repeated under several names (built once): each keeps its own references.
 #include "fsm/grammar_fsm.h"
 
 #include <gtest/gtest.h>
