@@ -83,7 +83,7 @@ def _check(schema: Any, draft: int, ptr: str | None) -> None:
             _check(value, draft, where)
 
 
-def _check_keyword(kw: str, value: Any, draft: int, where: str) -> None:
+def _check_keyword(kw: str, value: Any, draft: int, where: str | None) -> None:
     if kw in _COUNTS:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or \
                 not float(value).is_integer():

@@ -156,8 +156,9 @@ def _walk(res: Resources, doc: int, node: Any, ptr, base: str, draft: int, sites
             res.anchors.setdefault(join_uri(base, ident), (doc, _spell(ptr)))
         else:
             base = join_uri(base, ident).split("#", 1)[0]
-            res.resources.setdefault(base, (doc, _spell(ptr)))
-            res.node_resource[id(node)] = (doc, _spell(ptr))
+            here = (doc, _spell(ptr))
+            res.resources.setdefault(base, here)
+            res.node_resource[id(node)] = here
     if identify and not ignore_siblings:
         for kw in ("$anchor", "$dynamicAnchor"):
             if isinstance(node.get(kw), str):
