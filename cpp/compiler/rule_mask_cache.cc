@@ -47,7 +47,8 @@ int64_t StructureTable::Intern(const std::vector<int64_t>& form) {
 
 int64_t StructureTable::Intern(const std::string& form) {
   // Padded to whole words, then the byte length (so "ab" and "ab\0" differ). Byte forms and word forms
-  // share the table; their first bytes are kind tags that tell them apart (see LocalForm).
+  // share the table; their first bytes are kind tags that tell them apart (the constructor's "C" / "R",
+  // ComputeForwardIds' "F" / "P").
   std::lock_guard<std::mutex> lock(mu_);
   scratch_.assign((form.size() + 3) / 4 + 1, 0);
   std::memcpy(scratch_.data(), form.data(), form.size());
