@@ -169,6 +169,31 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
         compact = xg2jax.Grammar.from_json_schema(schema, any_whitespace=False, separators=(",", ":"))
         self.assertGrammarAccepts(compact, '{"a":[1,2]}')
 
+    @parameterized.named_parameters(("true", True), ("empty", {}), ("annotations_only", {"description": "any"}))
+    def test_fixed_separators_inside_free_values(self, value_schema):
+        # A value the schema leaves free (true, {}, annotations only) is spelled with the same separators as the
+        # rest of the output, as xgrammar does.
+        schema = {"type": "object", "properties": {"a": value_schema}, "required": ["a"], "additionalProperties": False}
+        spaced = xg2jax.Grammar.from_json_schema(schema, any_whitespace=False)
+        self.assertGrammarAccepts(spaced, '{"a": {"x": 1, "y": [1, {"z": null}]}}')
+        self.assertGrammarAccepts(spaced, '{"a": "text"}')
+        self.assertGrammarRejects(spaced, '{"a": {"x":1,"y":[1]}}')
+        compact = xg2jax.Grammar.from_json_schema(schema, any_whitespace=False, separators=(",", ":"))
+        self.assertGrammarAccepts(compact, '{"a":{"x":1,"y":[1,{"z":null}]}}')
+        self.assertGrammarRejects(compact, '{"a":{"x": 1}}')
+
+    def test_required_members_need_no_rules_per_position(self):
+        # Members that are all required form one sequence; optional ones keep a rule pair per position.
+        schema = {"type": "object", "properties": {k: {"type": "integer"} for k in "abcd"}, "required": ["a", "b", "d"],
+                  "additionalProperties": False}
+        ebnf = json_schema_to_ebnf(schema, any_whitespace=False, separators=(",", ":"))
+        self.assertEqual(sorted(re.findall(r"^(obj_\w+) ::=", ebnf, re.M)), ["obj_first_2", "obj_rest_2"])
+        grammar = xg2jax.Grammar.from_ebnf(ebnf)
+        for text in ('{"a":1,"b":2,"d":4}', '{"a":1,"b":2,"c":3,"d":4}'):
+            self.assertGrammarAccepts(grammar, text)
+        for text in ('{"a":1,"d":4}', '{"a":1,"b":2}', '{"b":2,"a":1,"d":4}', '{"a":1,"b":2,"c":3}', '{}'):
+            self.assertGrammarRejects(grammar, text)
+
     def test_compile_json_schema_accepts_str_dict_and_matches_tokens(self):
         tok = xg2jax.TokenizerInfo([bytes([b]) for b in range(256)])
         compiler = xg2jax.GrammarCompiler(tok)

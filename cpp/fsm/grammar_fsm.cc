@@ -298,7 +298,35 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
     if (inserted) target_state.push_back(intern(closure(targets)));
     return target_state[id];
   };
+  // Chains (a literal's bytes, one reference after another) are most states: a singleton set whose one NFA
+  // state has one edge, into a state with no epsilon edges (so the target's closure is itself). Their step
+  // skips the interval sweep and both set lookups; by NFA state, the DFA state of the singleton {t}
+  // (states are created in the same order as on the general path, so the automaton is the same).
+  std::vector<uint8_t> has_epsilon(nfa.NumStates(), 0);
+  for (int32_t s = 0; s < nfa.NumStates(); ++s)
+    nfa.ForEachEdge(s, [&](const NfaEdge& e) {
+      if (e.lo < 0 && e.rule < 0) has_epsilon[s] = 1;
+    });
+  std::vector<int32_t> singleton_state(nfa.NumStates(), -1);
   for (int32_t d = 0; d < static_cast<int32_t>(sets.Size()); ++d) {
+    if (sets.Length(d) == 1) {
+      const int32_t s = *sets.Data(d);
+      const int32_t only = nfa.head[s];
+      if (only >= 0 && nfa.edges[only].next < 0) {
+        const NfaEdge& e = nfa.edges[only];
+        if ((e.lo >= 0 || e.rule >= 0) && !has_epsilon[e.target]) {
+          int32_t& t = singleton_state[e.target];
+          if (t < 0) targets.assign(1, e.target), t = intern(targets);
+          if (e.lo >= 0) {
+            dfa.AppendRun(e.lo, e.hi, t);
+          } else {
+            dfa.AddEdge(e.rule, t);
+          }
+          dfa.CloseState();
+          continue;
+        }
+      }
+    }
     byte_edges.clear();
     rule_targets.clear();
     members.assign(sets.Data(d), sets.Data(d) + sets.Length(d));  // Data() moves as sets grow

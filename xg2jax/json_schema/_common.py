@@ -6,6 +6,9 @@ ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "depre
                "$schema", "$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$vocabulary",
                "contentMediaType",
                "contentEncoding", "contentSchema", "format"}
+# Keywords that never constrain an instance: a schema made only of these accepts any value.
+NO_CONSTRAINT = frozenset({"title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
+                           "writeOnly"})
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 OBJECT_KEYWORDS = {"properties", "required", "additionalProperties", "dependentRequired", "minProperties",
                    "maxProperties", "patternProperties", "propertyNames"}

@@ -43,7 +43,7 @@ from xg2jax.json_schema._common import (
 )
 from xg2jax.json_schema._complements import ComplementsMixin
 from xg2jax.json_schema._disjoint import DisjointMixin
-from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq
+from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq, value_rules
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._patterns import PatternsMixin
 from xg2jax.json_schema._refs import RefsMixin
@@ -101,6 +101,8 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         self.item_sep = seq(self.ws, literal(item), self.ws)
         self.key_sep = seq(self.ws, literal(key), self.ws)
         for name, body in BASE_RULES.items():
+            self.rules.define(name, body)
+        for name, body in value_rules(self.ws, self.item_sep, self.key_sep):
             self.rules.define(name, body)
         self.rules.define("j_ws", ws)
 

@@ -31,6 +31,9 @@ def _rule_base_name(name_hint: str) -> str:
     return "r_" + base if base[0].isdigit() else base
 
 
+EMPTY = '""'  # the expression that matches only the empty string
+
+
 def seq(*parts: str) -> str:
     """The concatenation of the non-empty ``parts`` ('""' if none)."""
     return " ".join(filter(None, parts)) or '""'
@@ -57,13 +60,22 @@ BASE_RULES = {
     "j_bool": r'"true" | "false"',
     "j_null": r'"null"',
     "j_value": r'j_object | j_array | j_string | j_number | j_bool | j_null',
-    "j_member": r'j_string j_ws ":" j_ws j_value',
-    "j_object": r'"{" j_ws ( j_member ( j_ws "," j_ws j_member )* j_ws )? "}"',
-    "j_array": r'"[" j_ws ( j_value ( j_ws "," j_ws j_value )* j_ws )? "]"',
     # Derives no string (left recursion without a base case): the body of a state no valid text can leave. The
     # engine trims unproductive rules, so nothing leads into it in a mask.
     "j_never": r'j_never "!"',
 }
+
+
+@functools.lru_cache(maxsize=64)
+def value_rules(ws: str, item_sep: str, key_sep: str) -> tuple[tuple[str, str], ...]:
+    """The rest of the any-JSON value (``j_value``): members, objects and arrays spelled with the conversion's
+    whitespace ``ws`` and separators, as every object and array of the schema is (``true`` and ``{}`` values too).
+    (name, body) pairs; memoised, as a conversion's options are almost always the same few."""
+    return tuple({
+        "j_member": seq("j_string", key_sep, "j_value"),
+        "j_object": seq('"{"', ws, f"( j_member ( {item_sep} j_member )* {ws} )?".replace("  ", " "), '"}"'),
+        "j_array": seq('"["', ws, f"( j_value ( {item_sep} j_value )* {ws} )?".replace("  ", " "), '"]"'),
+    }.items())
 
 
 class RuleTable:

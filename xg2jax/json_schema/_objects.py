@@ -14,7 +14,7 @@ from xg2jax.json_schema._common import (
     UnsupportedSchemaError,
     escape_pointer,
 )
-from xg2jax.json_schema._ebnf import json_literal, literal, seq
+from xg2jax.json_schema._ebnf import EMPTY, json_literal, literal, seq
 from xg2jax.json_schema._keydfa import matches
 
 
@@ -143,13 +143,16 @@ class ObjectsMixin:
         rest_next = extras_rest
         for k in range(n - 1, -1, -1):
             member, req = entries[k]
-            first_k = [seq(member, rest_next)]
-            rest_k = [seq(sep, member, rest_next)]
-            if not req:
-                first_k.append(first_next or '""')
-                rest_k.append(rest_next or '""')
-            first_next = self.rules.add(f"obj_first_{k}", " | ".join(first_k))
-            rest_next = self.rules.add(f"obj_rest_{k}", " | ".join(rest_k))
+            if req:
+                # No choice at a required member: its two continuations stay expressions (each is used once
+                # by the position before it, so the text grows by one member per position). Objects whose
+                # members are all required are one sequence.
+                first_next, rest_next = seq(member, rest_next), seq(sep, member, rest_next)
+                continue
+            first_next, rest_next = (
+                self.rules.add(f"obj_first_{k}", f"{seq(member, rest_next)} | {first_next or EMPTY}"),
+                # (the first position's rest is never used: nothing comes before it)
+                self.rules.add(f"obj_rest_{k}", f"{seq(sep, member, rest_next)} | {rest_next or EMPTY}") if k else "")
         body = first_next or '""'
         return self.rules.add("object", seq(literal("{"), self.ws, body, self.ws, literal("}")))
 

@@ -9,6 +9,7 @@ from xg2jax.json_schema._backrefs import widen_backreferences
 from xg2jax.json_schema._check import regex_problem
 from xg2jax.json_schema._common import (
     FRACTION_ONLY,
+    NO_CONSTRAINT,
     NOT_MULTIPLE_OF,
     NOT_PATTERNS,
     NOT_STRINGS,
@@ -46,6 +47,8 @@ class ScalarsMixin:
             if not isinstance(types, list) or not all(isinstance(x, str) and x in TYPES for x in types):
                 raise SchemaError(f"{ptr}/type", f"'type' must be one of {list(TYPES)} or an array of them, "
                                   f"got {json.dumps(t)}")
+        elif schema.keys() <= NO_CONSTRAINT:  # nothing but annotations: any value, as for ``true``
+            return "j_value"
         else:
             types = list(TYPES)
         if "number" in types and "integer" in types and not schema.get(FRACTION_ONLY):
