@@ -448,7 +448,8 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
   std::vector<int32_t> todo;
   for (int32_t b = 0; b < static_cast<int32_t>(first.size()); ++b) todo.push_back(b);
   SequenceInterner signatures;
-  std::vector<int32_t> sig, group, group_start, scratch, moved;
+  constexpr int32_t kSmallBlock = 8;
+  std::vector<int32_t> sig, group, group_start, scratch, moved, distinct, distinct_begin;
   while (!todo.empty()) {
     std::sort(todo.begin(), todo.end());  // a deterministic order of new block ids
     moved.clear();
@@ -458,13 +459,37 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
       if (size < 2) continue;
       work += size;
       if (work > kWorkBudget) return false;
-      signatures.Clear(size);
+      // Group ids: distinct signatures in order of first appearance. A small block (most blocks after the
+      // first round) compares against the few distinct ones kept so far instead of clearing a hash table.
       group.resize(size);
-      for (int32_t i = 0; i < size; ++i) {
-        Signature(d, elems[f + i], block, &sig);
-        group[i] = signatures.Intern(sig).first;
+      int32_t num_groups = 0;
+      if (size <= kSmallBlock) {
+        distinct.clear();
+        distinct_begin.assign(1, 0);
+        for (int32_t i = 0; i < size; ++i) {
+          Signature(d, elems[f + i], block, &sig);
+          int32_t g = 0;
+          for (; g < num_groups; ++g) {
+            const int32_t* w = distinct.data() + distinct_begin[g];
+            if (static_cast<size_t>(distinct_begin[g + 1] - distinct_begin[g]) == sig.size() &&
+                std::equal(sig.begin(), sig.end(), w))
+              break;
+          }
+          if (g == num_groups) {
+            distinct.insert(distinct.end(), sig.begin(), sig.end());
+            distinct_begin.push_back(static_cast<int32_t>(distinct.size()));
+            ++num_groups;
+          }
+          group[i] = g;
+        }
+      } else {
+        signatures.Clear(size);
+        for (int32_t i = 0; i < size; ++i) {
+          Signature(d, elems[f + i], block, &sig);
+          group[i] = signatures.Intern(sig).first;
+        }
+        num_groups = static_cast<int32_t>(signatures.Size());
       }
-      const int32_t num_groups = static_cast<int32_t>(signatures.Size());
       if (num_groups == 1) continue;
       // Stable counting sort of the range by group. Group 0 (the first state's) keeps the block; the
       // others become new blocks in group order.

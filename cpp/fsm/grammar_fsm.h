@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,7 +128,27 @@ class GrammarFsm {
   std::vector<int32_t> state_rule_;
   std::vector<uint8_t> is_final_, has_bytes_;
   std::vector<uint64_t> live_bytes_;  // 4 words per state, see LiveBytes
-  std::vector<int32_t> byte_next_;  // num_classes_ entries per state
+  // Leaves new elements uninitialised on resize: Build fills the table with one memset of -1, and a
+  // zero-fill before it would write the largest object of a compile twice.
+  template <typename T>
+  struct UninitAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+      using other = UninitAllocator<U>;
+    };
+    UninitAllocator() = default;
+    template <typename U>
+    UninitAllocator(const UninitAllocator<U>&) {}
+    template <typename U>
+    void construct(U* p) {
+      ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  };
+  std::vector<int32_t, UninitAllocator<int32_t>> byte_next_;  // num_classes_ entries per state
   uint8_t byte_class_[256] = {};
   int32_t num_classes_ = 1;
   std::vector<int32_t> rule_edge_offset_;
