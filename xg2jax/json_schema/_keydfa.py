@@ -412,8 +412,10 @@ def hoist_anchors(pattern: str) -> str:
     return pattern
 
 
+@functools.lru_cache(maxsize=256)
 def regex_dfa(pattern: str) -> DFA:
-    """DFA of the strings in which ``pattern`` finds a match (JSON Schema ``pattern`` semantics)."""
+    """DFA of the strings in which ``pattern`` finds a match (JSON Schema ``pattern`` semantics). Memoised (a
+    schema often repeats a pattern); the DFA is never modified."""
     pattern = hoist_anchors(pattern)
     nfa = _NFA()
     parser = _Parser(pattern, nfa)
@@ -676,8 +678,14 @@ def _ebnf_class(ivs) -> str:
     return "[" + "".join(ch(lo) if lo == hi else f"{ch(lo)}-{ch(hi)}" for lo, hi in ivs) + "]"
 
 
-def spell(ivs) -> list[str]:
+def spell(ivs) -> tuple[str, ...]:
     """EBNF alternatives spelling one code point of ``ivs`` inside a JSON string (see the module docstring)."""
+    return _spell_code_point(tuple(ivs))
+
+
+@functools.lru_cache(maxsize=4096)
+def _spell_code_point(ivs: tuple) -> tuple[str, ...]:
+    # Memoised: a key or string automaton's transitions repeat a few classes (any character but one, ...).
     out = []
     raw = []
     for lo, hi in ivs:
@@ -696,4 +704,4 @@ def spell(ivs) -> list[str]:
     for cp in range(0x20):
         if cp not in _SHORT and any(lo <= cp <= hi for lo, hi in ivs):
             out.append(f'"\\\\u00" [{cp >> 4}] [{"%x" % (cp & 15)}{"%X" % (cp & 15)}]')
-    return out
+    return tuple(out)
