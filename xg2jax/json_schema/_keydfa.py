@@ -518,7 +518,10 @@ def product(dfas: list[DFA]) -> tuple[list[tuple[int, int]], list[list[int]], li
             out.append(j)
         return out
 
-    maps = [atom_index(d) for d in dfas]
+    # Each component's rows over the common atoms, so that a product state's successors on every atom are one
+    # zip of its components' rows (tuples built in C rather than a generator per atom).
+    remapped = [[[row[j] for j in m] for row in d.delta] for d, m in zip(dfas, map(atom_index, dfas))]
+    dead = [-1] * len(atoms)
     first = tuple(d.start for d in dfas)
     index = {first: 0}
     order = [first]
@@ -526,14 +529,14 @@ def product(dfas: list[DFA]) -> tuple[list[tuple[int, int]], list[list[int]], li
     while len(delta) < len(order):
         cur = order[len(delta)]
         row = []
-        for a in range(len(atoms)):
-            nxt = tuple(-1 if q < 0 else d.delta[q][m[a]] for q, d, m in zip(cur, dfas, maps))
-            if nxt not in index:  # all components dead is a state too: "matches none of them" may be wanted
+        for nxt in zip(*[dead if q < 0 else rows[q] for q, rows in zip(cur, remapped)]):
+            i = index.get(nxt)
+            if i is None:  # all components dead is a state too: "matches none of them" may be wanted
                 if len(order) >= MAX_STATES:
                     raise RegexUnsupported(f"more than {MAX_STATES} automaton states")
-                index[nxt] = len(order)
+                i = index[nxt] = len(order)
                 order.append(nxt)
-            row.append(index[nxt])
+            row.append(i)
         delta.append(row)
     accept = [tuple(q >= 0 and d.accept[q] for q, d in zip(s, dfas)) for s in order]
     return atoms, delta, accept
