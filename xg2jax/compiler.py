@@ -6,6 +6,7 @@ Usage order: ``TokenizerInfo`` -> ``GrammarCompiler(tokenizer_info)`` ->
 
 from __future__ import annotations
 
+import functools
 import json
 
 from xg2jax import _core
@@ -150,9 +151,18 @@ def _json_schema_cache_key(schema, options: dict):
     the grammar it converts to)."""
     try:
         source = schema if isinstance(schema, str) else json.dumps(schema, ensure_ascii=False, allow_nan=False)
-        return source, json.dumps(options, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        try:
+            text = _options_text(tuple(sorted(options.items())))  # the usual case: hashable options, memoised
+        except TypeError:  # an unhashable value (a refs registry, separators as a list)
+            text = json.dumps(options, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        return source, text
     except (TypeError, ValueError):
         return None
+
+
+@functools.lru_cache(maxsize=64)
+def _options_text(items: tuple) -> str:
+    return json.dumps(dict(items), sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
 class GrammarCompiler:

@@ -57,7 +57,8 @@ def _check(schema: Any, draft: int, ptr: str | None) -> None:
         if kw not in _CHECKED and kw not in _SCHEMA_KEYWORDS:
             continue  # an annotation or unknown keyword: nothing to check, nothing below it
         where = None if ptr is None else f"{ptr}/{escape_pointer(kw)}"
-        _check_keyword(kw, value, draft, where)
+        if kw in _CHECKED:
+            _check_keyword(kw, value, draft, where)
         if kw in VALUE_KEYWORDS:
             continue
         if kw in SCHEMA_MAPS:
@@ -84,6 +85,8 @@ def _check(schema: Any, draft: int, ptr: str | None) -> None:
 
 
 def _check_keyword(kw: str, value: Any, draft: int, where: str | None) -> None:
+    if kw == "type" and isinstance(value, str) and value in TYPES:
+        return  # the most common keyword, in its most common form
     if kw in _COUNTS:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or \
                 not float(value).is_integer():

@@ -43,7 +43,7 @@ from xg2jax.json_schema._common import (
 )
 from xg2jax.json_schema._complements import ComplementsMixin
 from xg2jax.json_schema._disjoint import DisjointMixin
-from xg2jax.json_schema._ebnf import BASE_RULES, RuleTable, literal, seq, value_rules
+from xg2jax.json_schema._ebnf import RuleTable, lexical_rules, literal, seq
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._patterns import PatternsMixin
 from xg2jax.json_schema._refs import RefsMixin
@@ -70,7 +70,6 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         self.root = schema
         self.strict = strict_mode
         self.any_whitespace = any_whitespace
-        self.rules = RuleTable()
         self._refs: dict[str, str] = {}  # resolved pointer -> rule name
         self._inlined: dict[str, str] = {}  # text of a visited allOf schema -> rule name
         self._draft, ignored = self._detect_draft(schema, refs)
@@ -100,11 +99,7 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
             item, key = separators if separators is not None else (", ", ": ")
         self.item_sep = seq(self.ws, literal(item), self.ws)
         self.key_sep = seq(self.ws, literal(key), self.ws)
-        for name, body in BASE_RULES.items():
-            self.rules.define(name, body)
-        for name, body in value_rules(self.ws, self.item_sep, self.key_sep):
-            self.rules.define(name, body)
-        self.rules.define("j_ws", ws)
+        self.rules = RuleTable(lexical_rules(self.ws, self.item_sep, self.key_sep, ws))
 
     # ----------------------------------------------------------------------------------------------------------
     def convert(self) -> str:

@@ -67,23 +67,29 @@ BASE_RULES = {
 
 
 @functools.lru_cache(maxsize=64)
-def value_rules(ws: str, item_sep: str, key_sep: str) -> tuple[tuple[str, str], ...]:
-    """The rest of the any-JSON value (``j_value``): members, objects and arrays spelled with the conversion's
-    whitespace ``ws`` and separators, as every object and array of the schema is (``true`` and ``{}`` values too).
-    (name, body) pairs; memoised, as a conversion's options are almost always the same few."""
-    return tuple({
+def lexical_rules(ws: str, item_sep: str, key_sep: str, ws_body: str) -> dict[str, str]:
+    """The JSON lexical rules of a conversion: ``BASE_RULES``, then members, objects and arrays spelled with the
+    conversion's whitespace ``ws`` and separators (as every object and array of the schema is, ``true`` and ``{}``
+    values too), then ``j_ws`` as ``ws_body``. Memoised (a conversion's options are almost always the same few);
+    callers copy it."""
+    return {
+        **BASE_RULES,
         "j_member": seq("j_string", key_sep, "j_value"),
         "j_object": seq('"{"', ws, f"( j_member ( {item_sep} j_member )* {ws} )?".replace("  ", " "), '"}"'),
         "j_array": seq('"["', ws, f"( j_value ( {item_sep} j_value )* {ws} )?".replace("  ", " "), '"]"'),
-    }.items())
+        "j_ws": ws_body,
+    }
 
 
 class RuleTable:
     """Rules in definition order; ``add`` returns the rule's name (reusing one with the same body)."""
 
-    def __init__(self) -> None:
-        self.rules: dict[str, str] = {}
+    def __init__(self, rules: dict[str, str] | None = None) -> None:
+        """``rules``: the first rules (copied), e.g. ``lexical_rules(...)``."""
+        self.rules: dict[str, str] = dict(rules or {})
         self._by_body: dict[str, str] = {}
+        for name, body in self.rules.items():
+            self._by_body.setdefault(body, name)
         self._next: dict[str, int] = {}  # base name -> last suffix used
 
     def reserve(self, name_hint: str) -> str:
