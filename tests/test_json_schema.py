@@ -194,6 +194,45 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
         for text in ('{"a":1,"d":4}', '{"a":1,"b":2}', '{"b":2,"a":1,"d":4}', '{"a":1,"b":2,"c":3}', '{}'):
             self.assertGrammarRejects(grammar, text)
 
+    @parameterized.named_parameters(
+        ("ascii", ["base", "based", "height", "b"]),
+        ("non_ascii", ["prénom", "pré", "名前"]),
+        ("escapes", ['a"b', "c\\d", "e\nf", "g\x01"]),
+    )
+    def test_undeclared_keys_exclude_declared_names(self, names):
+        # Declared names take their own value schema (integer); every other key is an extra one (string). Keys
+        # that are prefixes or extensions of a name, or differ in one character, are extra keys.
+        schema = {"type": "object", "properties": {n: {"type": "integer"} for n in names},
+                  "additionalProperties": {"type": "string"}}
+        grammar = xg2jax.Grammar.from_json_schema(schema, any_whitespace=False, separators=(",", ":"))
+        others = {"", "x", "é", "\\", '"', "\n"}
+        for n in names:
+            others |= {n[:i] for i in range(len(n))} | {n + "x", n + "é", n + "\\", "x" + n, n[:-1] + "é"}
+        for n in names:
+            self.assertGrammarAccepts(grammar, json.dumps({n: 1}, ensure_ascii=False, separators=(",", ":")))
+            self.assertGrammarRejects(grammar, json.dumps({n: "s"}, ensure_ascii=False, separators=(",", ":")))
+        for key in sorted(others - set(names)):
+            self.assertGrammarAccepts(grammar, json.dumps({key: "s"}, ensure_ascii=False, separators=(",", ":")))
+            self.assertGrammarRejects(grammar, json.dumps({key: 1}, ensure_ascii=False, separators=(",", ":")))
+
+    def test_key_exclusion_shares_the_string_tail(self):
+        # A trie node of the key exclusion continues into shared tail rules (j_key_rest, j_key_wide) instead of
+        # a copy of the string body: one more name of 20 new characters adds about one state per character (it
+        # added 13 per character when every node had its own copy).
+        tok = xg2jax.TokenizerInfo([bytes([b]) for b in range(256)])
+        compiler = xg2jax.GrammarCompiler(tok, cache_enabled=False)
+
+        def states(names):
+            schema = {"type": "string", "not": {"enum": names}}
+            return compiler.compile_json_schema(schema, any_whitespace=False).num_scannable_states
+
+        self.assertLessEqual(states(["a", "z" * 20]) - states(["a"]), 2 * 20)
+        grammar = xg2jax.Grammar.from_json_schema({"type": "string", "not": {"enum": ["a", "z" * 20]}})
+        for text in ('"a"', '"' + "z" * 20 + '"'):
+            self.assertGrammarRejects(grammar, text)
+        for text in ('""', '"b"', '"' + "z" * 19 + '"', '"' + "z" * 21 + '"', '"aa"', '"\\u0062"', '"é"'):
+            self.assertGrammarAccepts(grammar, text)
+
     def test_compile_json_schema_accepts_str_dict_and_matches_tokens(self):
         tok = xg2jax.TokenizerInfo([bytes([b]) for b in range(256)])
         compiler = xg2jax.GrammarCompiler(tok)

@@ -348,26 +348,44 @@ class ObjectsMixin:
             memo[key] = self._key_except_trie(names)
         return memo[key]
 
+    # Trie levels written as nested alternatives in one rule before a level starts a rule of its own (bounds the
+    # nesting the EBNF parser recurses through on very long names).
+    KEY_TRIE_LEVELS_PER_RULE = 48
+
     def _key_except_trie(self, names: list[str]) -> str:
-        trie: dict = {}
+        """The key exclusion as a trie of the names' units: at each node, the key ends (unless a name ends there),
+        continues into a child, or deviates (any other unit, then any string: the shared KEY_TAIL_RULES). The
+        levels are nested alternatives of one rule, so the engine builds one small automaton for the whole trie,
+        about a state per node."""
+        trie: dict = {}  # unit -> child node; "" (never a unit) marks the end of a name
         for name in names:
             node = trie
             for unit in _json_units(name):
                 node = node.setdefault(unit, {})
-            node[None] = True
+            node[""] = True
+        for name, body in KEY_TAIL_RULES.items():
+            if name not in self.rules.rules:
+                self.rules.define(name, body)
+        per_rule = self.KEY_TRIE_LEVELS_PER_RULE
 
-        add = self.rules.add
-
-        def rule_for(node: dict, depth: int) -> str:
-            units = sorted(k for k in node if k is not None)
+        def alternatives(node: dict, depth: int) -> str:
+            units = sorted(node)
+            ends_name = units[0] == ""
+            if ends_name:
+                del units[0]
+            deviation = _shared_tail_deviation(tuple(units)) or _deviation(tuple(units))
             if not units:  # a leaf: the key spells a name, so it must go on
-                return add(f"key_except_{depth}", 'j_char+ "\\""')
-            options = [] if None in node else ['"\\""']
-            options.append(_deviation(tuple(units)))
-            options += [f"{literal(u)} {rule_for(node[u], depth + 1)}" for u in units]
-            return add(f"key_except_{depth}", " | ".join(options))
+                return deviation
+            options = [deviation] if ends_name else ['"\\""', deviation]
+            for u in units:
+                child = alternatives(node[u], depth + 1)
+                if (depth + 1) % per_rule == 0:
+                    options.append(f"{literal(u)} {self.rules.add('key_except', child)}")
+                else:
+                    options.append(f"{literal(u)} ( {child} )")
+            return " | ".join(options)
 
-        return seq('"\\""', rule_for(trie, 0))
+        return seq('"\\""', self.rules.add("key_except", alternatives(trie, 0)))
 
 
 def _json_units(name: str) -> list[str]:
@@ -383,6 +401,25 @@ def _json_units(name: str) -> list[str]:
             units.append(spelled[i])
             i += 1
     return units
+
+
+# The keys that leave a key-exclusion trie at a node: the rest of the key after its deviating unit. Shared rules
+# (each repeats a wide class, so the engine keeps them as rules rather than inlining them), so every trie node's
+# automaton has a few states instead of its own copy of the string body.
+KEY_TAIL_RULES = {
+    "j_key_rest": r'j_char* "\""',
+    "j_key_wide": r'( [^\x00-\x7f] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) ) j_char* "\""',
+}
+
+
+@functools.lru_cache(maxsize=1024)
+def _shared_tail_deviation(units: tuple[str, ...]) -> str | None:
+    """As :func:`_deviation`, through KEY_TAIL_RULES, when every next unit is a plain ASCII character (so no other
+    non-ASCII character or escape can continue a name); None otherwise."""
+    if any(len(u) != 1 or ord(u) >= 0x80 for u in units):
+        return None
+    plain = "".join(_class_char(u) for u in units)
+    return f'[^"\\\\\\x00-\\x1f\\x80-\\U0010ffff{plain}] j_key_rest | j_key_wide'
 
 
 @functools.lru_cache(maxsize=1024)
