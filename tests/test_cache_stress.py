@@ -200,3 +200,28 @@ def test_rule_automata_are_shared_across_grammars_and_cleared():
     cleared = compiler.cache_info()
     assert cleared["num_automata"] == 0 and cleared["structure_bytes"] == 0
     assert compiler.get_cache_size_bytes() == 0
+
+
+def test_first_mask_is_built_without_structural_keys():
+    """The root rule's start state has the whole root rule as its forward closure (only a grammar of the same
+    structure shares it, and such a grammar is a grammar-level hit), so its entry is built for the grammar alone: a
+    first mask read at that state makes no rule-level lookup (nor waits for the root rule's keys). The next states
+    are looked up and shared as usual, and every mask stays exact."""
+    tok = _tokenizer()
+    compiler = xgr.GrammarCompiler(tok)
+    call = 'root ::= "{\\"name\\": \\"f\\", \\"arguments\\": " args "}" | "{\\"content\\": " str "}"\n'
+    rules = 'args ::= "{\\"n\\": " [0-9]+ ", \\"s\\": " str "}"\nstr ::= "\\"" [a-z ]* "\\""\n'
+    compiler.compile_grammar(call + rules, precompute_masks=True)  # fills the rule-level cache
+    other = call.replace('"f', '"g')  # another root rule over the same sub-rules
+    matcher = xgr.GrammarMatcher(compiler.compile_grammar(other + rules))
+    before = compiler.cache_info()
+    extra, missing = mask_oracle_diff(matcher)
+    assert len(extra) == 0 and len(missing) == 0
+    after_first = compiler.cache_info()
+    assert (after_first["rule_hits"], after_first["rule_misses"]) == (before["rule_hits"], before["rule_misses"])
+    for piece in ['{"name": "g", "arguments": {"n": ', '12', ', "s": "', 'ab c', '"}', '}']:
+        assert matcher.accept_string(piece), piece
+        extra, missing = mask_oracle_diff(matcher)
+        assert len(extra) == 0 and len(missing) == 0, piece
+    after_walk = compiler.cache_info()
+    assert after_walk["rule_hits"] > after_first["rule_hits"]  # the sub-rules' states, from the first grammar

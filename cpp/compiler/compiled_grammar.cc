@@ -21,7 +21,7 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
       fsm_(GrammarFsm::Build(grammar_, GrammarFsm::kDefaultMaxStates, rule_cache ? &rule_cache->automata : nullptr)),
       tok_(std::move(tok)),
       rule_cache_(std::move(rule_cache)),
-      hasher_(rule_cache_ ? std::make_unique<const StructuralHasher>(fsm_, &rule_cache_->structures) : nullptr) {
+      start_state_(fsm_.RuleStart(fsm_.Root())) {
   entries_.reset(new std::atomic<const TokenMaskEntry*>[fsm_.NumStates()]);
   for (int32_t s = 0; s < fsm_.NumStates(); ++s) entries_[s].store(nullptr, std::memory_order_relaxed);
   held_.resize(fsm_.NumStates());
@@ -29,6 +29,14 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
 }
 
 CompiledGrammar::~CompiledGrammar() = default;
+
+const StructuralHasher& CompiledGrammar::Hasher() const {
+  std::call_once(hasher_once_, [&] {
+    hasher_owner_ = std::make_unique<const StructuralHasher>(fsm_, &rule_cache_->structures);
+    hasher_.store(hasher_owner_.get(), std::memory_order_release);
+  });
+  return *hasher_owner_;
+}
 
 const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
   const TokenMaskEntry* e = entries_[state].load(std::memory_order_acquire);
@@ -50,8 +58,12 @@ const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
     return std::shared_ptr<const TokenMaskEntry>(std::move(built));
   };
   std::shared_ptr<const TokenMaskEntry> entry;
-  if (rule_cache_) {
-    entry = rule_cache_->entries.GetOrCompute(hasher_->KeyOf(state), build, [](const TokenMaskEntry& v) {
+  // The start state is built for this grammar alone: its forward closure is the whole root rule, so
+  // only a grammar with this structure has its key, and such a grammar meets this one in the
+  // grammar-level cache. Keying it would also make the first mask wait for the keys of every state
+  // of the root rule (and for the hasher).
+  if (rule_cache_ && state != start_state_) {
+    entry = rule_cache_->entries.GetOrCompute(Hasher().KeyOf(state), build, [](const TokenMaskEntry& v) {
       return static_cast<int64_t>(v.MemoryBytes() + sizeof(StructuralKey) + 64);  // + key and map node
     });
   } else {
@@ -120,7 +132,7 @@ void CompiledGrammar::BuildAllMasks(int num_threads) const {
 
 size_t CompiledGrammar::OwnBytes() const {
   return sizeof(*this) + fsm_.MemoryBytes() + loop_slices_.HeapBytes() + grammar_.exprs.size() * sizeof(Expr) +
-         fsm_.NumStates() * (sizeof(void*) + sizeof(std::shared_ptr<const TokenMaskEntry>)) + (hasher_ ? hasher_->MemoryBytes() : 0) +
+         fsm_.NumStates() * (sizeof(void*) + sizeof(std::shared_ptr<const TokenMaskEntry>)) + (hasher() ? hasher()->MemoryBytes() : 0) +
          private_bytes_.load(std::memory_order_relaxed);
 }
 

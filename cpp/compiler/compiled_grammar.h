@@ -61,16 +61,23 @@ class CompiledGrammar {
   // What this grammar owns: MemoryBytes() less the entries held by the rule-level cache (those are
   // counted there). The grammar-level cache counts a grammar by this, measured when it is added.
   size_t OwnBytes() const;
-  // The structural keys of this grammar's states; null without a rule-level cache (nothing to key).
-  const StructuralHasher* hasher() const { return hasher_.get(); }
+  // The structural keys of this grammar's states; null without a rule-level cache (nothing to key) and
+  // until the first entry that is looked up there (the start state's is not: see Entry).
+  const StructuralHasher* hasher() const { return hasher_.load(std::memory_order_acquire); }
 
  private:
   static constexpr int kStripes = 64;
+
   Grammar grammar_;
   GrammarFsm fsm_;
   std::shared_ptr<const TokenizerInfo> tok_;
   std::shared_ptr<CrossGrammarCache> rule_cache_;  // null: entries are private to this grammar
-  std::unique_ptr<const StructuralHasher> hasher_;
+  int32_t start_state_;  // the root rule's start state
+  // Built on first use (Hasher()): a first mask at the start state needs no keys.
+  const StructuralHasher& Hasher() const;
+  mutable std::once_flag hasher_once_;
+  mutable std::unique_ptr<const StructuralHasher> hasher_owner_;
+  mutable std::atomic<const StructuralHasher*> hasher_{nullptr};
   mutable LoopSlices loop_slices_{fsm_, *tok_};  // shared by this grammar's mask walks
   std::unique_ptr<std::atomic<const TokenMaskEntry*>[]> entries_;
   mutable std::vector<std::shared_ptr<const TokenMaskEntry>> held_;  // owners of entries_ (set under the stripe lock)

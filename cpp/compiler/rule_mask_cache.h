@@ -26,6 +26,9 @@
 // reachable from it, with the structure ids of the rules they reference), hash-consed so that each
 // interned form is about one transition row (see ForwardIds).
 // Two tools whose objects differ in one property name still share every state after that name.
+// One state is never keyed: the root rule's start state, whose forward closure is the whole root rule
+// (only a grammar of the same structure has it, and that grammar is a grammar-level hit); its entry is
+// built per grammar, so a grammar's first mask waits for neither the hasher nor the root rule's ids.
 // Both kinds of reuse in the XGrammar-2 paper follow: the same forward closure is an exact hit; the
 // same closure under a different lookahead is the same entry, with only its uncertain tokens
 // re-checked in the new grammar (RefineUncertain) and context (ContextMaskEntry).

@@ -24,7 +24,7 @@ void TokenMaskEntry::OrAccepted(const TokenizerInfo& tok, uint32_t* words, std::
     case Storage::kRejectedList: {
       std::vector<uint32_t>& s = *scratch;
       const std::vector<uint32_t>& normal = tok.NormalMask();
-      std::copy(normal.begin(), normal.end(), s.begin());
+      s.assign(normal.begin(), normal.end());  // sized here, on first use: most fills never need it
       for (int32_t id : ids) s[id >> 5] &= ~(1u << (id & 31));
       for (int32_t u : uncertain) {
         int32_t id = tok.SortedId(u);

@@ -58,7 +58,8 @@ struct TokenMaskEntry {
   int32_t num_accepted = 0;
   float build_us = 0;  // CPU time spent building this entry, in µs (introspection)
 
-  // ORs the accepted tokens into `words` (packed, LSB first). `scratch` has MaskWords() words.
+  // ORs the accepted tokens into `words` (packed, LSB first). `scratch`: a buffer of any size, resized to
+  // MaskWords() words when the storage needs one.
   void OrAccepted(const TokenizerInfo& tok, uint32_t* words, std::vector<uint32_t>* scratch) const;
   // Overwrites words[0, MaskWords()) with the accepted tokens (faster than OR into zeros).
   void WriteAccepted(const TokenizerInfo& tok, uint32_t* words) const;

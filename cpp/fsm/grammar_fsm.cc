@@ -698,10 +698,12 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
 
   // Productive rules: least fixpoint of "start reaches a final through bytes and productive rules".
   std::vector<uint8_t> productive(n_rules, 0);
+  std::vector<uint8_t> seen;
+  std::vector<int32_t> stack;
   auto reaches_final = [&](int32_t r, const std::vector<uint8_t>& rule_ok, bool bytes_ok) {
     const LocalDfa& d = dfas[r];
-    std::vector<uint8_t> seen(d.Size(), 0);
-    std::vector<int32_t> stack = {0};
+    seen.assign(d.Size(), 0);
+    stack.assign(1, 0);
     seen[0] = 1;
     while (!stack.empty()) {
       int32_t s = stack.back();
@@ -748,32 +750,49 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   for (auto& r : g.rules) out.rule_names_.push_back(r.name);
   std::vector<std::vector<int32_t>> local_to_global(n_rules);
   int32_t total = 0;
+  // Per rule, reused: forward / backward reachability, and the reversed edges of the reachable
+  // states as flat lists (those into t are rev[rev_begin[t], rev_begin[t + 1]); no vector per state).
+  std::vector<uint8_t> fwd, bwd;
+  std::vector<int32_t> order, rev, rev_begin;
   for (int32_t r = 0; r < n_rules; ++r) {
     if (!productive[r]) continue;
     LocalDfa& d = dfas[r];
     int32_t n = d.Size();
-    std::vector<uint8_t> fwd(n, 0), bwd(n, 0);
-    std::vector<std::vector<int32_t>> rev(n);
-    std::vector<int32_t> stack = {0};
+    fwd.assign(n, 0);
+    bwd.assign(n, 0);
+    rev_begin.assign(n + 1, 0);
+    order.clear();
+    stack.assign(1, 0);
     fwd[0] = 1;
     while (!stack.empty()) {
       int32_t s = stack.back();
       stack.pop_back();
+      order.push_back(s);
       auto edge = [&](int32_t t) {
         if (t < 0) return;
-        rev[t].push_back(s);
+        ++rev_begin[t + 1];
         if (!fwd[t]) fwd[t] = 1, stack.push_back(t);
       };
       for (const ByteRun& run : d.Runs(s)) edge(run.target);
       for (const RuleEdge& e : d.Edges(s)) edge(e.target);
     }
+    for (int32_t t = 0; t < n; ++t) rev_begin[t + 1] += rev_begin[t];
+    rev.resize(rev_begin[n]);
+    for (int32_t s : order) {  // (rev_begin[t] advances to its end; shifted back below)
+      for (const ByteRun& run : d.Runs(s))
+        if (run.target >= 0) rev[rev_begin[run.target]++] = s;
+      for (const RuleEdge& e : d.Edges(s))
+        if (e.target >= 0) rev[rev_begin[e.target]++] = s;
+    }
+    for (int32_t t = n; t > 0; --t) rev_begin[t] = rev_begin[t - 1];
+    rev_begin[0] = 0;
     for (int32_t s = 0; s < n; ++s)
       if (fwd[s] && d.final[s]) bwd[s] = 1, stack.push_back(s);
     while (!stack.empty()) {
       int32_t s = stack.back();
       stack.pop_back();
-      for (int32_t p : rev[s])
-        if (!bwd[p]) bwd[p] = 1, stack.push_back(p);
+      for (int32_t i = rev_begin[s]; i < rev_begin[s + 1]; ++i)
+        if (!bwd[rev[i]]) bwd[rev[i]] = 1, stack.push_back(rev[i]);
     }
     local_to_global[r].assign(n, -1);
     for (int32_t s = 0; s < n; ++s)

@@ -187,7 +187,6 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
     set_stops();
     return;
   }
-  if (scratch_.size() != static_cast<size_t>(tok.MaskWords())) scratch_.assign(tok.MaskWords(), 0);
   uncertain_.clear();
   bool any_uncertain = false;
   for (size_t i = 0; i < states_.size(); ++i) {

@@ -112,9 +112,13 @@ def json_equal(a, b) -> bool:
     return a == b
 
 
+# Every keyword the converter looks at (the rest are annotations by the spec).
+_RECOGNISED = frozenset(SUPPORTED | KNOWN_UNSUPPORTED.union(NOT_CONTEXT_FREE))
+
+
 def strip_annotations(schema: dict) -> dict:
     """``schema`` without unknown keywords (annotations by the spec), so merges and complements see only what
     constrains instances."""
-    if all(k in SUPPORTED or k in KNOWN_UNSUPPORTED or k in NOT_CONTEXT_FREE for k in schema):
+    if schema.keys() <= _RECOGNISED:
         return schema
-    return {k: v for k, v in schema.items() if k in SUPPORTED or k in KNOWN_UNSUPPORTED or k in NOT_CONTEXT_FREE}
+    return {k: v for k, v in schema.items() if k in _RECOGNISED}

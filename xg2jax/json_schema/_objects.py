@@ -43,6 +43,7 @@ class ObjectsMixin:
         filters = self._name_filters(schema, ptr)
         keyed = bool(patterns) or filters is not None
         entries = []  # (name, "key": value expression, required)
+        required_set = set(required)
         for name in names:
             sub = False if name in absent else props.get(name, additional)
             if keyed and name not in absent:
@@ -51,10 +52,10 @@ class ObjectsMixin:
                 value = self.visit(sub, f"{ptr}/properties/{escape_pointer(name)}" if name in props
                                    else f"{ptr}/additionalProperties")
             except Unsatisfiable:
-                if name in required:
+                if name in required_set:
                     raise
                 continue
-            entries.append((name, seq(json_literal(name), self.key_sep, value), name in required))
+            entries.append((name, seq(json_literal(name), self.key_sep, value), name in required_set))
         if dependent:
             # A property whose dependencies can never be present cannot be present either.
             present = {e[0] for e in entries}

@@ -37,12 +37,17 @@ from xg2jax.json_schema._numbers import (
 )
 
 
+_TYPE_METHODS = {t: f"_type_{t}" for t in TYPES}  # type name -> the ScalarsMixin / mixin method converting it
+
+
 class ScalarsMixin:
     # ----------------------------------------------------------------------------------------------------------
     # Types
     def _visit_types(self, schema: dict, ptr: str) -> str:
         if "type" in schema:
             t = schema["type"]
+            if isinstance(t, str) and t in _TYPE_METHODS and not (t == "integer" and schema.get(FRACTION_ONLY)):
+                return getattr(self, _TYPE_METHODS[t])(schema, ptr)  # one type, the usual case
             types = [t] if isinstance(t, str) else t
             if not isinstance(types, list) or not all(isinstance(x, str) and x in TYPES for x in types):
                 raise SchemaError(f"{ptr}/type", f"'type' must be one of {list(TYPES)} or an array of them, "
@@ -55,13 +60,15 @@ class ScalarsMixin:
             types = [x for x in types if x != "integer"]
         if schema.get(FRACTION_ONLY):
             types = [x for x in types if x != "integer"]
-        options, last = [], Unsatisfiable(f"{ptr}/type" if "type" in schema else ptr, "no type is allowed")
+        options, last = [], None
         for t in types:
             try:
-                options.append(getattr(self, f"_type_{t}")(schema, ptr))
+                options.append(getattr(self, _TYPE_METHODS[t])(schema, ptr))
             except Unsatisfiable as e:
                 last = e
         if not options:
+            if last is None:
+                raise Unsatisfiable(f"{ptr}/type" if "type" in schema else ptr, "no type is allowed")
             raise last if len(types) == 1 else Unsatisfiable(last.pointer, last.reason or "no allowed type fits")
         return choice(options)
 
