@@ -48,10 +48,13 @@ def choice(options: list[str]) -> str:
     return seen[0] if len(seen) == 1 else "(" + " | ".join(seen) + ")"
 
 
+# An escape sequence inside a JSON string.
+_ESCAPE = r'"\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )'
+
 # JSON lexical rules shared by every converted schema (names start with "j_" to avoid user $defs clashes).
 BASE_RULES = {
     # One character of a JSON string: anything but '"', '\' and control characters, or an escape.
-    "j_char": r'[^"\\\x00-\x1f] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )',
+    "j_char": r'[^"\\\x00-\x1f] | ' + _ESCAPE,
     "j_string": r'"\"" j_char* "\""',
     "j_int": r'"-"? ( "0" | [1-9] [0-9]* )',
     "j_number": r'"-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [+\-]? [0-9]+ )?',
@@ -63,6 +66,16 @@ BASE_RULES = {
     # Derives no string (left recursion without a base case): the body of a state no valid text can leave. The
     # engine trims unproductive rules, so nothing leads into it in a mask.
     "j_never": r'j_never "!"',
+}
+
+
+# The rest of a key after the unit where it leaves a key-exclusion trie (_objects.py), defined by the conversions
+# that exclude keys. Each repeats a wide class, so the engine keeps them as rules instead of inlining them, and every
+# trie node's automaton has a few states instead of its own copy of the string body.
+KEY_TAIL_RULES = {
+    "j_key_rest": r'j_char* "\""',  # after a plain ASCII character
+    # a non-ASCII character or an escape, then the rest
+    "j_key_wide": r'( [^\x00-\x7f] | ' + _ESCAPE + r' ) j_char* "\""',
 }
 
 

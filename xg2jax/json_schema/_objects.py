@@ -14,7 +14,7 @@ from xg2jax.json_schema._common import (
     UnsupportedSchemaError,
     escape_pointer,
 )
-from xg2jax.json_schema._ebnf import EMPTY, json_literal, literal, seq
+from xg2jax.json_schema._ebnf import EMPTY, KEY_TAIL_RULES, json_literal, literal, seq
 from xg2jax.json_schema._keydfa import matches
 
 
@@ -402,15 +402,6 @@ def _json_units(name: str) -> list[str]:
             units.append(spelled[i])
             i += 1
     return units
-
-
-# The keys that leave a key-exclusion trie at a node: the rest of the key after its deviating unit. Shared rules
-# (each repeats a wide class, so the engine keeps them as rules rather than inlining them), so every trie node's
-# automaton has a few states instead of its own copy of the string body.
-KEY_TAIL_RULES = {
-    "j_key_rest": r'j_char* "\""',
-    "j_key_wide": r'( [^\x00-\x7f] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) ) j_char* "\""',
-}
 
 
 @functools.lru_cache(maxsize=1024)
