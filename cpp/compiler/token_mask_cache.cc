@@ -842,7 +842,7 @@ ContextMaskEntry BuildContextMaskEntry(const GrammarFsm& fsm, const TokenizerInf
     if (o.alive) {
       out.accepted_ids.push_back(tok.SortedId(pos));  // alive in this real context
     } else if (o.follow_done) {
-      out.uncertain.push_back(pos);  // the parent completed too: the grandparent decides, live
+      out.uncertain.push_back(pos);  // the last level completed too: what is above decides, live
     }
   });
   // Many accepted tokens (a counted item such as a string's character accepts most of the

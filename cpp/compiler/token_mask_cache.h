@@ -158,12 +158,14 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
 std::vector<int32_t> RefineUncertain(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
                                      const std::vector<int32_t>& structural_uncertain);
 
-// One level of context: the tokens left uncertain at state s, re-classified for a known parent,
-// i.e. the set of states where the parent rule resumes once s's rule completes. A token that stays
-// inside the parent (or ends exactly where a rule completes) is accepted in that context; one whose
-// parent also completes mid-token stays uncertain (checked live); the rest are rejected.
-// Parent states are flat (state, count) pairs: a counted parent's count as CountClass gives it
-// (earley_parser.h), so one entry serves every count far from the repetition's bounds.
+// Known context: the tokens left uncertain at state s, re-classified for a known parent, i.e. the
+// set of states where the parent rule resumes once s's rule completes, and, when that lone parent
+// can itself end right there, the states where its own parent resumes, and so on up a few lone
+// ancestors (GrammarMatcher::ContextFollow; levels split by kFollowLevelSeparator). A token that
+// stays inside these levels (or ends exactly where a rule completes) is accepted in that context;
+// one whose last level also completes mid-token stays uncertain (checked live); the rest are
+// rejected. Parent states are flat (state, count) pairs: a counted parent's count as CountClass
+// gives it (earley_parser.h), so one entry serves every count far from the repetition's bounds.
 // Keyed by (s, parent states) in CompiledGrammar, so JSON-like grammars resolve most uncertain
 // tokens once per context instead of at every step.
 struct ContextMaskEntry {

@@ -152,22 +152,72 @@ const EarleyItem* GrammarMatcher::AppendWaiters(int32_t rule, int32_t origin, st
   return waiters == 1 ? lone : nullptr;
 }
 
+namespace {
+
+// Follow levels a context entry may hold: each level is one more lone ancestor whose completion the
+// entry resolves instead of the live parser. Deep enough for a JSON value inside an object's chain of
+// optional properties (string -> value -> property chain -> the object's closing brace).
+constexpr int kMaxFollowLevels = 4;
+
+// Whether the parser, resuming in state `s`, can complete s's rule without reading a byte: s is
+// final, or a nullable rule it refers to leads to such a state (bounded: such chains are short).
+bool CanEndWithoutBytes(const GrammarFsm& fsm, int32_t s, int depth = 0) {
+  if (fsm.IsFinal(s)) return true;
+  if (depth == 4) return false;
+  for (const RuleEdge* e = fsm.RuleEdgesBegin(s); e != fsm.RuleEdgesEnd(s); ++e)
+    if (fsm.RuleNullable(e->rule) && CanEndWithoutBytes(fsm, e->target, depth + 1)) return true;
+  return false;
+}
+
+// A state that completes its rule and can do nothing else (a rule's tail call, `R ::= ... S`, after
+// S): resuming there is the same as resuming where R's waiters resume.
+bool IsPureTail(const GrammarFsm& fsm, int32_t s) {
+  return fsm.IsFinal(s) && !fsm.HasBytes(s) && fsm.RuleEdgesBegin(s) == fsm.RuleEdgesEnd(s) &&
+         !fsm.IsCountedState(s);
+}
+
+}  // namespace
+
+const EarleyItem* GrammarMatcher::AppendResumeStates(int32_t rule, int32_t origin, std::vector<int32_t>* pairs) {
+  const GrammarFsm& fsm = grammar_->fsm();
+  const size_t begin = pairs->size();
+  const EarleyItem* lone = AppendWaiters(rule, origin, pairs);
+  // A lone waiter resuming in a pure tail completes its own rule at once: list where that rule's
+  // waiters resume instead.
+  while (lone != nullptr && lone->origin >= 0 && IsPureTail(fsm, (*pairs)[begin])) {
+    const size_t mark = pairs->size();
+    const EarleyItem* up = AppendWaiters(fsm.RuleOf(lone->state), lone->origin, pairs);
+    if (pairs->size() == mark) break;  // nothing waits above (the root's end): keep the tail
+    pairs->erase(pairs->begin() + static_cast<std::ptrdiff_t>(begin), pairs->begin() + static_cast<std::ptrdiff_t>(mark));
+    lone = up;
+  }
+  return lone;
+}
+
 void GrammarMatcher::ContextFollow(const EarleyItem& it, std::vector<int32_t>* follow) {
   const GrammarFsm& fsm = grammar_->fsm();
   follow->clear();
-  const EarleyItem* parent = AppendWaiters(fsm.RuleOf(it.state), it.origin, follow);
-  if (parent == nullptr || parent->origin < 0) return;
-  // A lone parent that most tokens leaving the item also leave: resolve one more level, where the
-  // grandparent resumes (exact: the parent is the only waiter). Either it is counted (a string's
-  // character inside `char{0,n}`), or it can complete right after the item (a string that ends a
-  // JSON value: the enclosing object or array decides what may follow the closing quote).
-  bool parent_may_end = fsm.IsCountedState(parent->state);
-  for (size_t p = 0; p < follow->size(); p += 2) parent_may_end |= fsm.IsFinal((*follow)[p]);
-  if (!parent_may_end) return;
-  const size_t level1 = follow->size();
-  follow->push_back(EarleyParser::kFollowLevelSeparator);
-  AppendWaiters(fsm.RuleOf(parent->state), parent->origin, follow);
-  if (follow->size() == level1 + 1) follow->resize(level1);  // no grandparent (the root repeats)
+  const EarleyItem* parent = AppendResumeStates(fsm.RuleOf(it.state), it.origin, follow);
+  // Climb while the lone ancestor can end right after what is below it, where the next ancestor
+  // decides (exact: each is the only waiter). Either it is counted (a string's character inside
+  // `char{0,n}`), or it can complete with nothing more read (a string that ends a JSON value, a
+  // value followed only by optional properties: the enclosing object decides what may follow).
+  size_t level_begin = 0;
+  for (int level = 1; level < kMaxFollowLevels; ++level) {
+    if (parent == nullptr || parent->origin < 0) return;
+    bool may_end = fsm.IsCountedState(parent->state);
+    for (size_t p = level_begin; p < follow->size() && !may_end; p += 2)
+      may_end = CanEndWithoutBytes(fsm, (*follow)[p]);
+    if (!may_end) return;
+    const size_t before = follow->size();
+    follow->push_back(EarleyParser::kFollowLevelSeparator);
+    parent = AppendResumeStates(fsm.RuleOf(parent->state), parent->origin, follow);
+    if (follow->size() == before + 1) {  // no ancestor (the root repeats)
+      follow->resize(before);
+      return;
+    }
+    level_begin = before + 1;
+  }
 }
 
 void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
@@ -188,6 +238,7 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
     return;
   }
   uncertain_.clear();
+  last_fill_live_checks_ = 0;
   bool any_uncertain = false;
   for (size_t i = 0; i < states_.size(); ++i) {
     const TokenMaskEntry& e = grammar_->Entry(states_[i]);
@@ -199,8 +250,9 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
     any_uncertain |= !grammar_->Uncertain(states_[i]).empty();
   }
   if (any_uncertain) {
-    // Resolve uncertain tokens one context level down: per live item (s, origin), the states where
-    // its parent resumes. What stays uncertain there is checked against the live parser.
+    // Resolve uncertain tokens in their known context: per live item (s, origin), the states where
+    // its parent resumes (and a few lone ancestors above, see ContextFollow). What stays uncertain
+    // there is checked against the live parser.
     const GrammarFsm& fsm = grammar_->fsm();
     const int32_t k = parser_.NumSets() - 1;
     size_t n_entries = 0;
@@ -217,6 +269,7 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
         std::sort(uncertain_.begin(), uncertain_.end());
         uncertain_.erase(std::unique(uncertain_.begin(), uncertain_.end()), uncertain_.end());
       }
+      last_fill_live_checks_ = static_cast<int32_t>(uncertain_.size());
       CheckUncertain(uncertain_, words);
     }
   }

@@ -53,6 +53,9 @@ class GrammarMatcher {
   }
   // True if the next fill must first build the mask entry of some current state (a first visit).
   bool NextFillBuildsEntries() const;
+  // Tokens the last FillNextTokenBitmask left to the live parser (uncertain in every mask entry
+  // and context entry of the current items): the part of a fill that is not a cached lookup.
+  int32_t LastFillLiveChecks() const { return last_fill_live_checks_; }
   int32_t NumAcceptedTokens() const { return static_cast<int32_t>(history_.size()); }
   const std::vector<int32_t>& StopTokenIds() const { return stop_ids_; }
   int32_t MaxRollbackTokens() const { return max_rollback_tokens_; }
@@ -71,8 +74,12 @@ class GrammarMatcher {
   // parser and sets the bits of those that parse.
   void CheckUncertain(const std::vector<int32_t>& sorted_positions, uint32_t* words);
   // The follow list of a context entry for live item `it` (see ContextMaskEntry): flat (state,
-  // count) pairs where its parent resumes, and a second level for a lone counted parent.
+  // count) pairs where its parent resumes, then one more level per lone ancestor that can end right
+  // after what is below it (EarleyParser::ResetToItem), up to a small bound.
   void ContextFollow(const EarleyItem& it, std::vector<int32_t>* follow);
+  // AppendWaiters, then, while the lone waiter resumes in a pure tail (its rule completes at once),
+  // the waiters of that rule in its place. Returns the lone waiter last found, or null.
+  const EarleyItem* AppendResumeStates(int32_t rule, int32_t origin, std::vector<int32_t>* pairs);
   // Appends the (state, count class) pairs where the items of set `origin` waiting on `rule` resume;
   // returns the waiting item when there is exactly one.
   const EarleyItem* AppendWaiters(int32_t rule, int32_t origin, std::vector<int32_t>* pairs);
@@ -82,6 +89,7 @@ class GrammarMatcher {
   std::vector<int32_t> stop_ids_;
   int32_t max_rollback_tokens_;
   bool terminated_ = false;
+  int32_t last_fill_live_checks_ = 0;
   std::vector<Step> history_;
   // Scratch buffers reused across calls.
   std::vector<int32_t> states_, uncertain_, parents_;  // parents_: flat (state, count) pairs

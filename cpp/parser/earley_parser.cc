@@ -84,9 +84,22 @@ bool EarleyParser::LeoItem(int32_t origin, int32_t rule, int32_t lineage, Earley
 
 void EarleyParser::Clear(const std::vector<int32_t>* follow) {
   follow_override_ = follow;
+  follow_level_begin_.clear();
+  if (follow) {
+    follow_level_begin_.push_back(0);
+    for (size_t p = 0; p < follow->size(); ++p)
+      if ((*follow)[p] == kFollowLevelSeparator) follow_level_begin_.push_back(p + 1);
+  }
   items_.clear();
   set_begin_.assign(1, 0);
   set_flags_.clear();
+}
+
+void EarleyParser::AddFollowLevel(size_t level) {
+  const std::vector<int32_t>& f = *follow_override_;
+  const int32_t origin = FollowOrigin(static_cast<int32_t>(level));
+  for (size_t p = follow_level_begin_[level]; p + 1 < f.size() && f[p] != kFollowLevelSeparator; p += 2)
+    Add(f[p], origin, 1, f[p + 1]);
 }
 
 void EarleyParser::StartWith(int32_t state, int32_t origin) {
@@ -207,18 +220,12 @@ void EarleyParser::Close(size_t from) {
       if (k == 0) continue;
       set_flags_[k] |= kTopCompleted;
       if (follow_override_) {
-        const std::vector<int32_t>& f = *follow_override_;
-        for (size_t p = 0; p + 1 < f.size() && f[p] != kFollowLevelSeparator; p += 2)
-          Add(f[p], kFollowOrigin, 1, f[p + 1]);
+        AddFollowLevel(0);
       } else {
         for (int32_t t : g.RuleFollow(rule)) Add(t, kFollowOrigin, 1, g.IsCountedState(t) ? kCountFree : 0);
       }
-    } else if (it.origin == kFollowOrigin && follow_override_ &&
-               std::find(follow_override_->begin(), follow_override_->end(), kFollowLevelSeparator) !=
-                   follow_override_->end()) {
-      const std::vector<int32_t>& f = *follow_override_;
-      size_t p = std::find(f.begin(), f.end(), kFollowLevelSeparator) - f.begin() + 1;
-      for (; p + 1 < f.size(); p += 2) Add(f[p], kFollow2Origin, 1, f[p + 1]);
+    } else if (it.origin <= kFollowOrigin && FollowLevelOf(it.origin) + 1 < follow_level_begin_.size()) {
+      AddFollowLevel(FollowLevelOf(it.origin) + 1);  // a follow level completed: the next one resumes
     } else {
       set_flags_[k] |= kFollowCompleted;
     }

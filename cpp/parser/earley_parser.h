@@ -66,9 +66,11 @@ int32_t CountClass(const GrammarFsm& fsm, int32_t rule, int32_t count_after, int
 class EarleyParser {
  public:
   static constexpr int32_t kTopOrigin = -1;
-  static constexpr int32_t kFollowOrigin = -2;
-  static constexpr int32_t kFollow2Origin = -4;  // the second follow level (see ResetToItem)
+  static constexpr int32_t kFollowOrigin = -2;  // the first follow level; level i (0-based) is FollowOrigin(i)
   static constexpr int32_t kFollowLevelSeparator = -3;
+  static constexpr int32_t FollowOrigin(int32_t level) { return kFollowOrigin - 2 * level; }
+  // The follow level of a virtual origin <= kFollowOrigin (the inverse of FollowOrigin).
+  static constexpr size_t FollowLevelOf(int32_t origin) { return static_cast<size_t>((kFollowOrigin - origin) / 2); }
   // Per-set flags.
   static constexpr uint8_t kTopCompleted = 1;     // the isolated item's rule completed here
   static constexpr uint8_t kFollowCompleted = 2;  // a follow-context rule completed here
@@ -81,9 +83,10 @@ class EarleyParser {
   // set 0 itself are not followed (other items of the real set handle that case). When the rule
   // completes later, parsing continues in `follow` (flat (state, count) pairs: where the parent
   // resumes), or in every state that can follow the rule anywhere (counted ones with kCountFree) if
-  // `follow` is null. `follow` may hold a second level after kFollowLevelSeparator: where the
-  // grandparent resumes once the parent completes (used when the parent is a counted repetition,
-  // whose completion is the common way out of it). `follow` must outlive the parse.
+  // `follow` is null. `follow` may hold further levels, each after a kFollowLevelSeparator: level
+  // i+1 is where parsing resumes once a state of level i completes its rule (the grandparent when
+  // the parent can end right after the item, and so on up a chain of lone ancestors). Only when the
+  // last level completes is the set flagged kFollowCompleted. `follow` must outlive the parse.
   void ResetToItem(int32_t state, const std::vector<int32_t>* follow = nullptr);
 
   // No sets at all, in isolated-item mode (as ResetToItem) with the given follow; for rebuilding a
@@ -121,6 +124,8 @@ class EarleyParser {
   void Clear(const std::vector<int32_t>* follow);
   // Pushes set 0 as the closure of one item.
   void StartWith(int32_t state, int32_t origin);
+  // Adds the (state, count) pairs of follow level `level` (0-based) to the set being built.
+  void AddFollowLevel(size_t level);
   // Leo's topmost item for completing `rule` (lineage `lineage`) back to set `origin`, or false if
   // the completion is not deterministic there. Memoised in leo_.
   bool LeoItem(int32_t origin, int32_t rule, int32_t lineage, EarleyItem* out);
@@ -136,6 +141,7 @@ class EarleyParser {
   };
   std::vector<std::vector<LeoMemo>> leo_;  // per set, aligned with set_flags_
   const std::vector<int32_t>* follow_override_ = nullptr;
+  std::vector<size_t> follow_level_begin_;  // index in *follow_override_ of each level's first pair
   // Open-addressing dedup table for the set being built once it is large (item indices), invalidated
   // by bumping `stamp_`.
   std::vector<uint32_t> hash_keys_;

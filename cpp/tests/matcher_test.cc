@@ -132,5 +132,37 @@ TEST(GrammarMatcher, RollbackRestoresMasks) {
   EXPECT_THROW(m.Rollback(1), InputError);
 }
 
+// A string that may end an object's first property: after its closing quote the value ends, the
+// optional properties after it (a chain of rules, too long to inline) may all be absent, the rule of
+// the first property completes, and only then does the object's "}" decide. The context entry climbs
+// those lone ancestors, so a token that closes the string and goes on with bytes none of them takes
+// is rejected there, not re-parsed live at every step of the string (two levels left all 20 here).
+TEST(GrammarMatcher, ContextClimbsLoneAncestorsThatCanEnd) {
+  std::vector<std::string> toks = {"{", "}", "\"", ",", ":", " ", "a", "ab", "1", "\"k\":", "\"p0\":", "\"}", "\","};
+  for (char junk : std::string(")]>=;!?@#$%&*+/<")) toks.push_back(std::string("a\"") + junk);
+  toks.push_back("a\"}");
+  toks.push_back("<eos>");
+  const int32_t n = static_cast<int32_t>(toks.size());
+  auto tok = std::make_shared<TokenizerInfo>(toks, n, std::vector<int32_t>{n - 1}, std::vector<int32_t>{n - 1});
+  std::string ebnf = "root ::= \"{\" ws first ws \"}\"\nfirst ::= \"\\\"k\\\":\" ws val r0 | r0\n";
+  for (int i = 0; i < 8; ++i) {
+    const std::string k = std::to_string(i), next = "r" + std::to_string(i + 1);
+    ebnf += "r" + k + " ::= ws \",\" ws \"\\\"p" + k + "\\\":\" ws val " + next + " | " + next + "\n";
+  }
+  ebnf += "r8 ::= \"\"\nval ::= str | \"1\"\nws ::= [ ]*\n";
+  ebnf += "str ::= \"\\\"\" [^\"]* \"\\\"\"";  // a wide class: its own rule, never inlined
+  auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf(ebnf), tok);
+  std::vector<uint32_t> mask(tok->MaskWords()), oracle(tok->MaskWords());
+  for (const char* prefix : {"{\"k\": \"ab", "{\"k\": \"a\", \"p0\": \"b", "{\"k\": \"a\", \"p0\": \"b c"}) {
+    GrammarMatcher m(cg);
+    ASSERT_TRUE(m.AcceptString(prefix)) << prefix;
+    m.FillNextTokenBitmask(mask.data(), tok->MaskWords());
+    m.FillNextTokenBitmaskBruteForce(oracle.data(), tok->MaskWords());
+    ASSERT_EQ(mask, oracle) << prefix;
+    EXPECT_EQ(m.LastFillLiveChecks(), 0) << prefix;
+  }
+  ExpectMaskEqualsOracleOnWalks(ebnf, 60, 12, tok);
+}
+
 }  // namespace
 }  // namespace xg
