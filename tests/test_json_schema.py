@@ -233,6 +233,29 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
         for text in ('""', '"b"', '"' + "z" * 19 + '"', '"' + "z" * 21 + '"', '"aa"', '"\\u0062"', '"é"'):
             self.assertGrammarAccepts(grammar, text)
 
+    def test_key_pattern_reads_its_characters_in_one_loop(self):
+        # A patternProperties key automaton is minimised and a state's edges into itself become a loop in its rule:
+        # ".*" (unanchored: every key) is one rule with one character loop, as a JSON string is (it was three rules
+        # referring to each other at every character, one per class of line terminator, and no token slice).
+        ebnf = json_schema_to_ebnf({"type": "object", "patternProperties": {".*": {"type": "string"}}})
+        key_rules = [line for line in ebnf.splitlines() if line.startswith("key_")]
+        self.assertLen(key_rules, 1)
+        self.assertRegex(key_rules[0], r"^key_\d+ ::= \( .* \)\* \( \"\\\"\" \)$")
+        # Exact still: keys with line terminators (raw U+2028, an escaped newline) and escapes match ".*" (a
+        # search), and every value must be a string.
+        grammar = xg2jax.Grammar.from_json_schema({"type": "object", "patternProperties": {".*": {"type": "string"}}})
+        for text in ('{"a\u2028b":"x"}', '{"\\n":"x","":"y"}', '{"a\u2028\\"":"x"}'):
+            self.assertGrammarAccepts(grammar, text)
+        for text in ('{"a\u2028b":1}', '{"\\n":null}'):
+            self.assertGrammarRejects(grammar, text)
+        # A pattern whose states differ keeps them apart: "^a[0-9]+$" needs an "a", then a digit, then digits.
+        grammar = xg2jax.Grammar.from_json_schema(
+            {"type": "object", "patternProperties": {"^a[0-9]+$": {"type": "integer"}}, "additionalProperties": False})
+        for text in ('{"a1":1}', '{"a123":2,"a0":3}', "{}"):
+            self.assertGrammarAccepts(grammar, text)
+        for text in ('{"a":1}', '{"a1b":1}', '{"b1":1}', '{"a1":"x"}', '{"1":1}'):
+            self.assertGrammarRejects(grammar, text)
+
     def test_compile_json_schema_accepts_str_dict_and_matches_tokens(self):
         tok = xg2jax.TokenizerInfo([bytes([b]) for b in range(256)])
         compiler = xg2jax.GrammarCompiler(tok)

@@ -34,6 +34,7 @@ from xg2jax.json_schema._keydfa import (
     key_dfa,
     length_dfa,
     matches,
+    merge_equivalent,
     names_dfa,
     predecessors,
     product,
@@ -152,20 +153,26 @@ class PatternsMixin:
         return choice(members) if members else None
 
     def _key_rule(self, atoms, delta, finals: set[int]) -> str:
-        """A JSON string (with its quotes) whose content the automaton leads to ``finals``."""
+        """A JSON string (with its quotes) whose content the automaton leads to ``finals``. Equivalent states are
+        merged first, and a state's edges back into itself become a loop ``(c)*`` in its rule: a pattern such as
+        ``.*`` then reads its characters in one lexical loop, whose masks the engine takes from the vocabulary's
+        token slices, rather than one rule reference per character."""
         live = co_reachable(predecessors(delta), finals)  # the states that can still reach a final one
         if 0 not in live:
             return "j_never"
-        names = {q: self.rules.reserve(f"key_{q}") for q in sorted(live)}
+        rep = merge_equivalent(delta, live, finals)
+        names = {q: self.rules.reserve(f"key_{q}") for q in sorted(set(rep.values()))}
         for q, name in names.items():
-            options = ['"\\""'] if q in finals else []
             by_target: dict[int, list] = {}
             for a, t in enumerate(delta[q]):
                 if t in live:
-                    by_target.setdefault(t, []).append(atoms[a])
+                    by_target.setdefault(rep[t], []).append(atoms[a])
+            loop = spell(by_target.pop(q, []))
+            options = ['"\\""'] if q in finals else []
             for t, ivs in by_target.items():
                 spelled = spell(ivs)
                 if spelled:
                     options.append(seq(choice(spelled), names[t]))
-            self.rules.define(name, " | ".join(options) if options else "j_never")
-        return seq('"\\""', names[0])
+            body = " | ".join(options) if options else "j_never"
+            self.rules.define(name, f"( {choice(loop)} )* ( {body} )" if loop else body)
+        return seq('"\\""', names[rep[0]])
