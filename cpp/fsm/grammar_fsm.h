@@ -74,6 +74,10 @@ class GrammarFsm {
   bool IsFinal(int32_t s) const { return is_final_[s]; }
   // True if the state has at least one byte transition (a "scannable" state in Earley terms).
   bool HasBytes(int32_t s) const { return has_bytes_[s]; }
+  // Final with nothing left to read or predict (after a rule's tail call, `R ::= ... S`): an item here
+  // completes its rule at once, so it stands for wherever the rule's waiters resume (Leo's chains,
+  // GrammarMatcher's context levels).
+  bool IsPureTail(int32_t s) const;
   // Next state on byte b, or -1.
   int32_t Next(int32_t s, uint8_t b) const {
     return byte_next_[static_cast<size_t>(s) * num_classes_ + byte_class_[b]];
@@ -160,5 +164,9 @@ class GrammarFsm {
   std::vector<std::string> rule_names_;
   std::vector<std::vector<int32_t>> rule_follow_;
 };
+
+inline bool GrammarFsm::IsPureTail(int32_t s) const {
+  return IsFinal(s) && !HasBytes(s) && RuleEdgesBegin(s) == RuleEdgesEnd(s);
+}
 
 }  // namespace xg

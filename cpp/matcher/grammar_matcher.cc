@@ -169,13 +169,6 @@ bool CanEndWithoutBytes(const GrammarFsm& fsm, int32_t s, int depth = 0) {
   return false;
 }
 
-// A state that completes its rule and can do nothing else (a rule's tail call, `R ::= ... S`, after
-// S): resuming there is the same as resuming where R's waiters resume.
-bool IsPureTail(const GrammarFsm& fsm, int32_t s) {
-  return fsm.IsFinal(s) && !fsm.HasBytes(s) && fsm.RuleEdgesBegin(s) == fsm.RuleEdgesEnd(s) &&
-         !fsm.IsCountedState(s);
-}
-
 }  // namespace
 
 const EarleyItem* GrammarMatcher::AppendResumeStates(int32_t rule, int32_t origin, std::vector<int32_t>* pairs) {
@@ -184,7 +177,7 @@ const EarleyItem* GrammarMatcher::AppendResumeStates(int32_t rule, int32_t origi
   const EarleyItem* lone = AppendWaiters(rule, origin, pairs);
   // A lone waiter resuming in a pure tail completes its own rule at once: list where that rule's
   // waiters resume instead.
-  while (lone != nullptr && lone->origin >= 0 && IsPureTail(fsm, (*pairs)[begin])) {
+  while (lone != nullptr && lone->origin >= 0 && fsm.IsPureTail((*pairs)[begin])) {
     const size_t mark = pairs->size();
     const EarleyItem* up = AppendWaiters(fsm.RuleOf(lone->state), lone->origin, pairs);
     if (pairs->size() == mark) break;  // nothing waits above (the root's end): keep the tail

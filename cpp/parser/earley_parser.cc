@@ -67,8 +67,7 @@ bool EarleyParser::LeoItem(int32_t origin, int32_t rule, int32_t lineage, Earley
       }
     }
   }
-  bool valid = waiters == 1 && g.IsFinal(target) && !g.HasBytes(target) &&
-               g.RuleEdgesBegin(target) == g.RuleEdgesEnd(target);
+  bool valid = waiters == 1 && g.IsPureTail(target);
   EarleyItem item{-1, -1, lineage};
   if (valid) {
     item = {target, waiter->origin, lineage};
