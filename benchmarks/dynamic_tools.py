@@ -368,7 +368,7 @@ def run(args) -> dict:
         new_tools = len(set(keys) - seen_tools)
         seen_tools.update(keys)
         rec = {"i": i, "id": req["id"], "category": req["category"], "n_tools": len(req["tools"]),
-               "new_tools": new_tools, "unique_tools_seen": len(seen_tools), "schema_bytes": len(schema),
+               "distinct_tools": len(set(keys)), "new_tools": new_tools, "unique_tools_seen": len(seen_tools), "schema_bytes": len(schema),
                "conversion": stats, "compile_ms": {}, "ttfm_ms": {}}
         masks, compiled = {}, {}
         for mode in MODES:
@@ -485,6 +485,19 @@ def summarize(result) -> dict:
             s.setdefault("split_by_new_tools", {})[mode] = {
                 "metric": key, "all_tools_seen_before_n": len(seen), "all_tools_seen_before_p50": pct(seen, 50),
                 "some_new_tools_n": len(new), "some_new_tools_p50": pct(new, 50)}
+        # What a cache keyed on anything a request's tools contain can save: nothing, for a request whose
+        # tools are all new. The cold/warm ratio per group shows what the sub-structure sharing gives there.
+        groups = {"all_tools_seen_before": lambda r: r["new_tools"] == 0,
+                  "some_tools_new": lambda r: 0 < r["new_tools"] < r.get("distinct_tools", r["n_tools"]),
+                  "all_tools_new": lambda r: r["new_tools"] > 0 and r["new_tools"] == r.get("distinct_tools", r["n_tools"])}
+        s["by_request_novelty"] = {}
+        for g, pick in groups.items():
+            rs = [r for r in reqs if pick(r)]
+            cold = pct([r["compile_ms"].get("xg2jax-cold-eager") for r in rs], 50)
+            warm = pct([r["compile_ms"].get("xg2jax-warm-eager") for r in rs], 50)
+            s["by_request_novelty"][g] = {"n": len(rs), "cold_eager_compile_p50": cold, "warm_eager_compile_p50": warm,
+                                          "cold_over_warm": cold / warm if cold and warm else None}
+        s["tools_per_request_p50"] = pct([r["n_tools"] for r in reqs], 50)
         s["rule_kb_per_unique_tool_at"] = {
             f"{q}%": reqs[max(0, int(len(reqs) * q / 100) - 1)]["warm_eager_cache"]["rule_bytes"] / 1e3
             / max(1, reqs[max(0, int(len(reqs) * q / 100) - 1)]["unique_tools_seen"]) for q in (10, 25, 50, 75, 100)}
@@ -538,6 +551,12 @@ def markdown(result) -> str:
         lines.append(f"- {mode} {d['metric']} p50: requests whose tools were all seen before "
                      f"{fmt(d['all_tools_seen_before_p50'])} (n={d['all_tools_seen_before_n']}), requests with new "
                      f"tools {fmt(d['some_new_tools_p50'])} (n={d['some_new_tools_n']})")
+    if "by_request_novelty" in s:
+        lines.append(f"- tools per request p50: {fmt(s['tools_per_request_p50'], 0)}; xg2jax eager compile p50 cold / "
+                     "warm by what the request brings: " + "; ".join(
+                         f"{g.replace('_', ' ')} (n={d['n']}) {fmt(d['cold_eager_compile_p50'], 2)} / "
+                         f"{fmt(d['warm_eager_compile_p50'], 2)} ms = {fmt(d['cold_over_warm'], 2)}x"
+                         for g, d in s["by_request_novelty"].items()))
     if "rule_kb_per_unique_tool_at" in s:
         lines.append("- rule kB per unique tool at 10/25/50/75/100% of the requests: " + " / ".join(
             f"{v:.0f}" for v in s["rule_kb_per_unique_tool_at"].values()))

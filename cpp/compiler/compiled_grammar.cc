@@ -53,16 +53,21 @@ const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
       return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
     };
     double t0 = cpu_us();
-    auto built = std::make_shared<TokenMaskEntry>(BuildTokenMaskEntry(fsm_, *tok_, state, &loop_slices_));
+    auto built = std::make_shared<TokenMaskEntry>(WalkTokenMaskEntry(fsm_, *tok_, state, &loop_slices_));
     built->build_us = static_cast<float>(cpu_us() - t0);
     return std::shared_ptr<const TokenMaskEntry>(std::move(built));
   };
   std::shared_ptr<const TokenMaskEntry> entry;
-  // The start state is built for this grammar alone: its forward closure is the whole root rule, so
+  // A literal's entry (a property or tool name, most states of a tool-calling grammar) costs a few
+  // binary searches: less than its structural key, so it is built here and never looked up. The
+  // start state is built for this grammar alone too: its forward closure is the whole root rule, so
   // only a grammar with this structure has its key, and such a grammar meets this one in the
   // grammar-level cache. Keying it would also make the first mask wait for the keys of every state
   // of the root rule (and for the hasher).
-  if (rule_cache_ && state != start_state_) {
+  if (std::optional<TokenMaskEntry> literal = BuildLiteralMaskEntry(fsm_, *tok_, state)) {
+    entry = std::make_shared<const TokenMaskEntry>(std::move(*literal));
+    private_bytes_.fetch_add(entry->MemoryBytes(), std::memory_order_relaxed);
+  } else if (rule_cache_ && state != start_state_) {
     entry = rule_cache_->entries.GetOrCompute(Hasher().KeyOf(state), build, [](const TokenMaskEntry& v) {
       return static_cast<int64_t>(v.MemoryBytes() + sizeof(StructuralKey) + 64);  // + key and map node
     });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <tuple>
 #include <type_traits>
 #include <unordered_set>
 
@@ -378,19 +379,19 @@ void WalkTokens(ParseConfigCache& cache, const TokenizerInfo& tok, const std::ve
 }  // namespace
 
 LoopSlices::LoopSlices(const GrammarFsm& fsm, const TokenizerInfo& tok)
-    : fsm_(fsm), tok_(tok), wide_(new std::atomic<int8_t>[fsm.NumStates()]) {
-  for (int32_t s = 0; s < fsm.NumStates(); ++s) wide_[s].store(-1, std::memory_order_relaxed);
+    : fsm_(fsm), tok_(tok), flags_(new std::atomic<uint8_t>[fsm.NumStates()]) {
+  for (int32_t s = 0; s < fsm.NumStates(); ++s) flags_[s].store(0, std::memory_order_relaxed);
 }
 
 const TokenSlice* LoopSlices::Of(int32_t state) {
   // Only a state that loops on some byte itself can read most tokens whole (string bodies, free
   // text); this keeps the loop search off the many states that cannot.
-  int8_t wide = wide_[state].load(std::memory_order_relaxed);
-  if (wide < 0) {
-    wide = TailFinder::IsWideLoopHead(fsm_, state);
-    wide_[state].store(wide, std::memory_order_relaxed);
+  uint8_t flags = flags_[state].load(std::memory_order_relaxed);
+  if (!(flags & kWideKnown)) {
+    flags = kWideKnown | (TailFinder::IsWideLoopHead(fsm_, state) ? kWide : 0);
+    flags_[state].fetch_or(flags, std::memory_order_relaxed);
   }
-  if (!wide) return nullptr;
+  if (!(flags & kWide)) return nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = memo_.find(state);
@@ -403,13 +404,19 @@ const TokenSlice* LoopSlices::Of(int32_t state) {
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = memo_.emplace(state, std::move(slice));  // a racing thread's equal slice wins
   if (inserted && it->second && it->second->Useful())
-    for (size_t i = 1; i < members.size(); ++i) members_.emplace(members[i], Member{it->second.get(), static_cast<int32_t>(i)});
+    for (size_t i = 1; i < members.size(); ++i) {
+      members_.emplace(members[i], Member{it->second.get(), static_cast<int32_t>(i)});
+      flags_[members[i]].fetch_or(kMember, std::memory_order_relaxed);
+    }
   return it->second.get();
 }
 
 const TokenSlice* LoopSlices::MemberOf(int32_t state, int32_t* local) {
   *local = 0;
   if (const TokenSlice* head = Of(state)) return head;
+  // Asked for every item of every configuration a walk meets: most states are in no loop, and the
+  // flag answers for them without the lock (a flag set by a racing Of() is seen now or next time).
+  if (!(flags_[state].load(std::memory_order_relaxed) & kMember)) return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = members_.find(state);
   if (it == members_.end()) return nullptr;
@@ -586,8 +593,74 @@ const TokenSlice* LoopSlices::ItemLoopOf(int32_t state) {
   return item_loops_.emplace(state, std::move(slice)).first->second.get();
 }
 
+std::optional<TokenMaskEntry> BuildLiteralMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok,
+                                                    int32_t state) {
+  // The byte that state c reads, when c is a literal's state: exactly one byte edge, no rule edge,
+  // not final. Else -1.
+  auto only_byte = [&](int32_t c) {
+    if (fsm.IsFinal(c) || fsm.RuleEdgesBegin(c) != fsm.RuleEdgesEnd(c)) return -1;
+    const uint64_t* live = fsm.LiveBytes(c);
+    int b = -1;
+    for (int w = 0; w < 4; ++w) {
+      if (!live[w]) continue;
+      if (b >= 0 || (live[w] & (live[w] - 1))) return -1;
+      b = w * 64 + __builtin_ctzll(live[w]);
+    }
+    return b;
+  };
+  if (only_byte(state) < 0) return std::nullopt;
+  // [lo, hi): the sorted tokens that begin with the j bytes read so far. Within it the tokens equal
+  // to those bytes (several ids can share bytes) come first; the others are ordered by byte j. Each
+  // step narrows it to one byte; once it is empty no token reaches further, so the walk along the
+  // literal stops there. (A cycle of literal states could never reach a final state: trimmed
+  // automata have none, and the range empties within MaxTokenBytes steps anyway.)
+  int32_t lo = 0, hi = tok.NumSorted();
+  std::vector<int32_t> ids;
+  for (int32_t c = state, j = 0;; ++j) {
+    while (lo < hi && tok.SortedToken(lo).size() == static_cast<size_t>(j)) ++lo;  // accepted last step
+    if (lo == hi) break;
+    const int b = only_byte(c);
+    // The literal ends at c; a token that reads it whole and goes on depends on what follows: walk.
+    if (b < 0) return std::nullopt;
+    // The first position in [x, y) whose byte j is above `limit` (those bytes ascend there).
+    auto first_above = [&](int32_t x, int32_t y, int limit) {
+      while (x < y) {
+        const int32_t m = x + (y - x) / 2;
+        if (static_cast<uint8_t>(tok.SortedToken(m)[j]) <= limit) x = m + 1;
+        else y = m;
+      }
+      return x;
+    };
+    if (j == 0) {
+      std::tie(lo, hi) = tok.FirstByteRange(static_cast<uint8_t>(b));
+    } else {
+      lo = first_above(lo, hi, b - 1);
+      hi = first_above(lo, hi, b);
+    }
+    // Tokens that end here stay on the literal, inside the rule: accepted in any context.
+    for (int32_t p = lo; p < hi && tok.SortedToken(p).size() == static_cast<size_t>(j) + 1; ++p)
+      ids.push_back(tok.SortedId(p));
+    c = fsm.Next(c, b);
+  }
+  // A list is the smallest form unless the vocabulary is tiny; the walk picks the form otherwise.
+  const size_t n = static_cast<size_t>(tok.NumSorted());
+  if (ids.size() >= static_cast<size_t>(tok.MaskWords()) || ids.size() > n - ids.size()) return std::nullopt;
+  TokenMaskEntry e;
+  e.storage = TokenMaskEntry::Storage::kAcceptedList;
+  e.num_accepted = static_cast<int32_t>(ids.size());
+  std::sort(ids.begin(), ids.end());
+  e.ids = std::move(ids);
+  return e;
+}
+
 TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
                                    LoopSlices* slices) {
+  if (std::optional<TokenMaskEntry> e = BuildLiteralMaskEntry(fsm, tok, state)) return std::move(*e);
+  return WalkTokenMaskEntry(fsm, tok, state, slices);
+}
+
+TokenMaskEntry WalkTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,
+                                  LoopSlices* slices) {
   // No follow context: a token that outlives the rule is judged by the context at run time (this
   // is what makes the entry a function of the rule's closure alone; rule_mask_cache.h).
   static const std::vector<int32_t> kNoFollow;

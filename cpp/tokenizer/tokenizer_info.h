@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tokenizer/token_slices.h"
@@ -46,6 +47,10 @@ class TokenizerInfo {
   // with sorted(i): the first j > i with Lcp(j) < prefix_len (or NumSorted()). Skips whole blocks
   // of the lcp array using per-block minima, so a dead prefix is skipped in O(run / 32) steps.
   int32_t RunEnd(int32_t i, int32_t prefix_len) const;
+  // [begin, end): the sorted positions of the tokens whose first byte is b (empty when none).
+  std::pair<int32_t, int32_t> FirstByteRange(uint8_t b) const {
+    return {b ? first_byte_end_[b - 1] : 0, first_byte_end_[b]};
+  }
   // Packed bitmask words (bit t%32 of word t/32) of all normal tokens.
   const std::vector<uint32_t>& NormalMask() const { return normal_mask_; }
   int32_t MaskWords() const { return (vocab_size_ + 31) / 32; }
