@@ -585,7 +585,7 @@ def plot(result, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     reqs = result["requests"]
-    fig, axes = plt.subplots(1, 3, figsize=(18, 5.2))
+    fig, axes = plt.subplots(1, 4, figsize=(23, 5.2))
     ax = axes[0]
     data, labels = [], []
     for mode in MODES:
@@ -634,6 +634,23 @@ def plot(result, path: Path) -> None:
     ax.legend(h1 + h2, l1 + l2, loc="upper left")
     ax.set_title("cache bytes vs requests")
     ax.grid(alpha=0.3)
+    ax = axes[3]
+    nov = result.get("summary", {}).get("by_request_novelty") or summarize(result).get("by_request_novelty", {})
+    names = list(nov)
+    xs = np.arange(len(names))
+    cold = [nov[g]["cold_eager_compile_p50"] or 0 for g in names]
+    warm = [nov[g]["warm_eager_compile_p50"] or 0 for g in names]
+    ax.bar(xs - 0.2, cold, 0.4, label="xg2jax cold eager")
+    ax.bar(xs + 0.2, warm, 0.4, label="xg2jax warm eager")
+    for x, g in zip(xs, names):
+        r = nov[g]["cold_over_warm"]
+        ax.annotate(f"{r:.1f}x" if r else "", (x, max(cold[x], warm[x])), ha="center", va="bottom")
+    ax.set_xticks(xs, [f"{g.replace('_', ' ')}\n(n={nov[g]['n']})" for g in names])
+    ax.set_yscale("log")
+    ax.set_ylabel("compile p50, ms (log)")
+    ax.set_title("cold vs warm by what the request's tools are")
+    ax.legend()
+    ax.grid(axis="y", alpha=0.3)
     meta = result["meta"]
     fig.suptitle(f"Per-request compilation, {len(reqs)} BFCL v3 requests, {meta['vocab']['name']} vocabulary, one "
                  f"thread (xg2jax {meta['versions']['xg2jax']} @ {meta.get('xg2jax_revision')}, xgrammar "
