@@ -58,19 +58,28 @@ const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
     return std::shared_ptr<const TokenMaskEntry>(std::move(built));
   };
   std::shared_ptr<const TokenMaskEntry> entry;
+  auto entry_bytes = [](const TokenMaskEntry& v) {
+    return static_cast<int64_t>(v.MemoryBytes() + sizeof(StructuralKey) + 64);  // + key and map node
+  };
   // A literal's entry (a property or tool name, most states of a tool-calling grammar) costs a few
-  // binary searches: less than its structural key, so it is built here and never looked up. The
-  // start state is built for this grammar alone too: its forward closure is the whole root rule, so
-  // only a grammar with this structure has its key, and such a grammar meets this one in the
-  // grammar-level cache. Keying it would also make the first mask wait for the keys of every state
-  // of the root rule (and for the hasher).
-  if (std::optional<TokenMaskEntry> literal = BuildLiteralMaskEntry(fsm_, *tok_, state)) {
+  // binary searches, less than its structural key: it is built first, and keyed by the bytes it read
+  // (so shared, and counted, like every other entry in the rule-level cache; no hasher needed).
+  thread_local std::string literal_read;
+  std::optional<TokenMaskEntry> literal = BuildLiteralMaskEntry(fsm_, *tok_, state, &literal_read);
+  // Any other entry of the start state is built for this grammar alone: its forward closure is the
+  // whole root rule, so only a grammar with this structure has its key, and such a grammar meets
+  // this one in the grammar-level cache. Keying it would also make the first mask wait for the keys
+  // of every state of the root rule (and for the hasher).
+  const bool keyed = rule_cache_ && state != start_state_;
+  if (literal && rule_cache_) {
+    entry = rule_cache_->entries.GetOrCompute(
+        LiteralKey(literal_read),
+        [&] { return std::make_shared<const TokenMaskEntry>(std::move(*literal)); }, entry_bytes);
+  } else if (literal) {
     entry = std::make_shared<const TokenMaskEntry>(std::move(*literal));
     private_bytes_.fetch_add(entry->MemoryBytes(), std::memory_order_relaxed);
-  } else if (rule_cache_ && state != start_state_) {
-    entry = rule_cache_->entries.GetOrCompute(Hasher().KeyOf(state), build, [](const TokenMaskEntry& v) {
-      return static_cast<int64_t>(v.MemoryBytes() + sizeof(StructuralKey) + 64);  // + key and map node
-    });
+  } else if (keyed) {
+    entry = rule_cache_->entries.GetOrCompute(Hasher().KeyOf(state), build, entry_bytes);
   } else {
     entry = build();
     private_bytes_.fetch_add(entry->MemoryBytes(), std::memory_order_relaxed);

@@ -56,6 +56,15 @@ int64_t StructureTable::Intern(const std::string& form) {
   return InternWords(scratch_.data(), scratch_.size());
 }
 
+StructuralKey LiteralKey(const std::string& literal) {
+  StructuralKey key;
+  key.position = 0;
+  key.structure_id = StructuralKey::kLiteral;
+  key.literal = literal;
+  key.hash = Mix(0x4C17, std::hash<std::string>()(literal));
+  return key;
+}
+
 uint64_t StructureTable::Generation() const {
   std::lock_guard<std::mutex> lock(mu_);
   return generation_;

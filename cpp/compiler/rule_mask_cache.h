@@ -51,10 +51,12 @@ namespace xg {
 
 struct StructuralKey {
   uint64_t hash = 0;          // from the hierarchical hashes and the form (bucket only)
-  int64_t structure_id = -1;  // the interned forward closure of the state (exact identity)
+  int64_t structure_id = -1;  // the interned forward closure of the state (exact identity); kLiteral
   int32_t position = -1;      // reserved (0): the forward closure already fixes the state
+  std::string literal;        // a literal's key (LiteralKey): the bytes it read; else empty
+  static constexpr int64_t kLiteral = -2;
   bool operator==(const StructuralKey& o) const {
-    return structure_id == o.structure_id && position == o.position;
+    return structure_id == o.structure_id && position == o.position && literal == o.literal;
   }
 };
 
@@ -63,6 +65,11 @@ struct StructuralKeyHash {
 };
 
 using RuleMaskCache = FencedLruCache<StructuralKey, TokenMaskEntry, StructuralKeyHash>;
+
+// The key of a literal's entry (BuildLiteralMaskEntry): the bytes it read. Those bytes alone decide
+// the entry (the tokens that are their prefixes, for this compiler's vocabulary), so equal names in
+// different rules and grammars share one entry; no structure id is needed (nor the hasher).
+StructuralKey LiteralKey(const std::string& literal);
 
 // Interns canonical rule forms into ids (never reused). Thread-safe. Clear() drops the forms; the id
 // counter keeps counting, so ids handed out before a clear never name a different structure after.

@@ -594,7 +594,7 @@ const TokenSlice* LoopSlices::ItemLoopOf(int32_t state) {
 }
 
 std::optional<TokenMaskEntry> BuildLiteralMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok,
-                                                    int32_t state) {
+                                                    int32_t state, std::string* read) {
   // The byte that state c reads, when c is a literal's state: exactly one byte edge, no rule edge,
   // not final. Else -1.
   auto only_byte = [&](int32_t c) {
@@ -616,6 +616,7 @@ std::optional<TokenMaskEntry> BuildLiteralMaskEntry(const GrammarFsm& fsm, const
   // automata have none, and the range empties within MaxTokenBytes steps anyway.)
   int32_t lo = 0, hi = tok.NumSorted();
   std::vector<int32_t> ids;
+  if (read) read->clear();
   for (int32_t c = state, j = 0;; ++j) {
     while (lo < hi && tok.SortedToken(lo).size() == static_cast<size_t>(j)) ++lo;  // accepted last step
     if (lo == hi) break;
@@ -640,6 +641,7 @@ std::optional<TokenMaskEntry> BuildLiteralMaskEntry(const GrammarFsm& fsm, const
     // Tokens that end here stay on the literal, inside the rule: accepted in any context.
     for (int32_t p = lo; p < hi && tok.SortedToken(p).size() == static_cast<size_t>(j) + 1; ++p)
       ids.push_back(tok.SortedId(p));
+    if (read) read->push_back(static_cast<char>(b));
     c = fsm.Next(c, b);
   }
   // A list is the smallest form unless the vocabulary is tiny; the walk picks the form otherwise.

@@ -21,8 +21,8 @@
 // (parse_config_cache.h: a lazily built automaton over Earley configurations), and skipping every
 // token under a dead prefix without reading it. A state inside a literal (a property or tool name)
 // needs no walk when no token reads past the literal's end: its accepted tokens are the literal's
-// prefixes, found by a few binary searches (BuildLiteralMaskEntry). Such entries cost less than a
-// structural key, so CompiledGrammar builds them without looking them up.
+// prefixes, found by a few binary searches (BuildLiteralMaskEntry). Such an entry depends only on
+// the bytes read, so CompiledGrammar keys it by them (LiteralKey), not by its state's structure.
 //
 // Where a state is, or leads into, a lexical loop that reads most of the vocabulary (a JSON string
 // body), the walk does not parse those tokens one by one: the vocabulary's token slice of the loop
@@ -166,8 +166,9 @@ TokenMaskEntry BuildTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& t
 // sorted vocabulary one byte at a time (a few binary searches, where a walk sets up an Earley
 // configuration cache). Equal to WalkTokenMaskEntry's entry whenever it returns one (tested on
 // every state of several grammars).
+// `read`, when given, gets the bytes the narrowing read: they alone decide the entry (LiteralKey).
 std::optional<TokenMaskEntry> BuildLiteralMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok,
-                                                    int32_t state);
+                                                    int32_t state, std::string* read = nullptr);
 
 // The entry of `state` by a walk of the vocabulary (see the file comment).
 TokenMaskEntry WalkTokenMaskEntry(const GrammarFsm& fsm, const TokenizerInfo& tok, int32_t state,

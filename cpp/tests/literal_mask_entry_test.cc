@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/compiled_grammar.h"
+#include "compiler/grammar_compiler.h"
 #include "compiler/token_mask_cache.h"
 #include "dense_vocab.h"
 #include "grammar/ebnf_parser.h"
@@ -112,6 +113,30 @@ TEST(LiteralMaskEntry, DeclinesStatesThatAreNotALiteral) {
     EXPECT_FALSE(BuildLiteralMaskEntry(fsm, *tok, s).has_value()) << "state " << s;
   }
   EXPECT_GE(checked, 2);
+}
+
+TEST(LiteralMaskEntry, IsSharedAcrossGrammarsByTheBytesItReadAndCounted) {
+  const auto tok = Vocab({"\"", "\"c", "\"ci", "ty", "\":", ":", "{", "}", "1", "\"a\""});
+  GrammarCompiler compiler(tok, /*max_threads=*/1, /*cache_enabled=*/true, /*cache_limit_bytes=*/-1);
+  // The same name before different values, in different rules of different grammars.
+  auto a = compiler.CompileEbnf("root ::= \"{\" \"\\\"city\\\":\" \"1\" \"}\"\n", "root", true);
+  const GrammarCompiler::CacheInfo after_a = compiler.GetCacheInfo();
+  auto b = compiler.CompileEbnf("root ::= \"{\" x \"}\"\nx ::= \"\\\"city\\\":\" \"\\\"a\\\"\"\n", "root", true);
+  const GrammarCompiler::CacheInfo after_b = compiler.GetCacheInfo();
+  // The states inside `"city":` hold the same entry objects in both grammars: built once.
+  int shared = 0;
+  for (int32_t sa = 0; sa < a->fsm().NumStates(); ++sa) {
+    const TokenMaskEntry* ea = a->BuiltEntry(sa);
+    if (!ea) continue;
+    for (int32_t sb = 0; sb < b->fsm().NumStates(); ++sb) shared += b->BuiltEntry(sb) == ea;
+  }
+  EXPECT_GE(shared, 4);  // the states inside "city": reached from either grammar
+  EXPECT_GT(after_b.rule_hits, after_a.rule_hits);
+  // Every entry held is counted once: the count is the sum of the held entries' sizes.
+  int64_t sum = 0;
+  for (int64_t n : after_b.rule_entry_sizes) sum += n;
+  EXPECT_EQ(sum, after_b.rule_bytes);
+  EXPECT_GT(after_b.rule_bytes, 0);
 }
 
 }  // namespace
