@@ -635,7 +635,7 @@ def plot(result, path: Path) -> None:
     ax.set_title("cache bytes vs requests")
     ax.grid(alpha=0.3)
     ax = axes[3]
-    nov = result.get("summary", {}).get("by_request_novelty") or summarize(result).get("by_request_novelty", {})
+    nov = result["summary"].get("by_request_novelty", {})  # (absent from results written before the split)
     names = list(nov)
     xs = np.arange(len(names))
     cold = [nov[g]["cold_eager_compile_p50"] or 0 for g in names]
