@@ -2,7 +2,9 @@
 
 #include <ctime>
 
+#include "grammar/nesting_depth.h"
 #include "grammar/passes.h"
+#include "support/limits.h"
 #include "support/check.h"
 #include "support/thread_pool.h"
 
@@ -10,6 +12,8 @@ namespace xg {
 
 namespace {
 Grammar Normalized(Grammar g) {
+  // Whatever built the grammar, no recursive pass below may see an expression deeper than the limit.
+  CheckNestingDepth(g, DefaultLimits().max_nesting_depth);
   NormalizeGrammar(&g);
   return g;
 }

@@ -33,6 +33,8 @@
 #include <vector>
 
 #include "frontends/regex_parser.h"
+#include "grammar/nesting_depth.h"
+#include "support/limits.h"
 #include "support/utf8.h"
 
 namespace xg {
@@ -273,6 +275,7 @@ Grammar RegexToGrammar(const std::string& pattern, RegexMode mode) {
   int32_t body = AddRegex(&g, pattern, mode);
   g.rules.push_back(Rule{"root", body, -1});
   g.root = 0;
+  CheckNestingDepth(g, DefaultLimits().max_nesting_depth);
   return g;
 }
 

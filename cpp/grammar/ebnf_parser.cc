@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "frontends/regex.h"
+#include "grammar/nesting_depth.h"
 #include "support/check.h"
 #include "support/utf8.h"
 
@@ -18,7 +19,7 @@ constexpr int32_t kMaxRepeatBound = 1 << 20;
 
 class EbnfParser {
  public:
-  explicit EbnfParser(const std::string& text) : s_(text) {}
+  EbnfParser(const std::string& text, const Limits& limits) : s_(text), limits_(limits) {}
 
   Grammar Parse(const std::string& root_name) {
     size_t check = 0;
@@ -53,6 +54,7 @@ class EbnfParser {
     XG_USER_CHECK(it != rule_index_.end())
         << "EBNF: the root rule '" << root_name << "' is not defined (rules: " << RuleNames() << ")";
     g_.root = it->second;
+    CheckNestingDepth(g_, limits_.max_nesting_depth);
     return std::move(g_);
   }
 
@@ -321,6 +323,10 @@ class EbnfParser {
     if (c == '(') {
       size_t open = pos_;
       ++pos_;
+      // The parser recurses once per group: bound it before it can exhaust the stack.
+      if (nesting_ >= limits_.max_nesting_depth)
+        Fail("groups nest more than " + std::to_string(limits_.max_nesting_depth) +
+             " deep (Limits.max_nesting_depth)");
       ++nesting_;
       SkipSpace();
       int32_t inner = ParseChoice();
@@ -537,6 +543,7 @@ class EbnfParser {
   }
 
   const std::string& s_;
+  const Limits& limits_;
   size_t pos_ = 0;
   int nesting_ = 0;
   int32_t last_lookahead_ = -1;
@@ -547,8 +554,8 @@ class EbnfParser {
 
 }  // namespace
 
-Grammar ParseEbnf(const std::string& text, const std::string& root_rule_name) {
-  return EbnfParser(text).Parse(root_rule_name);
+Grammar ParseEbnf(const std::string& text, const std::string& root_rule_name, const Limits& limits) {
+  return EbnfParser(text, limits).Parse(root_rule_name);
 }
 
 }  // namespace xg

@@ -18,11 +18,14 @@
 #include <string>
 
 #include "grammar/grammar.h"
+#include "support/limits.h"
 
 namespace xg {
 
 // Parses EBNF text; the rule named root_rule_name becomes Grammar::root. Every rule reference is
-// resolved; unknown names, duplicate rules, and an unknown root are errors.
-Grammar ParseEbnf(const std::string& text, const std::string& root_rule_name = "root");
+// resolved; unknown names, duplicate rules, and an unknown root are errors, and so is an expression
+// nested deeper than limits.max_nesting_depth (support/limits.h).
+Grammar ParseEbnf(const std::string& text, const std::string& root_rule_name = "root",
+                  const Limits& limits = DefaultLimits());
 
 }  // namespace xg

@@ -49,43 +49,55 @@ std::vector<bool> LoopBreakers(const Grammar& g) {
     for (int32_t t : adj[r])
       if (t == r) breaker[r] = true;
   while (true) {
-    // Tarjan's SCC over rules that are not breakers yet.
+    // Tarjan's SCC over rules that are not breakers yet, with an explicit stack: a chain of 10^4
+    // rules must not become 10^4 native frames.
     std::vector<int32_t> index(n, -1), low(n, 0), stack;
     std::vector<bool> on_stack(n, false);
+    std::vector<std::pair<int32_t, size_t>> call;  // (rule, next edge to look at)
     int32_t counter = 0;
     bool changed = false;
-    std::function<void(int32_t)> visit = [&](int32_t v) {
-      index[v] = low[v] = counter++;
-      stack.push_back(v);
-      on_stack[v] = true;
-      for (int32_t w : adj[v]) {
-        if (breaker[w]) continue;
-        if (index[w] < 0) {
-          visit(w);
-          low[v] = std::min(low[v], low[w]);
-        } else if (on_stack[w]) {
-          low[v] = std::min(low[v], index[w]);
+    for (int32_t root = 0; root < n; ++root) {
+      if (breaker[root] || index[root] >= 0) continue;
+      call.push_back({root, 0});
+      index[root] = low[root] = counter++;
+      stack.push_back(root);
+      on_stack[root] = true;
+      while (!call.empty()) {
+        auto& [v, next] = call.back();
+        if (next < adj[v].size()) {
+          const int32_t w = adj[v][next++];
+          if (breaker[w]) continue;
+          if (index[w] < 0) {
+            index[w] = low[w] = counter++;
+            stack.push_back(w);
+            on_stack[w] = true;
+            call.push_back({w, 0});  // invalidates v/next: re-read on the next iteration
+          } else if (on_stack[w]) {
+            low[v] = std::min(low[v], index[w]);
+          }
+          continue;
+        }
+        const int32_t done = v;
+        call.pop_back();
+        if (!call.empty()) low[call.back().first] = std::min(low[call.back().first], low[done]);
+        if (low[done] != index[done]) continue;
+        std::vector<int32_t> scc;
+        int32_t w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = false;
+          scc.push_back(w);
+        } while (w != done);
+        if (scc.size() > 1) {
+          int32_t best = scc[0];
+          for (int32_t x : scc)
+            if (in_degree[x] > in_degree[best] || (in_degree[x] == in_degree[best] && x < best)) best = x;
+          breaker[best] = true;
+          changed = true;
         }
       }
-      if (low[v] != index[v]) return;
-      std::vector<int32_t> scc;
-      int32_t w;
-      do {
-        w = stack.back();
-        stack.pop_back();
-        on_stack[w] = false;
-        scc.push_back(w);
-      } while (w != v);
-      if (scc.size() > 1) {
-        int32_t best = scc[0];
-        for (int32_t x : scc)
-          if (in_degree[x] > in_degree[best] || (in_degree[x] == in_degree[best] && x < best)) best = x;
-        breaker[best] = true;
-        changed = true;
-      }
-    };
-    for (int32_t r = 0; r < n; ++r)
-      if (!breaker[r] && index[r] < 0) visit(r);
+    }
     if (!changed) break;
   }
   return breaker;
@@ -232,21 +244,18 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
       if (repeats_wide_class(c)) return true;
     return false;
   };
-  std::function<int64_t(int32_t)> expanded_size;
+  // Sizes are decided callees first: a post-order over references to non-breakers (acyclic, since
+  // the breakers cut every cycle), walked with an explicit stack so that a chain of 10^4 rules
+  // costs no native recursion.
   std::function<int64_t(int32_t)> expr_size = [&](int32_t id) -> int64_t {
     const Expr& e = g->exprs[id];
     int64_t size = 1;
-    if (e.kind == ExprKind::kRuleRef && !breaker[e.rule]) {
-      int64_t callee = expanded_size(e.rule);
-      if (inlinable[e.rule]) size = callee;
-    }
+    if (e.kind == ExprKind::kRuleRef && !breaker[e.rule] && inlinable[e.rule]) size = expanded[e.rule];
     for (int32_t c : e.children) size += expr_size(c);
     return size;
   };
-  expanded_size = [&](int32_t r) -> int64_t {
-    if (expanded[r] >= 0) return expanded[r];
-    expanded[r] = 0;  // in progress (cannot recur: breakers cut every cycle)
-    int64_t size = expr_size(g->rules[r].body);
+  auto decide = [&](int32_t r) {
+    const int64_t size = expr_size(g->rules[r].body);
     expanded[r] = size;
     // A rule that repeats a wide class (a JSON string, free text) keeps its own states: they are
     // the costliest to build masks for (most of the vocabulary stays alive), and as a rule of
@@ -256,9 +265,33 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     has_wide_class[r] = holds_wide_class(g->rules[r].body);
     inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root &&
                    g->rules[r].lookahead < 0 && size <= max_inline_nodes && !wide[r];
-    return size;
   };
-  for (size_t r = 0; r < n; ++r) expanded_size(static_cast<int32_t>(r));
+  std::vector<std::vector<int32_t>> callees(n);
+  for (size_t r = 0; r < n; ++r)
+    ForEachRef(*g, g->rules[r].body, [&](int32_t t) {
+      if (!breaker[t]) callees[r].push_back(t);
+    });
+  std::vector<uint8_t> visited(n, 0);
+  std::vector<std::pair<int32_t, size_t>> call;  // (rule, next callee to visit)
+  for (size_t start = 0; start < n; ++start) {
+    if (visited[start]) continue;
+    visited[start] = 1;
+    call.push_back({static_cast<int32_t>(start), 0});
+    while (!call.empty()) {
+      auto& [r, next] = call.back();
+      if (next < callees[r].size()) {
+        const int32_t t = callees[r][next++];
+        if (!visited[t]) {
+          visited[t] = 1;
+          call.push_back({t, 0});
+        }
+        continue;
+      }
+      const int32_t done = r;
+      call.pop_back();
+      decide(done);
+    }
+  }
   // Replace references until none to inlinable rules remain. Terminates: without the loop breakers
   // the reference graph is acyclic, so copies only bring references further down that DAG.
   std::function<void(int32_t, int)> rewrite = [&](int32_t id, int depth) {

@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "support/check.h"
+#include "support/exclusive_use.h"
+#include "support/limits.h"
 #include "support/thread_pool.h"
 #include "support/utf8.h"
 
@@ -43,6 +45,7 @@ bool GrammarMatcher::TryAdvance(const std::string& bytes) {
 }
 
 bool GrammarMatcher::AcceptToken(int32_t id) {
+  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.accept_token");
   const TokenizerInfo& tok = grammar_->tokenizer();
   XG_USER_CHECK(id >= 0 && id < tok.VocabSize())
       << "GrammarMatcher.accept_token: token id " << id << " is out of range [0, " << tok.VocabSize() << ")";
@@ -62,6 +65,7 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
 }
 
 bool GrammarMatcher::AcceptString(const std::string& bytes) {
+  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.accept_string");
   if (terminated_) return false;
   Step step{parser_.NumSets(), false};
   if (!TryAdvance(bytes)) return false;
@@ -70,6 +74,7 @@ bool GrammarMatcher::AcceptString(const std::string& bytes) {
 }
 
 void GrammarMatcher::Rollback(int32_t n) {
+  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.rollback");
   XG_USER_CHECK(n >= 0) << "GrammarMatcher.rollback: num_tokens must be >= 0, got " << n;
   XG_USER_CHECK(n <= static_cast<int32_t>(history_.size()))
       << "GrammarMatcher.rollback: cannot roll back " << n << " tokens, only " << history_.size() << " accepted";
@@ -87,6 +92,7 @@ void GrammarMatcher::Rollback(int32_t n) {
 }
 
 void GrammarMatcher::Reset() {
+  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.reset");
   parser_.Reset();
   history_.clear();
   terminated_ = false;
@@ -176,11 +182,18 @@ const EarleyItem* GrammarMatcher::AppendResumeStates(int32_t rule, int32_t origi
   const size_t begin = pairs->size();
   const EarleyItem* lone = AppendWaiters(rule, origin, pairs);
   // A lone waiter resuming in a pure tail completes its own rule at once: list where that rule's
-  // waiters resume instead.
-  while (lone != nullptr && lone->origin >= 0 && fsm.IsPureTail((*pairs)[begin])) {
+  // waiters resume instead. Bounded: a cycle of unit rules (`root ::= root | ...`) makes the lone
+  // waiter its own waiter; stopping anywhere on the chain is exact (the tail listed is where parsing
+  // resumes), it only leaves more to the live parser.
+  for (int32_t climbed = 0; lone != nullptr && lone->origin >= 0 && fsm.IsPureTail((*pairs)[begin]); ++climbed) {
+    if (climbed == DefaultLimits().max_resume_chain) break;
     const size_t mark = pairs->size();
     const EarleyItem* up = AppendWaiters(fsm.RuleOf(lone->state), lone->origin, pairs);
     if (pairs->size() == mark) break;  // nothing waits above (the root's end): keep the tail
+    if (up == lone) {                   // the waiter waits on itself: the same pairs again
+      pairs->resize(mark);
+      break;
+    }
     pairs->erase(pairs->begin() + static_cast<std::ptrdiff_t>(begin), pairs->begin() + static_cast<std::ptrdiff_t>(mark));
     lone = up;
   }
@@ -214,6 +227,7 @@ void GrammarMatcher::ContextFollow(const EarleyItem& it, std::vector<int32_t>* f
 }
 
 void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
+  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.fill_next_token_bitmask");
   const TokenizerInfo& tok = grammar_->tokenizer();
   XG_USER_CHECK(num_words >= tok.MaskWords()) << "token bitmask: the bitmask row has " << num_words
                                               << " int32 words, but vocab_size " << tok.VocabSize() << " needs "
@@ -270,6 +284,7 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
 }
 
 void GrammarMatcher::FillNextTokenBitmaskBruteForce(uint32_t* words, int32_t num_words) {
+  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher brute-force fill");
   const TokenizerInfo& tok = grammar_->tokenizer();
   XG_USER_CHECK(num_words >= tok.MaskWords()) << "brute-force fill: the bitmask row is too short";
   std::memset(words, 0, sizeof(uint32_t) * num_words);
@@ -293,6 +308,7 @@ void GrammarMatcher::FillNextTokenBitmaskBruteForce(uint32_t* words, int32_t num
 }
 
 std::string GrammarMatcher::FindJumpForwardString() {
+  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.find_jump_forward_string");
   if (terminated_) return "";
   const GrammarFsm& fsm = grammar_->fsm();
   std::string out;
@@ -329,6 +345,7 @@ std::string GrammarMatcher::FindJumpForwardString() {
 }
 
 bool GrammarMatcher::NextFillBuildsEntries() const {
+  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher prefetch check");
   if (terminated_) return false;
   thread_local std::vector<int32_t> states;  // scratch: this is called once per row per step
   states.clear();

@@ -9,7 +9,9 @@
 //     tokens (so a batched loop that keeps sampling a finished row emits stop tokens).
 //   - Special tokens and padding ids (>= the tokenizer's size) are never allowed.
 //   - Token ids outside [0, vocab_size) are user errors (InputError), not rejections.
-// A matcher is not thread-safe; distinct matchers may run on distinct threads concurrently.
+// A matcher is not thread-safe; distinct matchers may run on distinct threads concurrently. A call
+// that overlaps another call on the same matcher from a different thread throws InputError and
+// changes nothing (support/exclusive_use.h); it never corrupts the matcher or the process.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@
 
 #include "compiler/compiled_grammar.h"
 #include "parser/earley_parser.h"
+#include "support/exclusive_use.h"
 
 namespace xg {
 
@@ -42,11 +45,17 @@ class GrammarMatcher {
   std::string FindJumpForwardString();
   void Rollback(int32_t num_tokens);
   void Reset();
-  GrammarMatcher Fork() const { return *this; }
+  GrammarMatcher Fork() const {
+    ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.fork");
+    return *this;
+  }
 
   bool IsTerminated() const { return terminated_; }
   // True when the input so far is a complete sentence (a stop token would be accepted now).
-  bool IsCompleted() const { return terminated_ || parser_.CanAcceptEnd(); }
+  bool IsCompleted() const {
+    ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.is_completed");
+    return terminated_ || parser_.CanAcceptEnd();
+  }
   // Appends the scannable states of the current Earley set (none once terminated).
   void CurrentScannableStates(std::vector<int32_t>* out) const {
     if (!terminated_) parser_.ScannableStates(out);
@@ -95,6 +104,7 @@ class GrammarMatcher {
   std::vector<int32_t> states_, uncertain_, parents_;  // parents_: flat (state, count) pairs
   std::vector<std::pair<int32_t, int32_t>> parent_pairs_;
   std::vector<uint32_t> scratch_;
+  ExclusiveUse in_use_;
 };
 
 // Fills rows of one bitmask for many matchers on up to num_threads threads. words points at a

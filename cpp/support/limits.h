@@ -1,0 +1,44 @@
+// Resource limits of the engine: the one place where every bound on untrusted input lives, with its
+// default and what it costs. Grammars, schemas and regexes arrive with requests inside serving
+// processes; each of these bounds turns an input whose shape or size would crash the process (stack
+// depth), never return (a loop with no exit on a pathological grammar) or exhaust memory into an
+// InputError that names the limit. The defaults admit every grammar of the project's corpora
+// (JSONSchemaBench, BFCL tool sets, llama.cpp / Lark grammars) with a wide margin.
+//
+// Where each applies:
+//   max_nesting_depth       parsing (EBNF groups and stacked repetition operators, regex groups);
+//                           every pass, printer and automaton builder that walks an expression tree
+//                           recursively relies on it (their stack use is linear in it). Checked on
+//                           every Grammar a CompiledGrammar is built from, whatever its front end.
+//   max_items_per_set       the matcher's Earley sets: `root ::= root root | "a"` grows one item per
+//                           byte read, so a step costs O(n) and the whole parse O(n^2); a set over the
+//                           bound puts the matcher in a sticky error state (every later call reports
+//                           it), and the token or string that built it is rejected with that error.
+//   max_resume_chain        how far a fill climbs through rules that complete at once (a chain of unit
+//                           rules `a ::= b`, `b ::= c`, ...): past it the fill stops climbing and
+//                           leaves the decision to the live parser, which is exact, just slower.
+// Costs: the nesting check is one linear pass over the grammar; the items check one comparison per
+// item added; the resume bound one counter per climb.
+#pragma once
+
+#include <cstdint>
+
+namespace xg {
+
+struct Limits {
+  // Expression nesting, in tree levels (a group or a repetition operator each adds one). Stack use
+  // is ~0.2 KB per level in the deepest recursive pass, so the default needs ~0.2 MB of stack.
+  int32_t max_nesting_depth = 1000;
+  // Earley items in one set of a matcher (16 bytes each, plus the set's share of the dedup table).
+  int64_t max_items_per_set = 1 << 20;
+  // Rules climbed through pure tails when a fill resolves a context (see above).
+  int32_t max_resume_chain = 64;
+};
+
+// The limits every engine object uses unless it is given others.
+inline const Limits& DefaultLimits() {
+  static const Limits limits;
+  return limits;
+}
+
+}  // namespace xg

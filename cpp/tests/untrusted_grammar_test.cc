@@ -1,0 +1,156 @@
+// Grammars shaped to break the engine (deep nesting, long rule chains, unit cycles) and a matcher
+// shared between threads: each must end in a precise InputError or a bounded, exact result, never a
+// crash, a hang or a corrupted matcher.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compiler/compiled_grammar.h"
+#include "grammar/ebnf_parser.h"
+#include "grammar/nesting_depth.h"
+#include "grammar/printer.h"
+#include "latch.h"
+#include "matcher/grammar_matcher.h"
+#include "support/check.h"
+#include "support/exclusive_use.h"
+#include "support/limits.h"
+
+namespace xg {
+namespace {
+
+std::shared_ptr<const TokenizerInfo> Vocab(const std::vector<std::string>& toks) {
+  std::vector<std::string> all = toks;
+  all.push_back("<eos>");
+  const int32_t n = static_cast<int32_t>(all.size());
+  return std::make_shared<TokenizerInfo>(all, n, std::vector<int32_t>{n - 1}, std::vector<int32_t>{n - 1});
+}
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void ExpectMaskEqualsOracle(GrammarMatcher* m, const TokenizerInfo& tok) {
+  std::vector<uint32_t> mask(tok.MaskWords()), oracle(tok.MaskWords());
+  m->FillNextTokenBitmask(mask.data(), tok.MaskWords());
+  m->FillNextTokenBitmaskBruteForce(oracle.data(), tok.MaskWords());
+  EXPECT_EQ(mask, oracle);
+}
+
+TEST(UntrustedGrammarTest, DeeplyNestedGroupsAreAnErrorNotAStackOverflow) {
+  const int n = 10000;
+  const std::string text = "root ::= " + std::string(n, '(') + "\"a\"" + std::string(n, ')');
+  const std::string err = ErrorOf([&] { ParseEbnf(text); });
+  EXPECT_NE(err.find("groups nest more than 1000 deep (Limits.max_nesting_depth)"), std::string::npos) << err;
+}
+
+TEST(UntrustedGrammarTest, StackedRepetitionOperatorsAreAnError) {
+  const std::string text = "root ::= \"a\"" + std::string(30000, '?');
+  const std::string err = ErrorOf([&] { ParseEbnf(text); });
+  EXPECT_NE(err.find("rule 'root' nests expressions 30001 levels deep"), std::string::npos) << err;
+  EXPECT_NE(err.find("the limit is 1000 (Limits.max_nesting_depth)"), std::string::npos) << err;
+}
+
+TEST(UntrustedGrammarTest, NestingAtTheLimitCompilesPrintsAndMatches) {
+  // 999 groups, each with a `?`: a group of one element adds no node, its `?` one level, so the
+  // depth is exactly the limit (the literal is level 1).
+  std::string body = "\"a\"";
+  for (int i = 0; i < 999; ++i) body = "(" + body + ")?";
+  Grammar g = ParseEbnf("root ::= " + body);
+  EXPECT_EQ(RuleNestingDepth(g, g.root), DefaultLimits().max_nesting_depth);
+  EXPECT_FALSE(PrintGrammar(g).empty());
+  auto tok = Vocab({"a", "aa"});
+  auto cg = std::make_shared<const CompiledGrammar>(std::move(g), tok);
+  GrammarMatcher m(cg);
+  ExpectMaskEqualsOracle(&m, *tok);
+  EXPECT_TRUE(m.AcceptToken(0));
+  EXPECT_FALSE(m.AcceptToken(0));
+}
+
+TEST(UntrustedGrammarTest, GrammarFromAnyFrontEndIsCheckedBeforeCompiling) {
+  // A Grammar built in code, bypassing the parser's check.
+  Grammar g;
+  int32_t e = g.AddBytes("a");
+  for (int i = 0; i < 5000; ++i) {
+    Expr r;
+    r.kind = ExprKind::kRepeat;
+    r.children = {e};
+    r.min = 0;
+    r.max = 1;
+    e = g.Add(std::move(r));
+  }
+  g.rules.push_back(Rule{"root", e, -1});
+  g.root = 0;
+  auto tok = Vocab({"a"});
+  const std::string err = ErrorOf([&] { CompiledGrammar cg(g, tok); });
+  EXPECT_NE(err.find("nests expressions 5001 levels deep"), std::string::npos) << err;
+}
+
+TEST(UntrustedGrammarTest, LongRuleChainCompilesAndMatches) {
+  const int n = 40000;
+  std::string text = "root ::= r0\n";
+  for (int i = 0; i < n; ++i) text += "r" + std::to_string(i) + " ::= \"a\" r" + std::to_string(i + 1) + "\n";
+  text += "r" + std::to_string(n) + " ::= \"b\"\n";
+  auto tok = Vocab({"a", "b", "ab"});
+  auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf(text), tok);
+  GrammarMatcher m(cg);
+  ExpectMaskEqualsOracle(&m, *tok);
+  EXPECT_FALSE(m.AcceptToken(1));  // "b" only after 40000 "a"s
+  EXPECT_TRUE(m.AcceptString(std::string(n - 1, 'a')));
+  ExpectMaskEqualsOracle(&m, *tok);
+  EXPECT_TRUE(m.AcceptToken(2));  // "ab": the last "a", then "b"
+  EXPECT_TRUE(m.IsCompleted());
+}
+
+TEST(UntrustedGrammarTest, UnitCycleFillReturnsTheExactMask) {
+  // `root ::= root` makes the root's only waiter wait on itself; "axy" reads past the sentence.
+  auto tok = Vocab({"a", "x", "ax", "axy", "y"});
+  auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf("root ::= root | \"ax\""), tok);
+  GrammarMatcher m(cg);
+  ExpectMaskEqualsOracle(&m, *tok);
+  EXPECT_TRUE(m.AcceptToken(0));
+  ExpectMaskEqualsOracle(&m, *tok);
+}
+
+TEST(UntrustedGrammarTest, UnitCycleThroughSeveralRules) {
+  auto tok = Vocab({"a", "x", "ax", "axy", "y", "xa"});
+  auto cg = std::make_shared<const CompiledGrammar>(
+      ParseEbnf("root ::= b | \"ax\"\nb ::= c | \"x\"\nc ::= root | b \"a\""), tok);
+  GrammarMatcher m(cg);
+  for (int step = 0; step < 4; ++step) {
+    ExpectMaskEqualsOracle(&m, *tok);
+    if (!m.AcceptToken(1)) break;
+  }
+}
+
+TEST(UntrustedGrammarTest, ExclusiveUseRefusesOverlapAndAllowsTurns) {
+  ExclusiveUse use;
+  Latch entered(2), checked(2);
+  std::string err;
+  std::thread holder([&] {
+    ExclusiveUse::Scope scope(use, "holder");
+    entered.ArriveAndWait();
+    checked.ArriveAndWait();  // keep the scope open until the other thread has tried
+  });
+  ASSERT_TRUE(entered.ArriveAndWait());
+  err = ErrorOf([&] { ExclusiveUse::Scope scope(use, "GrammarMatcher.accept_token"); });
+  checked.ArriveAndWait();
+  holder.join();
+  EXPECT_NE(err.find("GrammarMatcher.accept_token: called while another thread is using the same matcher"),
+            std::string::npos)
+      << err;
+  // Taking turns is fine, and a copy of an object in use starts out unused.
+  EXPECT_EQ(ErrorOf([&] { ExclusiveUse::Scope scope(use, "after"); }), "");
+  ExclusiveUse::Scope open(use, "open");
+  ExclusiveUse copy = use;
+  EXPECT_EQ(ErrorOf([&] { ExclusiveUse::Scope scope(copy, "copy"); }), "");
+}
+
+}  // namespace
+}  // namespace xg
