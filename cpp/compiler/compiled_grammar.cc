@@ -21,8 +21,10 @@ Grammar Normalized(Grammar g) {
 
 CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenizerInfo> tok,
                                  std::shared_ptr<CrossGrammarCache> rule_cache)
-    : grammar_(Normalized(std::move(grammar))),
-      fsm_(GrammarFsm::Build(grammar_, GrammarFsm::kDefaultMaxStates, rule_cache ? &rule_cache->automata : nullptr)),
+    : fence_(rule_cache ? rule_cache->Fence() : CrossGrammarCache::Generations{}),
+      grammar_(Normalized(std::move(grammar))),
+      fsm_(GrammarFsm::Build(grammar_, GrammarFsm::kDefaultMaxStates, rule_cache ? &rule_cache->automata : nullptr,
+                             fence_.automata)),
       tok_(std::move(tok)),
       rule_cache_(std::move(rule_cache)),
       start_state_(fsm_.RuleStart(fsm_.Root())) {
@@ -36,7 +38,7 @@ CompiledGrammar::~CompiledGrammar() = default;
 
 const StructuralHasher& CompiledGrammar::Hasher() const {
   std::call_once(hasher_once_, [&] {
-    hasher_owner_ = std::make_unique<const StructuralHasher>(fsm_, &rule_cache_->structures);
+    hasher_owner_ = std::make_unique<const StructuralHasher>(fsm_, &rule_cache_->structures, fence_.structures);
     hasher_.store(hasher_owner_.get(), std::memory_order_release);
   });
   return *hasher_owner_;
@@ -78,12 +80,12 @@ const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
   if (literal && rule_cache_) {
     entry = rule_cache_->entries.GetOrCompute(
         LiteralKey(literal_read),
-        [&] { return std::make_shared<const TokenMaskEntry>(std::move(*literal)); }, entry_bytes);
+        [&] { return std::make_shared<const TokenMaskEntry>(std::move(*literal)); }, entry_bytes, fence_.entries);
   } else if (literal) {
     entry = std::make_shared<const TokenMaskEntry>(std::move(*literal));
     private_bytes_.fetch_add(entry->MemoryBytes(), std::memory_order_relaxed);
   } else if (keyed) {
-    entry = rule_cache_->entries.GetOrCompute(Hasher().KeyOf(state), build, entry_bytes);
+    entry = rule_cache_->entries.GetOrCompute(Hasher().KeyOf(state), build, entry_bytes, fence_.entries);
   } else {
     entry = build();
     private_bytes_.fetch_add(entry->MemoryBytes(), std::memory_order_relaxed);

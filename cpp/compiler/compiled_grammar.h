@@ -68,6 +68,10 @@ class CompiledGrammar {
  private:
   static constexpr int kStripes = 64;
 
+  // The rule-level cache's generations when this compilation began (declared first: read before
+  // anything is built). Everything this grammar adds to that cache, then or later, is fenced by them,
+  // so a ClearCache() during or after the compilation keeps none of it (CrossGrammarCache::Fence).
+  CrossGrammarCache::Generations fence_;
   Grammar grammar_;
   GrammarFsm fsm_;
   std::shared_ptr<const TokenizerInfo> tok_;

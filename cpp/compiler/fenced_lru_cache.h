@@ -18,6 +18,10 @@
 //   - Clear() bumps the generation, drops every slot and zeroes the count, all under the lock, and
 //     returns at once: it never waits for computations in flight. Their callers, and whoever already
 //     waits on them, still get the value (or the exception); the value is just not cached or counted.
+//   - A caller whose work began before a Clear() (a grammar compiled before it, still building its
+//     entries) passes the generation it read then as `fence`: once a clear has ended that
+//     generation, a hit still serves it, but a miss is computed for that caller alone, never cached
+//     or counted. So nothing a compilation in flight computes outlives a clear, however long it runs.
 // So at every quiescent point SizeBytes() equals the sum of the sizes of the entries held.
 //
 // One mutex guards everything; it is only ever held for map and list updates, never while
@@ -49,8 +53,9 @@ class FencedLruCache {
 
   // The value of `key`, computed by `compute` (with no lock held) if the cache does not hold it.
   // Rethrows compute's exception, to this caller and to every caller waiting on the same key.
+  static constexpr uint64_t kCurrent = ~uint64_t{0};  // no fence: the generation at the call
   ValuePtr GetOrCompute(const Key& key, const std::function<ValuePtr()>& compute,
-                        const std::function<int64_t(const Value&)>& size_of) {
+                        const std::function<int64_t(const Value&)>& size_of, uint64_t fence = kCurrent) {
     std::optional<std::promise<ValuePtr>> promise;  // made only by the computer (a promise allocates)
     std::shared_future<ValuePtr> future;
     uint64_t generation = 0;
@@ -64,6 +69,8 @@ class FencedLruCache {
           lru_.splice(lru_.begin(), lru_, it->second.lru);
         }
         future = it->second.future;
+      } else if (fence != kCurrent && fence != generation_) {
+        ++misses_;  // the caller's work predates a Clear(): computed for it alone, below
       } else {
         ++misses_;
         computer = true;
@@ -72,6 +79,7 @@ class FencedLruCache {
         slots_.emplace(key, Slot{future, 0, false, generation, lru_.end()});
       }
     }
+    if (!computer && !future.valid()) return compute();  // fenced out: neither cached nor counted
     if (!computer) {
       if (wait_hook_) wait_hook_();
       return future.get();

@@ -33,19 +33,24 @@ void PutInt(std::string* out, int64_t v) { out->append(reinterpret_cast<const ch
 
 }  // namespace
 
-int64_t StructureTable::InternWords(const int32_t* words, size_t n) {
+int64_t StructureTable::InternWords(const int32_t* words, size_t n, uint64_t generation) {
+  if (generation != generation_) {
+    const int32_t found = forms_.Find(words, n);
+    if (found >= 0) return id_base_ + found;
+    return next_unstored_id_--;
+  }
   auto [id, inserted] = forms_.Intern(words, n);
   // The words, plus the interner's offset, hash and two table slots per form.
   if (inserted) bytes_ += static_cast<int64_t>(n * sizeof(int32_t) + 2 * sizeof(uint64_t) + 2 * sizeof(int32_t));
   return id_base_ + id;
 }
 
-int64_t StructureTable::Intern(const std::vector<int64_t>& form) {
+int64_t StructureTable::Intern(const std::vector<int64_t>& form, uint64_t generation) {
   std::lock_guard<std::mutex> lock(mu_);
-  return InternWords(reinterpret_cast<const int32_t*>(form.data()), form.size() * 2);
+  return InternWords(reinterpret_cast<const int32_t*>(form.data()), form.size() * 2, generation);
 }
 
-int64_t StructureTable::Intern(const std::string& form) {
+int64_t StructureTable::Intern(const std::string& form, uint64_t generation) {
   // Padded to whole words, then the byte length (so "ab" and "ab\0" differ). Byte forms and word forms
   // share the table; their first bytes are kind tags that tell them apart (the constructor's "C" / "R",
   // ComputeForwardIds' "F" / "P").
@@ -53,7 +58,7 @@ int64_t StructureTable::Intern(const std::string& form) {
   scratch_.assign((form.size() + 3) / 4 + 1, 0);
   std::memcpy(scratch_.data(), form.data(), form.size());
   scratch_.back() = static_cast<int32_t>(form.size());
-  return InternWords(scratch_.data(), scratch_.size());
+  return InternWords(scratch_.data(), scratch_.size(), generation);
 }
 
 StructuralKey LiteralKey(const std::string& literal) {
@@ -103,8 +108,8 @@ size_t StructureTable::Size() const {
   return forms_.Size();
 }
 
-StructuralHasher::StructuralHasher(const GrammarFsm& fsm, StructureTable* table) : fsm_(fsm), structure_table_(table) {
-  if (table != nullptr) generation_ = table->Generation();
+StructuralHasher::StructuralHasher(const GrammarFsm& fsm, StructureTable* table, uint64_t generation)
+    : fsm_(fsm), structure_table_(table), generation_(generation) {
   const int32_t n = fsm.NumRules();
   first_state_.assign(n, -1);
   for (int32_t r = 0; r < n; ++r) first_state_[r] = fsm.RuleStart(r);
@@ -208,7 +213,7 @@ StructuralHasher::StructuralHasher(const GrammarFsm& fsm, StructureTable* table)
         }
         PutInt(&form, -9);
       }
-      structure_id_[r] = table->Intern(form);
+      structure_id_[r] = table->Intern(form, generation_);
     }
   }
 }
@@ -332,7 +337,7 @@ std::vector<int64_t> StructuralHasher::ComputeForwardIds(int32_t rule) const {
   constexpr int64_t kAcyclicTag = 'F' | ('S' << 8), kCyclicTag = 'F' | ('C' << 8), kPositionTag = 'P';
   std::vector<int64_t> form;
   auto intern = [&] {
-    return structure_table_->Intern(form);
+    return structure_table_->Intern(form, generation_);
   };
   auto start_form = [&](int64_t tag) {
     form.assign(1, tag);

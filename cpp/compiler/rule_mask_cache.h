@@ -81,9 +81,13 @@ StructuralKey LiteralKey(const std::string& literal);
 class StructureTable {
  public:
   using ForwardIdList = std::vector<int64_t>;
-  // The id of a form given as bytes (a rule's form) or as 64-bit words (a forward closure).
-  int64_t Intern(const std::string& form);
-  int64_t Intern(const std::vector<int64_t>& form);
+  // The id of a form given as bytes (a rule's form) or as 64-bit words (a forward closure), for work
+  // that began at `generation` (Generation()). Once a Clear() has ended that generation the form is
+  // looked up but not added: a form the table lacks gets a fresh id that is never handed out again,
+  // so a compilation in flight during a clear stays exact (a fresh id is a miss, never a wrong hit)
+  // and adds nothing to the cleared table.
+  int64_t Intern(const std::string& form, uint64_t generation);
+  int64_t Intern(const std::vector<int64_t>& form, uint64_t generation);
   // Read before computing forward ids; pass to AddForwardIds.
   uint64_t Generation() const;
   std::shared_ptr<const ForwardIdList> FindForwardIds(int64_t rule_structure_id) const;
@@ -93,7 +97,7 @@ class StructureTable {
   size_t Size() const;
 
  private:
-  int64_t InternWords(const int32_t* words, size_t n);  // under mu_
+  int64_t InternWords(const int32_t* words, size_t n, uint64_t generation);  // under mu_
 
   mutable std::mutex mu_;
   // Forms in one flat buffer, open-addressed (support/sequence_interner.h): a compile interns a form
@@ -103,19 +107,27 @@ class StructureTable {
   std::vector<int32_t> scratch_;  // a byte form as 32-bit words
   std::unordered_map<int64_t, std::shared_ptr<const ForwardIdList>> forward_ids_;
   int64_t id_base_ = 0;
+  // Ids of forms not added (Intern after a clear): negative, counting down, below the sentinels of
+  // StructuralKey (-1, kLiteral), so never equal to an interned id or to each other.
+  int64_t next_unstored_id_ = -16;
   int64_t bytes_ = 0;
   uint64_t generation_ = 0;
 };
 
 // What a GrammarCompiler shares between its grammars: the mask entries, the structure ids that key
 // them, and the rule automata (rule_dfa_cache.h). Cleared together (the entries and automata have
-// generation fences; the table needs none, since interning is immediate and ids are never reused).
+// generation fences, and so does the table's interning). A compilation reads Fence() when it
+// starts and passes each part its generation, so what it computes after a Clear() is not kept.
 // The byte budget applies to the mask entries; structures and automata are counted, never evicted.
 struct CrossGrammarCache {
   explicit CrossGrammarCache(int64_t limit_bytes) : entries(limit_bytes) {}
   RuleMaskCache entries;
   StructureTable structures;
   RuleDfaCache automata;
+  struct Generations {
+    uint64_t entries = 0, structures = 0, automata = 0;
+  };
+  Generations Fence() const { return {entries.Generation(), structures.Generation(), automata.Generation()}; }
   void Clear() {
     entries.Clear();
     structures.Clear();
@@ -129,8 +141,9 @@ struct CrossGrammarCache {
 // Structural hashes and keys of one GrammarFsm's states. Thread-safe after construction.
 class StructuralHasher {
  public:
-  // `table` may be null (no rule-level cache): then no structure ids are made.
-  StructuralHasher(const GrammarFsm& fsm, StructureTable* table);
+  // `table` may be null (no rule-level cache): then no structure ids are made. `generation` is the
+  // table's generation when the grammar's compilation began (see StructureTable::Intern).
+  StructuralHasher(const GrammarFsm& fsm, StructureTable* table, uint64_t generation = 0);
 
   uint64_t RuleHash(int32_t rule) const { return rule_hash_[rule]; }
   int64_t StructureId(int32_t rule) const { return structure_id_[rule]; }
@@ -157,7 +170,7 @@ class StructuralHasher {
   std::vector<uint64_t> rule_hash_;
   std::vector<int64_t> structure_id_;
   StructureTable* structure_table_;  // null without a rule-level cache
-  uint64_t generation_ = 0;           // of structure_table_, when the structure ids were made
+  uint64_t generation_ = 0;           // of structure_table_, when the grammar's compilation began
   mutable std::mutex mu_;
   mutable std::vector<std::shared_ptr<const std::vector<int64_t>>> forward_id_;  // per rule, see ForwardIds
 };

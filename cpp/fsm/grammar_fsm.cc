@@ -601,14 +601,15 @@ int32_t ComputeByteClasses(const std::vector<LocalDfa>& dfas, const std::vector<
 
 }  // namespace
 
-GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache* cache) {
+GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache* cache,
+                             std::optional<uint64_t> cache_generation) {
   const int32_t n_rules = static_cast<int32_t>(g.rules.size());
   std::vector<LocalDfa> dfas(n_rules);
   int64_t budget = max_states;
   std::vector<uint8_t> counted(n_rules, 0);
   std::vector<std::pair<int32_t, int32_t>> repeat(n_rules, {0, 0});
   std::vector<int32_t> counted_item(n_rules, -1);  // X of a counted rule X{m,n}
-  const uint64_t generation = cache ? cache->Generation() : 0;
+  const uint64_t generation = !cache ? 0 : cache_generation ? *cache_generation : cache->Generation();
   std::string key;                           // BodyKey of the rule being built
   std::vector<int32_t> refs, local_ref(n_rules, -1);  // its references, see BodyKey
   // Bodies already built in this grammar (large grammars repeat many: the same object emitted for

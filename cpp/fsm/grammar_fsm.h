@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -64,7 +65,10 @@ class GrammarFsm {
   // the result is the same with or without one. Either way a body the grammar repeats under several
   // rule names is built once and copied with each rule's own references.
   static constexpr int64_t kDefaultMaxStates = 1 << 19;
-  static GrammarFsm Build(const Grammar& g, int64_t max_states = kDefaultMaxStates, RuleDfaCache* cache = nullptr);
+  // `generation`: the cache's generation when the caller's compilation began (RuleDfaCache::Insert
+  // drops what is built for an ended one); by default, the one at this call.
+  static GrammarFsm Build(const Grammar& g, int64_t max_states = kDefaultMaxStates, RuleDfaCache* cache = nullptr,
+                          std::optional<uint64_t> generation = std::nullopt);
 
   int32_t NumStates() const { return static_cast<int32_t>(state_rule_.size()); }
   int32_t NumRules() const { return static_cast<int32_t>(rule_start_.size()); }

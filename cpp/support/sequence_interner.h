@@ -46,6 +46,16 @@ class SequenceInterner {
     return {id, true};
   }
   std::pair<int32_t, bool> Intern(const std::vector<int32_t>& v) { return Intern(v.data(), v.size()); }
+  // The id of [p, p + n) if interned, else -1 (adds nothing).
+  int32_t Find(const int32_t* p, size_t n) const {
+    const uint64_t h = Hash(p, n);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = static_cast<size_t>(h) & mask;; i = (i + 1) & mask) {
+      const int32_t id = slots_[i];
+      if (id < 0) return -1;
+      if (hashes_[id] == h && Length(id) == n && std::equal(p, p + n, Data(id))) return id;
+    }
+  }
 
   size_t Size() const { return offsets_.size() - 1; }
   const int32_t* Data(int32_t id) const { return words_.data() + offsets_[id]; }
