@@ -157,6 +157,15 @@ class NextTokenMaskTest(GrammarTestCase, parameterized.TestCase):
             dup = xj.GrammarState(jnp.stack([state.handles[0], state.handles[0]]), state.status, state.mask_words)
             with self.assertRaisesRegex(error, r"grammar handle \d+ is used by rows 0 and 1"):
                 step(dup, jnp.asarray([-1, -1], jnp.int32))[0].block_until_ready()
+            # A handle that another GrammarState created: an error naming the row, nothing advanced.
+            with xj.GrammarState.create([self.g]) as other:
+                mixed = xj.GrammarState(jnp.stack([state.handles[0], other.handles[0]]), state.status,
+                                        state.mask_words)
+                with self.assertRaisesRegex(
+                        error, r"row 1: grammar handle \d+ belongs to a different GrammarState than row 0's"):
+                    step(mixed, jnp.asarray([ord("a"), ord("a")], jnp.int32))[0].block_until_ready()
+                self.assertEqual(other.matcher(0)._handle.num_accepted_tokens, 0)
+            self.assertEqual(state.matcher(0)._handle.num_accepted_tokens, 0)
             narrow = xj.GrammarState(state.handles, state.status, 2)
             with self.assertRaisesRegex(error, "row 0: the bitmask row has 2 int32 words, but vocab_size 257 needs 9"):
                 step(narrow, jnp.asarray([-1, -1], jnp.int32))[0].block_until_ready()

@@ -74,6 +74,11 @@ std::string GrammarStep(const int32_t* handles, const int32_t* tokens, int64_t b
     if (!slot) {
       return Msg("row ", i, ": grammar handle ", h, " is unknown or already freed");
     }
+    if (!rows.empty() && slot->owner != rows.front().slot->owner) {
+      return Msg("row ", i, ": grammar handle ", h, " belongs to a different GrammarState than row ",
+                 rows.front().index, "'s (handle ", rows.front().handle,
+                 "); a step serves the handles of one GrammarState (create one state for the whole batch)");
+    }
     const TokenizerInfo& tok = slot->matcher.grammar().tokenizer();
     if (t >= tok.VocabSize()) {
       return Msg("row ", i, ": token id ", t, " is out of range [0, ", tok.VocabSize(), ")");

@@ -8,8 +8,13 @@
 
 namespace xg {
 
-int32_t HandleRegistry::Add(GrammarMatcher matcher) {
-  auto slot = std::make_shared<Slot>(std::move(matcher));
+int64_t HandleRegistry::NewOwner() {
+  std::unique_lock lock(mu_);
+  return next_owner_++;
+}
+
+int32_t HandleRegistry::Add(GrammarMatcher matcher, int64_t owner) {
+  auto slot = std::make_shared<Slot>(std::move(matcher), owner);
   std::unique_lock lock(mu_);
   XG_USER_CHECK(next_ < std::numeric_limits<int32_t>::max()) << "grammar handles: all 2^31 handles have been used";
   const int32_t h = next_++;

@@ -45,13 +45,17 @@ StepSource ParseSource(const std::string& s) {
 void BindStep(py::module_& m) {
   m.def(
       "handle_add",
-      [](std::shared_ptr<CompiledGrammar> g, std::optional<std::vector<int32_t>> stops, int32_t max_rollback) {
-        return HandleRegistry::Global().Add(GrammarMatcher(std::move(g), std::move(stops), max_rollback));
+      [](std::shared_ptr<CompiledGrammar> g, std::optional<std::vector<int32_t>> stops, int32_t max_rollback,
+         int64_t owner) {
+        return HandleRegistry::Global().Add(GrammarMatcher(std::move(g), std::move(stops), max_rollback), owner);
       },
-      py::arg("compiled_grammar"), py::arg("override_stop_tokens"), py::arg("max_rollback_tokens"));
+      py::arg("compiled_grammar"), py::arg("override_stop_tokens"), py::arg("max_rollback_tokens"),
+      py::arg("owner") = -1);
   m.def(
-      "handle_add_matcher", [](const GrammarMatcher& matcher) { return HandleRegistry::Global().Add(matcher.Fork()); },
-      py::arg("matcher"));
+      "handle_add_matcher",
+      [](const GrammarMatcher& matcher, int64_t owner) { return HandleRegistry::Global().Add(matcher.Fork(), owner); },
+      py::arg("matcher"), py::arg("owner") = -1);
+  m.def("handle_new_owner", [] { return HandleRegistry::Global().NewOwner(); });
   m.def("handle_free", [](int32_t h) { HandleRegistry::Global().Free(h); }, py::arg("handle"));
   m.def("handle_snapshot", [](int32_t h) { return HandleRegistry::Global().Snapshot(h); }, py::arg("handle"));
   m.def("handle_num_live", [] { return HandleRegistry::Global().NumLive(); });

@@ -99,16 +99,17 @@ class GrammarState:
                              f"vocabulary ({max(sizes)})")
         stops = None if override_stop_tokens is None else [int(t) for t in override_stop_tokens]
         handles = []
+        owner = _core.handle_new_owner()  # a step refuses to mix these handles with another state's
         try:
             for g in grammars:
                 if g is None:
                     handles.append(-1)
                     continue
                 if isinstance(g, CompiledGrammar):
-                    h = _core.handle_add(g._handle, stops, int(max_rollback_tokens))
+                    h = _core.handle_add(g._handle, stops, int(max_rollback_tokens), owner)
                     _GRAMMAR_OF_HANDLE[h] = g
                 else:
-                    h = _core.handle_add_matcher(g._handle)
+                    h = _core.handle_add_matcher(g._handle, owner)
                     _GRAMMAR_OF_HANDLE[h] = g.compiled_grammar
                 handles.append(h)
         except BaseException:
