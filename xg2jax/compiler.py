@@ -12,7 +12,28 @@ import json
 from xg2jax import _core
 from xg2jax.tokenizer_info import TokenizerInfo
 
-__all__ = ["Grammar", "GrammarCompiler", "CompiledGrammar"]
+__all__ = ["Grammar", "GrammarCompiler", "CompiledGrammar", "Limits"]
+
+Limits = _core.Limits
+Limits.__doc__ = """Resource limits of the engine, for grammars that arrive with requests (keyword-only).
+
+Each bound turns an input whose shape or size would overflow the stack, never return or exhaust memory
+into a ``ValueError`` that names the limit. Defaults fit every grammar of the project's corpora.
+
+Parameters
+----------
+max_nesting_depth : int, default 1000
+    Expression nesting (groups and repetition operators) in one rule; parsers and every pass that walks
+    an expression recursively use ~0.2 KB of stack per level.
+max_items_per_set : int, default 2**20
+    Earley items in one set of a parse (16 bytes each).
+max_work_per_byte : int, default 2**24
+    Items processed plus items scanned by completions while reading one byte (~0.1 s of one core).
+    Highly ambiguous grammars (``root ::= root root | "a"``) grow it with every byte.
+max_resume_chain : int, default 64
+    Rules a mask fill climbs through that complete at once (unit-rule chains); past it the fill leaves the
+    decision to the live parser (exact, slower).
+"""
 
 
 def _grammar_bytes(text: str, what: str) -> bytes:
@@ -185,6 +206,10 @@ class GrammarCompiler:
     cache_limit_bytes : int, optional
         -1 for unlimited (default). Otherwise each of the two caches evicts its least recently used entries to stay
         within this many bytes (together at most twice it); an entry larger than the limit is returned, not kept.
+    limits : Limits, optional
+        Resource limits for untrusted grammars (:class:`xg2jax.Limits`; defaults fit every grammar of the
+        project's corpora). A grammar over one raises ``ValueError`` naming it; a matcher that meets one
+        while parsing raises it and keeps it as a sticky error until ``reset()``.
     """
 
     def __init__(
@@ -194,12 +219,20 @@ class GrammarCompiler:
         max_threads: int = 8,
         cache_enabled: bool = True,
         cache_limit_bytes: int = -1,
+        limits: Limits | None = None,
     ) -> None:
         if not isinstance(tokenizer_info, TokenizerInfo):
             raise TypeError(f"GrammarCompiler: expected a TokenizerInfo, got {type(tokenizer_info).__name__}")
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"GrammarCompiler: limits must be an xg2jax.Limits, got {type(limits).__name__}")
         self._tokenizer_info = tokenizer_info
         self._handle = _core.GrammarCompiler(tokenizer_info._handle, int(max_threads), bool(cache_enabled),
-                                             int(cache_limit_bytes))
+                                             int(cache_limit_bytes), limits if limits is not None else Limits())
+
+    @property
+    def limits(self) -> Limits:
+        """The resource limits of this compiler's grammars and their matchers."""
+        return self._handle.limits
 
     @property
     def tokenizer_info(self) -> TokenizerInfo:

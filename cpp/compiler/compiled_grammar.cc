@@ -11,18 +11,19 @@
 namespace xg {
 
 namespace {
-Grammar Normalized(Grammar g) {
+Grammar Normalized(Grammar g, const Limits& limits) {
   // Whatever built the grammar, no recursive pass below may see an expression deeper than the limit.
-  CheckNestingDepth(g, DefaultLimits().max_nesting_depth);
+  CheckNestingDepth(g, limits.max_nesting_depth);
   NormalizeGrammar(&g);
   return g;
 }
 }  // namespace
 
 CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenizerInfo> tok,
-                                 std::shared_ptr<CrossGrammarCache> rule_cache)
+                                 std::shared_ptr<CrossGrammarCache> rule_cache, const Limits& limits)
     : fence_(rule_cache ? rule_cache->Fence() : CrossGrammarCache::Generations{}),
-      grammar_(Normalized(std::move(grammar))),
+      limits_(limits),
+      grammar_(Normalized(std::move(grammar), limits_)),
       fsm_(GrammarFsm::Build(grammar_, GrammarFsm::kDefaultMaxStates, rule_cache ? &rule_cache->automata : nullptr,
                              fence_.automata)),
       tok_(std::move(tok)),

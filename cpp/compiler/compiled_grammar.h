@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "compiler/rule_mask_cache.h"
+#include "support/limits.h"
 #include "compiler/token_mask_cache.h"
 #include "fsm/grammar_fsm.h"
 #include "grammar/grammar.h"
@@ -27,8 +28,9 @@ namespace xg {
 
 class CompiledGrammar {
  public:
+  // `limits` bound the grammar's shape (checked here) and every matcher's parse (support/limits.h).
   CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenizerInfo> tok,
-                  std::shared_ptr<CrossGrammarCache> rule_cache = nullptr);
+                  std::shared_ptr<CrossGrammarCache> rule_cache = nullptr, const Limits& limits = DefaultLimits());
   ~CompiledGrammar();
   CompiledGrammar(const CompiledGrammar&) = delete;
   CompiledGrammar& operator=(const CompiledGrammar&) = delete;
@@ -36,6 +38,7 @@ class CompiledGrammar {
   const Grammar& grammar() const { return grammar_; }
   const GrammarFsm& fsm() const { return fsm_; }
   const TokenizerInfo& tokenizer() const { return *tok_; }
+  const Limits& limits() const { return limits_; }
   const std::shared_ptr<const TokenizerInfo>& tokenizer_ptr() const { return tok_; }
 
   // The entry of scannable state `state`, built now if needed.
@@ -72,6 +75,7 @@ class CompiledGrammar {
   // anything is built). Everything this grammar adds to that cache, then or later, is fenced by them,
   // so a ClearCache() during or after the compilation keeps none of it (CrossGrammarCache::Fence).
   CrossGrammarCache::Generations fence_;
+  Limits limits_;
   Grammar grammar_;
   GrammarFsm fsm_;
   std::shared_ptr<const TokenizerInfo> tok_;

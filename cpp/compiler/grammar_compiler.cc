@@ -9,9 +9,12 @@
 namespace xg {
 
 GrammarCompiler::GrammarCompiler(std::shared_ptr<const TokenizerInfo> tok, int max_threads, bool cache_enabled,
-                                 int64_t cache_limit_bytes)
+                                 int64_t cache_limit_bytes, const Limits& limits)
     : tok_(std::move(tok)), max_threads_(max_threads), cache_enabled_(cache_enabled),
-      cache_limit_bytes_(cache_limit_bytes), grammar_cache_(cache_limit_bytes) {
+      cache_limit_bytes_(cache_limit_bytes), limits_(limits), grammar_cache_(cache_limit_bytes) {
+  XG_USER_CHECK(limits_.max_nesting_depth >= 1 && limits_.max_items_per_set >= 1 && limits_.max_work_per_byte >= 1 &&
+                limits_.max_resume_chain >= 0)
+      << "GrammarCompiler: every limit must be positive (max_resume_chain may be 0)";
   XG_USER_CHECK(max_threads_ >= 1) << "GrammarCompiler: max_threads must be >= 1, got " << max_threads_;
   XG_USER_CHECK(cache_limit_bytes_ == -1 || cache_limit_bytes_ >= 0)
       << "GrammarCompiler: cache_limit_bytes must be -1 (unlimited) or >= 0, got " << cache_limit_bytes_;
@@ -22,10 +25,10 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::Cached(const Key& key, b
                                                                const std::function<Grammar()>& make) {
   std::shared_ptr<const CompiledGrammar> compiled;
   if (!cache_enabled_) {
-    compiled = std::make_shared<const CompiledGrammar>(make(), tok_);
+    compiled = std::make_shared<const CompiledGrammar>(make(), tok_, nullptr, limits_);
   } else {
     compiled = grammar_cache_.GetOrCompute(
-        key, [&] { return std::make_shared<const CompiledGrammar>(make(), tok_, rule_cache_); },
+        key, [&] { return std::make_shared<const CompiledGrammar>(make(), tok_, rule_cache_, limits_); },
         [](const CompiledGrammar& g) { return static_cast<int64_t>(g.OwnBytes()); });
   }
   if (precompute_masks) compiled->BuildAllMasks(max_threads_);
@@ -35,7 +38,7 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::Cached(const Key& key, b
 std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileEbnf(const std::string& ebnf,
                                                                     const std::string& root_rule_name,
                                                                     bool precompute_masks) {
-  return Cached({"ebnf", ebnf, root_rule_name}, precompute_masks, [&] { return ParseEbnf(ebnf, root_rule_name); });
+  return Cached({"ebnf", ebnf, root_rule_name}, precompute_masks, [&] { return ParseEbnf(ebnf, root_rule_name, limits_); });
 }
 
 std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileGrammar(const Grammar& grammar, bool precompute_masks) {
@@ -67,7 +70,7 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileSourceEbnf(const 
                                                                           bool precompute_masks) {
   XG_USER_CHECK(kind != "ebnf" && kind != "grammar" && kind != "regex" && kind != "builtin_json")
       << "GrammarCompiler: source kind '" << kind << "' is reserved for the engine's own front ends";
-  return Cached({kind, source, options}, precompute_masks, [&] { return ParseEbnf(ebnf, "root"); });
+  return Cached({kind, source, options}, precompute_masks, [&] { return ParseEbnf(ebnf, "root", limits_); });
 }
 
 void GrammarCompiler::ClearCache() {

@@ -34,8 +34,10 @@ namespace xg {
 
 class GrammarCompiler {
  public:
+  // `limits` (support/limits.h) apply to every grammar it compiles and every matcher of those.
   GrammarCompiler(std::shared_ptr<const TokenizerInfo> tok, int max_threads, bool cache_enabled,
-                  int64_t cache_limit_bytes);
+                  int64_t cache_limit_bytes, const Limits& limits = DefaultLimits());
+  const Limits& limits() const { return limits_; }
 
   // precompute_masks builds every mask entry now (eager) instead of on first use (JIT).
   std::shared_ptr<const CompiledGrammar> CompileEbnf(const std::string& ebnf, const std::string& root_rule_name,
@@ -85,6 +87,7 @@ class GrammarCompiler {
   int max_threads_;
   bool cache_enabled_;
   int64_t cache_limit_bytes_;
+  Limits limits_;
   FencedLruCache<Key, CompiledGrammar, KeyHash> grammar_cache_;
   std::shared_ptr<CrossGrammarCache> rule_cache_;  // null when caching is off
 };

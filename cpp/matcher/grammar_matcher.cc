@@ -14,6 +14,7 @@ namespace xg {
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar,
                                std::optional<std::vector<int32_t>> override_stop_tokens, int32_t max_rollback_tokens)
     : grammar_(std::move(grammar)), parser_(&grammar_->fsm()), max_rollback_tokens_(max_rollback_tokens) {
+  parser_.SetLimits(&grammar_->limits());
   XG_USER_CHECK(max_rollback_tokens >= -1)
       << "GrammarMatcher: max_rollback_tokens must be -1 (unlimited) or >= 0, got " << max_rollback_tokens;
   const TokenizerInfo& tok = grammar_->tokenizer();
@@ -30,22 +31,44 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar,
   parser_.Reset();
 }
 
+void GrammarMatcher::ThrowIfFailed() const {
+  if (!sticky_error_.empty()) throw LimitError(sticky_error_ + " (the matcher stays failed until reset())");
+}
+
+template <typename F>
+auto GrammarMatcher::RecordingLimits(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const LimitError& e) {
+    sticky_error_ = e.what();
+    throw;
+  }
+}
+
 bool GrammarMatcher::IsStop(int32_t id) const { return std::binary_search(stop_ids_.begin(), stop_ids_.end(), id); }
 
 bool GrammarMatcher::TryAdvance(const std::string& bytes) {
   int32_t pushed = 0;
-  for (char c : bytes) {
-    if (!parser_.Advance(static_cast<uint8_t>(c))) {
-      parser_.PopSets(pushed);
-      return false;
+  return RecordingLimits([&] {
+    try {
+      for (char c : bytes) {
+        if (!parser_.Advance(static_cast<uint8_t>(c))) {
+          parser_.PopSets(pushed);
+          return false;
+        }
+        ++pushed;
+      }
+    } catch (const LimitError&) {
+      parser_.PopSets(pushed);  // as a rejection would: the token leaves no trace
+      throw;
     }
-    ++pushed;
-  }
-  return true;
+    return true;
+  });
 }
 
 bool GrammarMatcher::AcceptToken(int32_t id) {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.accept_token");
+  ThrowIfFailed();
   const TokenizerInfo& tok = grammar_->tokenizer();
   XG_USER_CHECK(id >= 0 && id < tok.VocabSize())
       << "GrammarMatcher.accept_token: token id " << id << " is out of range [0, " << tok.VocabSize() << ")";
@@ -66,6 +89,7 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
 
 bool GrammarMatcher::AcceptString(const std::string& bytes) {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.accept_string");
+  ThrowIfFailed();
   if (terminated_) return false;
   Step step{parser_.NumSets(), false};
   if (!TryAdvance(bytes)) return false;
@@ -75,6 +99,7 @@ bool GrammarMatcher::AcceptString(const std::string& bytes) {
 
 void GrammarMatcher::Rollback(int32_t n) {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.rollback");
+  ThrowIfFailed();
   XG_USER_CHECK(n >= 0) << "GrammarMatcher.rollback: num_tokens must be >= 0, got " << n;
   XG_USER_CHECK(n <= static_cast<int32_t>(history_.size()))
       << "GrammarMatcher.rollback: cannot roll back " << n << " tokens, only " << history_.size() << " accepted";
@@ -93,6 +118,7 @@ void GrammarMatcher::Rollback(int32_t n) {
 
 void GrammarMatcher::Reset() {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.reset");
+  sticky_error_.clear();
   parser_.Reset();
   history_.clear();
   terminated_ = false;
@@ -186,7 +212,7 @@ const EarleyItem* GrammarMatcher::AppendResumeStates(int32_t rule, int32_t origi
   // waiter its own waiter; stopping anywhere on the chain is exact (the tail listed is where parsing
   // resumes), it only leaves more to the live parser.
   for (int32_t climbed = 0; lone != nullptr && lone->origin >= 0 && fsm.IsPureTail((*pairs)[begin]); ++climbed) {
-    if (climbed == DefaultLimits().max_resume_chain) break;
+    if (climbed == grammar_->limits().max_resume_chain) break;
     const size_t mark = pairs->size();
     const EarleyItem* up = AppendWaiters(fsm.RuleOf(lone->state), lone->origin, pairs);
     if (pairs->size() == mark) break;  // nothing waits above (the root's end): keep the tail
@@ -228,6 +254,11 @@ void GrammarMatcher::ContextFollow(const EarleyItem& it, std::vector<int32_t>* f
 
 void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.fill_next_token_bitmask");
+  ThrowIfFailed();
+  RecordingLimits([&] { FillUnchecked(words, num_words); });  // mask entries parse too
+}
+
+void GrammarMatcher::FillUnchecked(uint32_t* words, int32_t num_words) {
   const TokenizerInfo& tok = grammar_->tokenizer();
   XG_USER_CHECK(num_words >= tok.MaskWords()) << "token bitmask: the bitmask row has " << num_words
                                               << " int32 words, but vocab_size " << tok.VocabSize() << " needs "
@@ -277,7 +308,15 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
         uncertain_.erase(std::unique(uncertain_.begin(), uncertain_.end()), uncertain_.end());
       }
       last_fill_live_checks_ = static_cast<int32_t>(uncertain_.size());
-      CheckUncertain(uncertain_, words);
+      const int32_t base = parser_.NumSets();
+      RecordingLimits([&] {
+        try {
+          CheckUncertain(uncertain_, words);
+        } catch (const LimitError&) {
+          parser_.PopSets(parser_.NumSets() - base);
+          throw;
+        }
+      });
     }
   }
   if (parser_.CanAcceptEnd()) set_stops();
@@ -309,6 +348,7 @@ void GrammarMatcher::FillNextTokenBitmaskBruteForce(uint32_t* words, int32_t num
 
 std::string GrammarMatcher::FindJumpForwardString() {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.find_jump_forward_string");
+  ThrowIfFailed();
   if (terminated_) return "";
   const GrammarFsm& fsm = grammar_->fsm();
   std::string out;

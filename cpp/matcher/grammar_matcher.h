@@ -9,6 +9,10 @@
 //     tokens (so a batched loop that keeps sampling a finished row emits stop tokens).
 //   - Special tokens and padding ids (>= the tokenizer's size) are never allowed.
 //   - Token ids outside [0, vocab_size) are user errors (InputError), not rejections.
+//   - A resource limit met while parsing (Limits::max_items_per_set, max_work_per_byte) raises
+//     LimitError and leaves the parse as it was, and the matcher keeps that error: every later call
+//     except Reset() raises it again (a sticky error state, as in llguidance), since its masks could
+//     no longer be computed exactly.
 // A matcher is not thread-safe; distinct matchers may run on distinct threads concurrently. A call
 // that overlaps another call on the same matcher from a different thread throws InputError and
 // changes nothing (support/exclusive_use.h); it never corrupts the matcher or the process.
@@ -78,6 +82,8 @@ class GrammarMatcher {
   };
   // Parses `bytes` on top of the current state; on failure pops what it pushed. Returns success.
   bool TryAdvance(const std::string& bytes);
+  // FillNextTokenBitmask without the use guard and the sticky-error bookkeeping.
+  void FillUnchecked(uint32_t* words, int32_t num_words);
   bool IsStop(int32_t id) const;
   // Re-checks uncertain tokens (positions in the sorted vocabulary, ascending) against the live
   // parser and sets the bits of those that parse.
@@ -104,6 +110,12 @@ class GrammarMatcher {
   std::vector<int32_t> states_, uncertain_, parents_;  // parents_: flat (state, count) pairs
   std::vector<std::pair<int32_t, int32_t>> parent_pairs_;
   std::vector<uint32_t> scratch_;
+  std::string sticky_error_;  // the LimitError met, or empty
+  // Raises the sticky error, if any (every entry point but Reset calls it first).
+  void ThrowIfFailed() const;
+  // Runs f; a LimitError it raises becomes the sticky error (and is rethrown).
+  template <typename F>
+  auto RecordingLimits(F&& f) -> decltype(f());
   ExclusiveUse in_use_;
 };
 

@@ -177,6 +177,10 @@ void EarleyParser::Add(int32_t state, int32_t origin, int32_t lineage, int32_t c
     }
     if (find_or_claim(item, static_cast<uint32_t>(items_.size()))) return;
   }
+  if (static_cast<int64_t>(n) >= limits_->max_items_per_set) {
+    throw LimitError("Earley parser: a set grew past " + std::to_string(limits_->max_items_per_set) +
+                     " items (Limits.max_items_per_set): the grammar is too ambiguous for this input");
+  }
   items_.push_back(item);
   set_begin_.back() = static_cast<int32_t>(items_.size());
 }
@@ -184,8 +188,10 @@ void EarleyParser::Add(int32_t state, int32_t origin, int32_t lineage, int32_t c
 void EarleyParser::Close(size_t from) {
   const int32_t k = NumSets() - 1;  // index of the set being built
   const GrammarFsm& g = *fsm_;
+  if (from == 0) work_ = 0;
   for (size_t i = set_begin_[k] + from; i < items_.size(); ++i) {
     const EarleyItem it = items_[i];
+    if (++work_ > limits_->max_work_per_byte) ThrowWorkLimit();
     // Predict (a counted item at its max reads no more X's).
     if (CanContinue(it)) {
       const int32_t next_count = g.IsCountedState(it.state) ? Incremented(it.count) : 0;
@@ -207,6 +213,8 @@ void EarleyParser::Close(size_t from) {
       // Items of the origin set waiting on `rule`. The origin set is frozen; copy bounds first
       // because Add may reallocate items_.
       int32_t b = set_begin_[it.origin], e = set_begin_[it.origin + 1];
+      work_ += e - b;
+      if (work_ > limits_->max_work_per_byte) ThrowWorkLimit();
       for (int32_t j = b; j < e; ++j) {
         const EarleyItem w = items_[j];
         if (w.lineage != it.lineage) continue;
@@ -231,23 +239,37 @@ void EarleyParser::Close(size_t from) {
   }
 }
 
+void EarleyParser::ThrowWorkLimit() const {
+  throw LimitError("Earley parser: reading one byte took more than " + std::to_string(limits_->max_work_per_byte) +
+                   " steps (Limits.max_work_per_byte): the grammar is too ambiguous for this input");
+}
+
 bool EarleyParser::Advance(uint8_t byte) {
   const int32_t k = NumSets() - 1;
   const int32_t b = set_begin_[k], e = set_begin_[k + 1];
   BeginSet();
   set_begin_.push_back(static_cast<int32_t>(items_.size()));
-  for (int32_t j = b; j < e; ++j) {
-    const EarleyItem it = items_[j];
-    int32_t t = fsm_->Next(it.state, byte);
-    if (t >= 0) Add(t, it.origin, it.lineage, it.count);
-  }
-  if (static_cast<int32_t>(items_.size()) == e) {
+  auto drop_new_set = [&] {
+    items_.resize(e);
     set_begin_.pop_back();
     set_flags_.pop_back();
     leo_.pop_back();
-    return false;
+  };
+  try {
+    for (int32_t j = b; j < e; ++j) {
+      const EarleyItem it = items_[j];
+      int32_t t = fsm_->Next(it.state, byte);
+      if (t >= 0) Add(t, it.origin, it.lineage, it.count);
+    }
+    if (static_cast<int32_t>(items_.size()) == e) {
+      drop_new_set();
+      return false;
+    }
+    Close(0);
+  } catch (...) {  // a limit: the parser is left as it was before this byte
+    drop_new_set();
+    throw;
   }
-  Close(0);
   return true;
 }
 

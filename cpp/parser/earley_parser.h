@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "fsm/grammar_fsm.h"
+#include "support/limits.h"
 
 namespace xg {
 
@@ -76,6 +77,9 @@ class EarleyParser {
   static constexpr uint8_t kFollowCompleted = 2;  // a follow-context rule completed here
 
   explicit EarleyParser(const GrammarFsm* fsm);
+  // Limits::max_items_per_set and max_work_per_byte bound every set built from now on (Advance
+  // raises LimitError and leaves the parser unchanged). `limits` must outlive the parser.
+  void SetLimits(const Limits* limits) { limits_ = limits; }
 
   // Set 0 = closure of the root rule's start item.
   void Reset();
@@ -119,6 +123,7 @@ class EarleyParser {
   bool CanContinue(const EarleyItem& it) const;
   // Closes the set being built, from item index `from` on.
   void Close(size_t from);
+  [[noreturn]] void ThrowWorkLimit() const;
   void BeginSet();
   // Drops every set; `follow` overrides the follow states for what comes next (see ResetToItem).
   void Clear(const std::vector<int32_t>* follow);
@@ -131,6 +136,8 @@ class EarleyParser {
   bool LeoItem(int32_t origin, int32_t rule, int32_t lineage, EarleyItem* out);
 
   const GrammarFsm* fsm_;
+  const Limits* limits_ = &DefaultLimits();
+  int64_t work_ = 0;  // work spent closing the set being built (see Limits::max_work_per_byte)
   std::vector<EarleyItem> items_;
   std::vector<int32_t> set_begin_;  // set k = items_[set_begin_[k], set_begin_[k+1]); last entry = end
   std::vector<uint8_t> set_flags_;

@@ -13,6 +13,7 @@
 #include "grammar/printer.h"
 #include "matcher/grammar_matcher.h"
 #include "support/check.h"
+#include "support/limits.h"
 #include "tokenizer/tokenizer_info.h"
 #include "step_bindings.h"
 
@@ -172,11 +173,32 @@ PYBIND11_MODULE(_core, m) {
              return out;
            });
 
-  py::class_<GrammarCompiler>(m, "GrammarCompiler")
-      .def(py::init([](std::shared_ptr<TokenizerInfo> tok, int max_threads, bool cache_enabled, int64_t limit) {
-             return new GrammarCompiler(tok, max_threads, cache_enabled, limit);
+  const Limits defaults;
+  py::class_<Limits>(m, "Limits")
+      .def(py::init([](int32_t nesting, int64_t items, int64_t work, int32_t chain) {
+             return Limits{nesting, items, work, chain};
            }),
-           py::arg("tokenizer_info"), py::arg("max_threads"), py::arg("cache_enabled"), py::arg("cache_limit_bytes"))
+           py::kw_only(), py::arg("max_nesting_depth") = defaults.max_nesting_depth,
+           py::arg("max_items_per_set") = defaults.max_items_per_set,
+           py::arg("max_work_per_byte") = defaults.max_work_per_byte,
+           py::arg("max_resume_chain") = defaults.max_resume_chain)
+      .def_readonly("max_nesting_depth", &Limits::max_nesting_depth)
+      .def_readonly("max_items_per_set", &Limits::max_items_per_set)
+      .def_readonly("max_work_per_byte", &Limits::max_work_per_byte)
+      .def_readonly("max_resume_chain", &Limits::max_resume_chain)
+      .def("__repr__", [](const Limits& l) {
+        return "Limits(max_nesting_depth=" + std::to_string(l.max_nesting_depth) +
+               ", max_items_per_set=" + std::to_string(l.max_items_per_set) +
+               ", max_work_per_byte=" + std::to_string(l.max_work_per_byte) +
+               ", max_resume_chain=" + std::to_string(l.max_resume_chain) + ")";
+      });
+
+  py::class_<GrammarCompiler>(m, "GrammarCompiler")
+      .def(py::init([](std::shared_ptr<TokenizerInfo> tok, int max_threads, bool cache_enabled, int64_t limit,
+                       const Limits& limits) { return new GrammarCompiler(tok, max_threads, cache_enabled, limit, limits); }),
+           py::arg("tokenizer_info"), py::arg("max_threads"), py::arg("cache_enabled"), py::arg("cache_limit_bytes"),
+           py::arg("limits"))
+      .def_property_readonly("limits", &GrammarCompiler::limits)
       .def(
           "compile_ebnf",
           [](GrammarCompiler& c, const std::string& ebnf, const std::string& root, bool eager) {

@@ -18,6 +18,13 @@ class InputError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// A resource limit (support/limits.h) was exceeded: the input is valid but too costly to serve.
+// An InputError, so a ValueError in Python; a matcher that meets one keeps it as a sticky error.
+class LimitError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 class InternalError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -129,6 +129,57 @@ TEST(UntrustedGrammarTest, UnitCycleThroughSeveralRules) {
   }
 }
 
+// Reads "a" until the limit is met; returns the tokens accepted before it.
+int AcceptUntilLimit(GrammarMatcher* m, std::string* error) {
+  for (int n = 0; n < 100000; ++n) {
+    try {
+      if (!m->AcceptToken(0)) return -1;
+    } catch (const LimitError& e) {
+      *error = e.what();
+      return n;
+    }
+  }
+  return -2;
+}
+
+TEST(UntrustedGrammarTest, AmbiguousGrammarMeetsTheWorkLimitWithAStickyError) {
+  // `root ::= root root | "a"`: reading the n-th "a" scans every earlier set, O(n^2) work per byte
+  // overall O(n^3): bounded per byte by max_work_per_byte.
+  auto tok = Vocab({"a"});
+  Limits limits;
+  limits.max_work_per_byte = 20000;
+  auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf("root ::= root root | \"a\""), tok, nullptr, limits);
+  GrammarMatcher m(cg);
+  std::string error;
+  const int accepted = AcceptUntilLimit(&m, &error);
+  ASSERT_GT(accepted, 10);
+  EXPECT_NE(error.find("(Limits.max_work_per_byte)"), std::string::npos) << error;
+  EXPECT_EQ(m.NumAcceptedTokens(), accepted) << "the token that met the limit left no trace";
+  // Sticky: every later call reports it.
+  std::vector<uint32_t> mask(tok->MaskWords());
+  const std::string again = ErrorOf([&] { m.FillNextTokenBitmask(mask.data(), tok->MaskWords()); });
+  EXPECT_NE(again.find("(Limits.max_work_per_byte)"), std::string::npos) << again;
+  EXPECT_NE(again.find("stays failed until reset()"), std::string::npos) << again;
+  EXPECT_NE(ErrorOf([&] { m.AcceptToken(0); }), "");
+  EXPECT_NE(ErrorOf([&] { m.Rollback(1); }), "");
+  m.Reset();
+  EXPECT_TRUE(m.AcceptToken(0));
+  ExpectMaskEqualsOracle(&m, *tok);
+}
+
+TEST(UntrustedGrammarTest, ItemsPerSetLimit) {
+  auto tok = Vocab({"a"});
+  Limits limits;
+  limits.max_items_per_set = 200;
+  auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf("root ::= root root | \"a\""), tok, nullptr, limits);
+  GrammarMatcher m(cg);
+  std::string error;
+  const int accepted = AcceptUntilLimit(&m, &error);
+  ASSERT_GT(accepted, 10);
+  EXPECT_NE(error.find("a set grew past 200 items (Limits.max_items_per_set)"), std::string::npos) << error;
+  EXPECT_EQ(m.NumAcceptedTokens(), accepted);
+}
+
 TEST(UntrustedGrammarTest, ExclusiveUseRefusesOverlapAndAllowsTurns) {
   ExclusiveUse use;
   Latch entered(2), checked(2);
