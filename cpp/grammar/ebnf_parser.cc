@@ -78,19 +78,33 @@ class EbnfParser {
     // as '?'); the column counts the characters shown before the error position.
     std::string excerpt;
     size_t col = 1;
+    // A long line (generated grammars are often one line) is shown from up to 60 bytes before the
+    // error, up to 100 bytes; the column still counts from the line's start, the caret from the cut.
+    constexpr size_t kBefore = 60, kShown = 100;
+    size_t cut = line_start, caret_from = 1;
+    bool cut_seen = false;
+    if (line_end - line_start > kShown && pos_ > line_start + kBefore) {
+      cut = pos_ - kBefore;
+      while (cut > line_start && (static_cast<uint8_t>(s_[cut]) & 0xC0) == 0x80) --cut;  // a character's start
+    }
+    const size_t shown_end = std::min(line_end, cut + kShown);
     for (size_t i = line_start; i < line_end;) {
+      if (i >= cut && !cut_seen) caret_from = col, cut_seen = true;
+      if (i >= shown_end) break;
       size_t j = i;
       uint32_t cp;
+      const bool shown = i >= cut;
       if (DecodeUtf8(s_, &j, &cp) && j <= line_end && (cp >= 0x20 || cp == '\t')) {
-        excerpt.append(s_, i, j - i);
+        if (shown) excerpt.append(s_, i, j - i);
       } else {
-        excerpt += '?';
+        if (shown) excerpt += '?';
         j = i + 1;
       }
       if (i < pos_) ++col;
       i = j;
     }
-    std::string caret(col - 1, ' ');
+    if (cut > line_start) excerpt = "..." + excerpt;
+    std::string caret(col - caret_from + (cut > line_start ? 3 : 0), ' ');
     XG_USER_ERROR() << "EBNF syntax error at " << line << ":" << col << ": " << msg << "\n  " << excerpt << "\n  "
                     << caret << "^";
   }
@@ -322,11 +336,11 @@ class EbnfParser {
     }
     if (c == '(') {
       size_t open = pos_;
-      ++pos_;
       // The parser recurses once per group: bound it before it can exhaust the stack.
       if (nesting_ >= limits_.max_nesting_depth)
         Fail("groups nest more than " + std::to_string(limits_.max_nesting_depth) +
              " deep (Limits.max_nesting_depth)");
+      ++pos_;
       ++nesting_;
       SkipSpace();
       int32_t inner = ParseChoice();

@@ -1,0 +1,185 @@
+"""Grammars and usage shaped to break the engine, as an attacker would send them to a serving process.
+
+Each case runs in a fresh subprocess under a time limit and an address-space limit, so a regression
+(a stack overflow, a fill that never returns, runaway memory) fails the one test instead of killing
+or hanging the whole run. Every case must end in a precise ``ValueError`` naming the limit that
+applies, or in a bounded, exact result. The limits are ``xg2jax.Limits`` (docs/limits.md lists each
+case with its limit and cost).
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+import xg2jax as xgr
+from xg2jax.testing import bitmask_to_ids
+
+import real_vocabularies  # tests/ is on sys.path under pytest (rootdir-relative import)
+
+TIME_LIMIT_S = 60
+MEMORY_LIMIT_BYTES = 3 << 30  # address space, not resident memory: jax-free imports fit well within it
+
+PRELUDE = """
+import xg2jax as xgr
+from xg2jax.testing import bitmask_to_ids, oracle_bitmask
+def tok(*pieces):
+    return xgr.TokenizerInfo([p.encode() for p in pieces] + [b"<eos>"], stop_token_ids=[len(pieces)])
+def error_of(f):
+    try:
+        f()
+    except ValueError as e:
+        return str(e)
+    raise AssertionError("no error")
+"""
+
+
+def run_bounded(body: str) -> str:
+    """Runs ``body`` (after PRELUDE) in a subprocess under the limits; returns its stdout."""
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+
+    code = PRELUDE + textwrap.dedent(body)
+    try:
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIME_LIMIT_S,
+                           preexec_fn=limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"did not finish within {TIME_LIMIT_S} s")
+    assert p.returncode == 0, f"exit status {p.returncode} (negative: killed by signal)\n{p.stderr[-3000:]}"
+    return p.stdout
+
+
+CASES = {
+    # 10^4 nested groups: the parser recursed once per group and overflowed the stack.
+    "nested_groups": """
+        n = 10_000
+        e = error_of(lambda: xgr.Grammar.from_ebnf("root ::= " + "(" * n + '"a"' + ")" * n))
+        assert e.startswith("EBNF syntax error at 1:1010: groups nest more than 1000 deep (Limits.max_nesting_depth)"), e
+        excerpt, caret = e.split("\n")[1:]
+        assert len(excerpt) < 110 and excerpt.startswith("  ..."), excerpt  # a window of a 20 kB line
+        assert excerpt[len(caret) - 1] == "(", (excerpt, caret)
+        print("ok")
+    """,
+    # 3x10^4 stacked `?` parsed, then overflowed the stack in printing and compiling.
+    "stacked_operators": """
+        e = error_of(lambda: xgr.Grammar.from_ebnf('root ::= "a"' + "?" * 30_000))
+        assert "rule 'root' nests expressions 30001 levels deep" in e, e
+        assert "the limit is 1000 (Limits.max_nesting_depth)" in e, e
+        c = xgr.GrammarCompiler(tok("a"), limits=xgr.Limits(max_nesting_depth=50))
+        e = error_of(lambda: c.compile_grammar('root ::= "a"' + "?" * 60))
+        assert "the limit is 50" in e, e
+        print("ok")
+    """,
+    # 4x10^4 chained rules overflowed the stack while normalising: now linear, and exact.
+    "rule_chain": """
+        n = 40_000
+        text = "root ::= r0\\n" + "".join(f'r{i} ::= "a" r{i + 1}\\n' for i in range(n)) + f'r{n} ::= "b"\\n'
+        t = tok("a", "b", "ab")
+        m = xgr.GrammarMatcher(xgr.GrammarCompiler(t).compile_grammar(text))
+        assert not m.accept_token(1)
+        assert m.accept_string("a" * (n - 1))
+        bm = xgr.allocate_token_bitmask(1, t.vocab_size)
+        m.fill_next_token_bitmask(bm)
+        assert list(bitmask_to_ids(bm[0], t.vocab_size)) == [0, 2], bitmask_to_ids(bm[0], t.vocab_size)
+        assert m.accept_token(2) and m.is_completed()
+        print("ok")
+    """,
+    # A unit cycle with a token that reads past the sentence: the fill never returned.
+    "unit_cycle": """
+        t = tok("a", "x", "ax", "axy", "y")
+        for grammar in ['root ::= root | "ax"', 'root ::= b | "ax"\\nb ::= c | "x"\\nc ::= root | b "a"']:
+            m = xgr.GrammarMatcher(xgr.GrammarCompiler(t).compile_grammar(grammar))
+            for step in range(3):
+                bm = xgr.allocate_token_bitmask(1, t.vocab_size)
+                m.fill_next_token_bitmask(bm)
+                allowed = list(bitmask_to_ids(bm[0], t.vocab_size))
+                assert (bm[0] == oracle_bitmask(m)).all(), (grammar, step, allowed)
+                if not allowed or not m.accept_token(allowed[0]):
+                    break
+        print("ok")
+    """,
+    # `root ::= root root | "a"` grows its work per byte without bound: a LimitError, then sticky.
+    "ambiguous_work": """
+        c = xgr.GrammarCompiler(tok("a"), limits=xgr.Limits(max_work_per_byte=50_000))
+        m = xgr.GrammarMatcher(c.compile_grammar('root ::= root root | "a"'))
+        n = 0
+        try:
+            while n < 10_000:
+                assert m.accept_token(0)
+                n += 1
+        except ValueError as e:
+            assert "(Limits.max_work_per_byte)" in str(e), e
+        assert 10 < n < 10_000, n
+        bm = xgr.allocate_token_bitmask(1, 2)
+        assert "stays failed until reset()" in error_of(lambda: m.fill_next_token_bitmask(bm))
+        m.reset()
+        assert m.accept_token(0)
+        print("ok")
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case_is_bounded(name):
+    assert run_bounded(CASES[name]).strip().endswith("ok")
+
+
+def test_unit_cycle_on_a_real_vocabulary():
+    """The fill that never returned on Qwen2's vocabulary: now the exact mask, the tokens that are
+    non-empty prefixes of "ax"."""
+    loaded = real_vocabularies.require("qwen2")
+    tok = xgr.TokenizerInfo.from_loaded_vocab(loaded)
+    m = xgr.GrammarMatcher(xgr.GrammarCompiler(tok).compile_grammar('root ::= root | "ax"'))
+    bm = xgr.allocate_token_bitmask(1, tok.vocab_size)
+    m.fill_next_token_bitmask(bm)
+    specials = set(tok.special_token_ids)
+    expected = sorted(i for i, b in enumerate(tok.decoded_vocab) if b and b"ax".startswith(b) and i not in specials)
+    assert list(bitmask_to_ids(bm[0], tok.vocab_size)) == expected
+
+
+def test_a_matcher_shared_by_threads_raises_and_stays_consistent():
+    """Many threads accept tokens on one matcher at once. An overlapping call raises a precise
+    ValueError and changes nothing, so the matcher ends having accepted exactly the calls that
+    returned True (whatever the interleaving), and the process lives."""
+    tok = xgr.TokenizerInfo([bytes([c]) for c in range(97, 123)])
+    m = xgr.GrammarMatcher(xgr.GrammarCompiler(tok).compile_grammar("root ::= [a-z]*"))
+    start = threading.Barrier(4, timeout=5)
+    accepted = [0] * 4
+    errors: list[str] = []
+
+    def work(k):
+        start.wait()
+        for _ in range(3000):
+            try:
+                accepted[k] += bool(m.accept_token(0))
+            except ValueError as e:
+                errors.append(str(e))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+        assert not t.is_alive()
+    msg = ("GrammarMatcher.accept_token: called while another thread is using the same matcher; a GrammarMatcher "
+           "is not thread-safe (give each thread its own, e.g. with fork())")
+    assert all(e == msg for e in errors), set(errors) - {msg}
+    assert m._handle.num_accepted_tokens == sum(accepted)
+    assert sum(accepted) + len(errors) == 4 * 3000
+
+
+def test_limits_are_validated():
+    tok = xgr.TokenizerInfo([b"a"])
+    with pytest.raises(ValueError, match="every limit must be positive"):
+        xgr.GrammarCompiler(tok, limits=xgr.Limits(max_nesting_depth=0))
+    with pytest.raises(TypeError, match="limits must be an xg2jax.Limits"):
+        xgr.GrammarCompiler(tok, limits={"max_nesting_depth": 3})
+    with pytest.raises(TypeError):
+        xgr.Limits(5)  # keyword-only
+    assert xgr.GrammarCompiler(tok).limits.max_nesting_depth == 1000
