@@ -61,7 +61,7 @@ CASES = {
         n = 10_000
         e = error_of(lambda: xgr.Grammar.from_ebnf("root ::= " + "(" * n + '"a"' + ")" * n))
         assert e.startswith("EBNF syntax error at 1:1010: groups nest more than 1000 deep (Limits.max_nesting_depth)"), e
-        excerpt, caret = e.split("\n")[1:]
+        excerpt, caret = e.split("\\n")[1:]
         assert len(excerpt) < 110 and excerpt.startswith("  ..."), excerpt  # a window of a 20 kB line
         assert excerpt[len(caret) - 1] == "(", (excerpt, caret)
         print("ok")
