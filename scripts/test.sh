@@ -14,6 +14,8 @@ ctest --test-dir build/cpp-tests --output-on-failure -j2 | tail -n 5
 
 # The cache stress test against a ThreadSanitizer build of the extension (a separate build in build/tsan).
 bash scripts/tsan.sh
+# The C++ tests and the hostile-input Python tests under AddressSanitizer + UBSan (a separate build in build/asan).
+bash scripts/asan.sh
 
 python -m pytest -q
 python -m pytest -q -m slow -o addopts="-ra" || { rc=$?; [ $rc -eq 5 ] && echo "no slow tests selected"; [ $rc -eq 5 ]; }

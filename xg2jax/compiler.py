@@ -206,6 +206,10 @@ class GrammarCompiler:
     cache_limit_bytes : int, optional
         -1 for unlimited (default). Otherwise each of the two caches evicts its least recently used entries to stay
         within this many bytes (together at most twice it); an entry larger than the limit is returned, not kept.
+        The rule-level cache's structure ids and rule automata are counted in ``get_cache_size_bytes()`` but
+        never evicted: they grow with the distinct rule structures seen (~20 MB per 1,000 distinct schemas),
+        and only ``clear_cache()`` frees them, so a long-running server should also clear periodically
+        (``benchmarks/soak.py``).
     limits : Limits, optional
         Resource limits for untrusted grammars (:class:`xg2jax.Limits`; defaults fit every grammar of the
         project's corpora). A grammar over one raises ``ValueError`` naming it; a matcher that meets one

@@ -22,7 +22,7 @@ namespace regex {
 namespace {
 
 constexpr uint32_t kEnd = 0xFFFFFFFFu;  // Peek() past the end of the pattern
-constexpr int kMaxGroupDepth = 1000;    // keeps the recursive parser and lowering off the stack limit
+constexpr int kMaxGroupDepth = 250;  // keeps the recursive parser (large frames) and lowering off the stack limit, sanitizers included
 
 const CodepointRanges kDigit = {{'0', '9'}};
 const CodepointRanges kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
@@ -207,7 +207,7 @@ class Parser {
   }
 
   Node ParseQuantified() {
-    if (++depth_ > kMaxGroupDepth) Fail(pos_, "groups are nested too deeply (the limit is 1000)");
+    if (++depth_ > kMaxGroupDepth) Fail(pos_, "groups are nested too deeply (the limit is 250)");
     Node atom = ParseAtom();
     --depth_;
     size_t q_pos = pos_;
