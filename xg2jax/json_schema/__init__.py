@@ -15,7 +15,9 @@ from xg2jax.json_schema._converter import (
     SchemaError,
     UnsatisfiableSchemaError,
     UnsupportedSchemaError,
+    recursion_headroom,
 )
+from xg2jax.json_schema._limits import MAX_SCHEMA_DEPTH
 
 __all__ = ["SchemaError", "UnsatisfiableSchemaError", "UnsupportedSchemaError", "json_schema_to_ebnf", "schema_as_dict"]
 
@@ -27,6 +29,10 @@ def schema_as_dict(schema: Any) -> Any:
             return json.loads(schema)
         except json.JSONDecodeError as e:
             raise SchemaError("", f"the schema is not valid JSON: {e}") from None
+        except RecursionError:
+            # Parsed at the caller's recursion limit on purpose: the C parser's frames live on the thread's stack.
+            raise SchemaError("", "the schema text nests deeper than the JSON parser allows (far beyond the limit "
+                              f"MAX_SCHEMA_DEPTH = {MAX_SCHEMA_DEPTH} levels)") from None
     if isinstance(schema, (dict, bool)):
         return schema
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
@@ -47,11 +53,17 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
     ``refs`` (an xg2jax extension): a registry of further schema documents, ``{uri: schema}``, that ``$ref`` may
     name (remote documents are never fetched). ``$id`` values inside the schema and the registry's documents are
     honoured as the spec says (base URI changes, embedded resources, ``$anchor``).
+
+    Every input whose cost grows with a number in the schema is bounded by a constant of ``_limits.py`` (nesting
+    depth, enum length, counts, automaton sizes, ...); beyond one, a :class:`SchemaError` names the keyword's
+    pointer and the limit before anything large is built.
     """
-    return SchemaConverter(schema_as_dict(schema), any_whitespace=any_whitespace, indent=indent,
-                           separators=separators, strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt,
-                           any_order=any_order, enforce_formats=enforce_formats,
-                           refs={u: schema_as_dict(d) for u, d in (refs or {}).items()},
-                           # parsed here from text: nobody else holds it
-                           schema_is_private=isinstance(schema, str),
-                           source_text=schema if isinstance(schema, str) else None).convert()
+    document = schema_as_dict(schema)
+    registry = {u: schema_as_dict(d) for u, d in (refs or {}).items()}
+    with recursion_headroom():  # the limits of _limits.py bound the recursion; see there
+        return SchemaConverter(document, any_whitespace=any_whitespace, indent=indent,
+                               separators=separators, strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt,
+                               any_order=any_order, enforce_formats=enforce_formats, refs=registry,
+                               # parsed here from text: nobody else holds it
+                               schema_is_private=isinstance(schema, str),
+                               source_text=schema if isinstance(schema, str) else None).convert()

@@ -11,6 +11,7 @@ from xg2jax.json_schema._common import (
     json_equal,
 )
 from xg2jax.json_schema._ebnf import choice, literal, seq
+from xg2jax.json_schema._limits import MAX_CONTAINS_ALL, MAX_CONTAINS_RULES, MAX_UNIQUE_ARRAYS
 
 
 class ArraysMixin:
@@ -83,8 +84,6 @@ class ArraysMixin:
         body = body if lo > 0 else f"( {body} )?"
         return self.rules.add("array", seq(literal("["), self.ws, body, self.ws, literal("]")))
 
-    MAX_COUNT_RULES = 2000
-
     def _array_contains(self, schema, prefix, rest, lo, hi, ptr):
         """Arrays whose number of items matching ``contains`` is within [minContains, maxContains] (default
         [1, inf)), with positional items and length bounds. Each item matches its positional schema and either C or
@@ -107,9 +106,9 @@ class ArraysMixin:
         cap = c_hi if c_hi is not None else c_lo
         n = len(prefix)
         length_cap = max(n, lo, 1) if hi is None else hi  # position 1+ also means "a separator comes first"
-        if (cap + 1) * (length_cap + 1) > self.MAX_COUNT_RULES:
+        if (cap + 1) * (length_cap + 1) > MAX_CONTAINS_RULES:
             raise UnsupportedSchemaError(f"{ptr}/contains", f"counting 'contains' needs more than "
-                                         f"{self.MAX_COUNT_RULES} grammar rules")
+                                         f"{MAX_CONTAINS_RULES} grammar rules (the limit is MAX_CONTAINS_RULES)")
         # Without maxContains, "at least c_lo matches" needs no complement: an item may match C and still be
         # counted as another item (some choice of counted items reaches c_lo iff enough items match).
         negated = self._negate(schema["contains"], f"{ptr}/contains") if c_hi is not None else [True]
@@ -151,20 +150,18 @@ class ArraysMixin:
         body = state(0, 0)
         return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
 
-    MAX_CONTAINS_ALL = 4
-
     def _array_contains_all(self, wanted: list, prefix, rest, lo, hi, ptr):
         """Arrays in which each schema of ``wanted`` matches some item (``allOf`` of several ``contains``): one rule
         per (position, set of schemas matched so far); an item may be counted for any set of schemas it matches."""
         k = len(wanted)
-        if k > self.MAX_CONTAINS_ALL:
-            raise UnsupportedSchemaError(f"{ptr}/contains", f"allOf with more than {self.MAX_CONTAINS_ALL} different "
-                                         "'contains' is not supported")
+        if k > MAX_CONTAINS_ALL:
+            raise UnsupportedSchemaError(f"{ptr}/contains", f"allOf with more than {MAX_CONTAINS_ALL} different "
+                                         "'contains' is not supported (the limit is MAX_CONTAINS_ALL)")
         n = len(prefix)
         length_cap = max(n, lo, 1) if hi is None else hi
-        if (1 << k) * (length_cap + 1) > self.MAX_COUNT_RULES:
-            raise UnsupportedSchemaError(f"{ptr}/contains", f"'contains' needs more than {self.MAX_COUNT_RULES} "
-                                         "grammar rules")
+        if (1 << k) * (length_cap + 1) > MAX_CONTAINS_RULES:
+            raise UnsupportedSchemaError(f"{ptr}/contains", f"'contains' needs more than {MAX_CONTAINS_RULES} "
+                                         "grammar rules (the limit is MAX_CONTAINS_RULES)")
         cache: dict = {}
 
         def item(pos: int, subset: int):
@@ -201,8 +198,6 @@ class ArraysMixin:
         body = state(0, 0)
         return self.rules.add("array_contains", seq(literal("["), self.ws, body, self.ws, literal("]")))
 
-    MAX_UNIQUE_ARRAYS = 1000
-
     def _unique_arrays(self, prefix, rest, lo, hi, ptr):
         """``uniqueItems`` when every array is short and every item comes from a small finite set of values
         (booleans, null, const, enum): the valid arrays are listed. None when that does not hold."""
@@ -210,7 +205,9 @@ class ArraysMixin:
         rest_values = self._finite_values(rest, f"{ptr}/items")
         if hi is None and rest_values != []:
             return None
-        longest = n + (0 if rest_values == [] else hi) if hi is None else hi
+        # Past the prefix only the rest's values remain, each usable once (a huge maxItems lists no more);
+        # without finite rest values the walk below stops at position n.
+        longest = n if hi is None else min(hi, n + (len(rest_values) if rest_values is not None else 1))
         domains = []
         for i in range(longest):
             values = self._finite_values(prefix[i], f"{ptr}/prefixItems/{i}") if i < n else rest_values
@@ -220,7 +217,7 @@ class ArraysMixin:
         found: list[list] = []
 
         def extend(array: list) -> None:
-            if len(found) > self.MAX_UNIQUE_ARRAYS:
+            if len(found) > MAX_UNIQUE_ARRAYS:
                 return
             if len(array) >= lo:
                 found.append(list(array))
@@ -230,7 +227,7 @@ class ArraysMixin:
                         extend(array + [v])
 
         extend([])
-        if len(found) > self.MAX_UNIQUE_ARRAYS:
+        if len(found) > MAX_UNIQUE_ARRAYS:
             return None
         if not found:
             raise Unsatisfiable(f"{ptr}/uniqueItems", "no array of distinct items fits the item schemas")

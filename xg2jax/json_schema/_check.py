@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from typing import Any
 
 from xg2jax import _core
-from xg2jax.json_schema._common import TYPES, SchemaError, escape_pointer
+from xg2jax.json_schema._common import TYPES, SchemaError, UnsupportedSchemaError, escape_pointer
 from xg2jax.json_schema._ebnf import literal
 from xg2jax.json_schema._keydfa import hoist_anchors
+from xg2jax.json_schema._limits import MAX_DECIMAL_DIGITS, MAX_ENUM_VALUES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
 from xg2jax.json_schema._resources import (
     SCHEMA_LISTS,
     SCHEMA_MAPS,
@@ -30,13 +32,81 @@ _COUNTS = {"minItems", "maxItems", "minLength", "maxLength", "minProperties", "m
            "maxContains"}
 _NUMBERS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 # Every keyword _check_keyword looks at, and every keyword holding subschemas: the walk skips the rest.
-_CHECKED = _COUNTS | _NUMBERS | {"multipleOf", "required", "type", "enum", "pattern", "format", "$ref", "$dynamicRef",
-                                 "$anchor", "$dynamicAnchor", "patternProperties", "uniqueItems", "dependentRequired"}
+_CHECKED = _COUNTS | _NUMBERS | {"multipleOf", "required", "type", "enum", "const", "pattern", "format", "$ref",
+                                 "$dynamicRef", "$anchor", "$dynamicAnchor", "patternProperties", "uniqueItems",
+                                 "dependentRequired"}
 _SCHEMA_KEYWORDS = SCHEMA_MAPS | SCHEMA_LISTS | SCHEMA_VALUED
 
 
 def _describe(value: Any) -> str:
     return json.dumps(value)[:60]
+
+
+_TOO_MANY_DIGITS = 10 ** MAX_DECIMAL_DIGITS
+_PLAIN_SCALARS = (str, int, bool, type(None))  # JSON values as they are (float needs the finiteness test)
+
+
+def number_problem(value: Any) -> str | None:
+    """Why a number keyword's value (``minimum``, ``multipleOf``, ...) cannot be converted, or None. JSON has no
+    NaN or infinity, but Python's ``json`` parses them (and a ``dict`` may hold them); an integer beyond
+    ``MAX_DECIMAL_DIGITS`` digits would cost a grammar state per digit (a float never has that many)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{_describe(value)} is not a JSON number (NaN and infinities are not JSON)"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _TOO_MANY_DIGITS:
+        return f"the number has more than {MAX_DECIMAL_DIGITS} digits (the limit is MAX_DECIMAL_DIGITS)"
+    return None
+
+
+def check_shape(doc: Any, ptr: str = "") -> None:
+    """Raise :class:`SchemaError` when ``doc`` (a parsed schema document) nests JSON objects / arrays deeper than
+    ``MAX_SCHEMA_DEPTH``, holds more than ``MAX_SCHEMA_NODES`` of them counted along every path, or refers back to
+    itself (a ``dict`` cycle, which no JSON text can spell). Iterative, so it runs before any recursive pass: those
+    would otherwise hit Python's recursion limit (a ``RecursionError`` naming no keyword) or, on a ``dict`` whose
+    sub-objects are shared, walk an exponential number of paths."""
+    heights: dict[int, tuple[int, int]] = {}  # id(container) -> (height, containers below along every path)
+    open_ids: set[int] = set()  # containers on the current path
+    stack: list[tuple[Any, bool]] = [(doc, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            open_ids.discard(key)
+            below = [heights[id(c)] for c in _containers(node)]
+            heights[key] = (1 + max((h for h, _ in below), default=0), 1 + sum(n for _, n in below))
+            if heights[key][1] > MAX_SCHEMA_NODES:
+                raise SchemaError(ptr, f"the schema holds more than {MAX_SCHEMA_NODES} JSON objects / arrays, "
+                                  "counting shared ones once per path (the limit is MAX_SCHEMA_NODES)")
+            continue
+        if key in heights:
+            continue  # a shared sub-object, already measured
+        if key in open_ids:
+            raise SchemaError(ptr, "the schema contains itself (a cycle of Python objects is not JSON)")
+        open_ids.add(key)
+        stack.append((node, True))
+        stack += [(c, False) for c in _containers(node) if id(c) not in heights]
+    if isinstance(doc, (dict, list)) and heights[id(doc)][0] > MAX_SCHEMA_DEPTH:
+        raise SchemaError(ptr + _deepest_path(doc, heights), f"the schema nests JSON objects / arrays more than "
+                          f"{MAX_SCHEMA_DEPTH} levels deep (the limit is MAX_SCHEMA_DEPTH)")
+
+
+def _containers(node: Any) -> list:
+    """The objects / arrays directly inside a JSON object or array."""
+    if isinstance(node, dict):
+        return [c for c in node.values() if isinstance(c, (dict, list))]
+    if isinstance(node, list):
+        return [c for c in node if isinstance(c, (dict, list))]
+    return []
+
+
+def _deepest_path(doc: Any, heights: dict) -> str:
+    """The JSON pointer of the container ``MAX_SCHEMA_DEPTH`` levels below ``doc`` on a deepest path (the first one
+    past the limit): follow the tallest child."""
+    tokens, node = [], doc
+    for _ in range(MAX_SCHEMA_DEPTH):
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        k, node = max(((k, c) for k, c in items if isinstance(c, (dict, list))), key=lambda kc: heights[id(kc[1])][0])
+        tokens.append(escape_pointer(k) if isinstance(k, str) else str(k))
+    return "".join("/" + t for t in tokens)
 
 
 def check_document(schema: Any, draft: int, ptr: str = "") -> None:
@@ -88,8 +158,8 @@ def _check_keyword(kw: str, value: Any, draft: int, where: str | None) -> None:
     if kw == "type" and isinstance(value, str) and value in TYPES:
         return  # the most common keyword, in its most common form
     if kw in _COUNTS:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or \
-                not float(value).is_integer():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or \
+                (isinstance(value, float) and not value.is_integer()):
             raise SchemaError(where, f"'{kw}' must be a non-negative integer, got {_describe(value)}")
     elif kw in _NUMBERS:
         if draft <= 4 and kw.startswith("exclusive"):
@@ -97,9 +167,13 @@ def _check_keyword(kw: str, value: Any, draft: int, where: str | None) -> None:
                 raise SchemaError(where, f"'{kw}' must be a boolean in draft 4, got {_describe(value)}")
         elif isinstance(value, bool) or not isinstance(value, (int, float)):
             raise SchemaError(where, f"'{kw}' must be a number, got {_describe(value)}")
+        elif (problem := number_problem(value)) is not None:
+            raise SchemaError(where, f"'{kw}': {problem}")
     elif kw == "multipleOf":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise SchemaError(where, f"'multipleOf' must be a number > 0, got {_describe(value)}")
+        if (problem := number_problem(value)) is not None:
+            raise SchemaError(where, f"'multipleOf': {problem}")
     elif kw == "required":
         if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
             raise SchemaError(where, f"'required' must be an array of strings, got {_describe(value)}")
@@ -111,6 +185,14 @@ def _check_keyword(kw: str, value: Any, draft: int, where: str | None) -> None:
     elif kw == "enum":
         if not isinstance(value, list):
             raise SchemaError(where, f"'enum' must be an array, got {_describe(value)}")
+        if len(value) > MAX_ENUM_VALUES:
+            raise UnsupportedSchemaError(where, f"'enum' lists {len(value)} values (the limit is MAX_ENUM_VALUES = "
+                                         f"{MAX_ENUM_VALUES})")
+        for i, v in enumerate(value):
+            if type(v) not in _PLAIN_SCALARS:  # most enums are strings: skip the walk for them
+                check_json_value(v, "enum", None if where is None else f"{where}/{i}")
+    elif kw == "const":
+        check_json_value(value, "const", where)
     elif kw in ("pattern", "format", "$ref", "$dynamicRef", "$anchor", "$dynamicAnchor"):
         if not isinstance(value, str):
             raise SchemaError(where, f"'{kw}' must be a string, got {_describe(value)}")
@@ -127,6 +209,25 @@ def _check_keyword(kw: str, value: Any, draft: int, where: str | None) -> None:
                                                   for v in value.values()):
             raise SchemaError(where, f"'dependentRequired' must map names to arrays of names, got "
                               f"{_describe(value)}")
+
+
+def check_json_value(value: Any, kw: str, where: str | None) -> None:
+    """Raise :class:`SchemaError` unless ``value`` (an ``enum`` / ``const`` value) is a JSON value: no NaN or
+    infinity (Python's ``json`` parses them, the grammar would spell them), no non-string key, no other Python type.
+    Iterative (the document's depth is bounded by then, but the walk needs no frames)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if not all(isinstance(k, str) for k in v):
+                raise SchemaError(where, f"'{kw}' holds an object with a non-string key")
+            stack += v.values()
+        elif isinstance(v, list):
+            stack += v
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise SchemaError(where, f"'{kw}' holds {_describe(v)}, which is not a JSON value")
+        elif v is not None and not isinstance(v, (str, int, float)):
+            raise SchemaError(where, f"'{kw}' holds a {type(v).__name__}, which is not a JSON value")
 
 
 @functools.lru_cache(maxsize=4096)  # a pure function of the text; the document check and the converter both ask

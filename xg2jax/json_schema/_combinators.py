@@ -18,6 +18,7 @@ from xg2jax.json_schema._common import (
     Unsatisfiable,
     UnsupportedSchemaError,
     json_equal,
+    json_key,
     json_type,
     strip_annotations,
 )
@@ -72,10 +73,10 @@ class CombinatorsMixin:
                 if not isinstance(value, list):
                     raise SchemaError(f"{ptr}/prefixItems", "'prefixItems' must be an array of schemas")
             ia, ib = a.get("items", True), b.get("items", True)
-            out["prefixItems"] = [{"allOf": [pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib]}
+            out["prefixItems"] = [all_of([pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib])
                                   for i in range(max(len(pa), len(pb)))]
             if "items" in a or "items" in b:
-                out["items"] = {"allOf": [ia, ib]}
+                out["items"] = all_of([ia, ib])
             b = {k: v for k, v in b.items() if k not in ("prefixItems", "items")}
         elif self._draft < 2020 and (isinstance(a.get("items"), list) or isinstance(b.get("items"), list)):
             # Draft 7 and earlier: array-form items with additionalItems past them, the same positional merge.
@@ -84,11 +85,11 @@ class CombinatorsMixin:
                     return x["items"], x.get("additionalItems", True)
                 return [], x.get("items", True)
             (pa, ia), (pb, ib) = split(a), split(b)
-            out["items"] = [{"allOf": [pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib]}
+            out["items"] = [all_of([pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib])
                             for i in range(max(len(pa), len(pb)))]
             out.pop("additionalItems", None)
             if ia not in (True, {}) or ib not in (True, {}):
-                out["additionalItems"] = {"allOf": [ia, ib]}
+                out["additionalItems"] = all_of([ia, ib])
             b = {k: v for k, v in b.items() if k not in ("items", "additionalItems")}
         wanted = [x for side in (a, b) for x in ([side["contains"]] if "contains" in side else [])
                   + list(side.get(CONTAINS_ALL, []))]
@@ -148,7 +149,7 @@ class CombinatorsMixin:
             elif kw in ("maxLength", "maxItems", "maxProperties"):
                 out[kw] = min(va, vb)
             elif kw == "allOf":
-                out[kw] = list(va) + list(vb)
+                out[kw] = unique_schemas(list(va) + list(vb))
             elif kw in ("anyOf", "oneOf"):
                 # (x1 | x2) & (y1 | y2) = (x1 & (y1 | y2)) | (x2 & (y1 | y2)); the same for exactly-one.
                 out[kw] = [{"allOf": [x, {kw: vb}]} for x in va]
@@ -158,9 +159,11 @@ class CombinatorsMixin:
             elif kw == "propertyNames":
                 out[kw] = self._merge(va, vb, f"{ptr}/{kw}")
             elif kw in ("items", "additionalProperties"):
-                out[kw] = {"allOf": [va, vb]}
+                out[kw] = all_of([va, vb])
             elif kw == "enum":
-                out[kw] = [x for x in va if any(json_equal(x, y) for y in vb)]
+                if not isinstance(va, list) or not isinstance(vb, list):
+                    raise SchemaError(f"{ptr}/enum", "'enum' must be an array")
+                out[kw] = [x for x in va if json_key(x) in self._key_set(vb)]
             elif kw == "const":
                 if not json_equal(va, vb):
                     return False
@@ -201,11 +204,11 @@ class CombinatorsMixin:
         out: dict = {}
         names = list(dict.fromkeys(list(sides[0][0]) + list(sides[1][0])))
         if names:
-            out["properties"] = {n: {"allOf": [self._declared_value(n, props, add, pats, None)
-                                               for props, pats, add in sides]} for n in names}
+            out["properties"] = {n: all_of([self._declared_value(n, props, add, pats, None)
+                                            for props, pats, add in sides]) for n in names}
         pa, pb = a.get("patternProperties", {}), b.get("patternProperties", {})
         if pa or pb:
-            out["patternProperties"] = {r: {"allOf": [pa[r], pb[r]]} if r in pa and r in pb else pa.get(r, pb.get(r))
+            out["patternProperties"] = {r: all_of([pa[r], pb[r]]) if r in pa and r in pb else pa.get(r, pb.get(r))
                                         for r in list(dict.fromkeys(list(pa) + list(pb)))}
         adds = [add for _, _, add in sides if add is not True and add != {}]
         if adds:
@@ -230,15 +233,47 @@ class CombinatorsMixin:
         return {**merged, "properties": {n: props[n] for n in [*first, *props]}}
 
     def _conjuncts(self, schema, ptr: str) -> list:
-        """``schema`` as a list of schemas whose conjunction it is (bare $refs followed, allOf flattened)."""
+        """``schema`` as a list of schemas whose conjunction it is (bare $refs followed, allOf flattened). An allOf
+        schema reached again adds nothing (x and x is x): an allOf of two references to one schema per level stays
+        linear instead of exponential."""
+        return self._flatten(schema, ptr)[0]
+
+    def _flatten(self, schema, ptr: str) -> tuple[list, bool]:
+        """(conjuncts, complete) for :meth:`_conjuncts`, memoised per schema object (``_identity``): a chain of
+        allOf levels asks for each level's conjuncts again. Incomplete: an allOf cycle was cut short on the way,
+        so the list lacks the cycle's other members; such a list is not memoised (another entry point into the
+        cycle would see it)."""
         schema = self._deref(schema, ptr)
         if not isinstance(schema, dict) or "allOf" not in schema or (self._draft < 2019 and "$ref" in schema):
-            return [schema]
+            return [schema], True
+        memo = self.__dict__.setdefault("_conjunct_memo", {})
+        key = self._identity(schema)
+        if key in memo:
+            done = memo[key][1]
+            return (done, True) if done is not None else ([], False)  # None: being flattened (a cycle)
+        memo[key] = (schema, None)  # the entry keeps the schema, so its id stays its own
         own = {k: v for k, v in schema.items() if k != "allOf" and k not in ANNOTATIONS}
-        out = [own] if own else []
+        out, complete = [own] if own else [], True
+        have = {id(x) for x in out}
         for sub in schema["allOf"] if isinstance(schema["allOf"], list) else []:
-            out += self._conjuncts(sub, ptr)
-        return out
+            conjuncts, whole = self._flatten(sub, ptr)
+            complete = complete and whole
+            for c in conjuncts:
+                if id(c) not in have:
+                    have.add(id(c))
+                    out.append(c)
+        if complete:
+            memo[key] = (schema, out)
+        else:
+            del memo[key]
+        return out, complete
+
+    def _identity(self, schema):
+        """A key equal for two reads of one schema object: its id (the document's objects live as long as the
+        conversion), or its text when references are pinned to dynamic scopes (each read is then a new copy).
+        Cheaper than the text of a large merged schema, which is what deduplicating repeated ``$ref`` targets
+        needs."""
+        return json.dumps(schema, sort_keys=True) if self._res.dynamic_refs else id(schema)
 
     def _negate_beside(self, other, this, ptr: str) -> list:
         """Schemas whose union, intersected with ``this``, is ``this`` and not ``other``: the complements of the
@@ -349,6 +384,29 @@ class CombinatorsMixin:
             t = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
             return t | ({"integer"} if "number" in t else set())
         return None
+
+
+def unique_schemas(schemas: list) -> list:
+    """``schemas`` without repeats, first occurrences in order (as conjuncts, x and x is x). Text equality, as in
+    ``_merge``: ``$ref``s are canonical, so equal text means equal constraints. Without this, an ``allOf`` of two
+    references to one schema per level doubles the members per level."""
+    if all(x is schemas[0] for x in schemas):  # one object read twice (both sides of a merge): no text needed
+        return schemas[:1]
+    out, seen = [], set()
+    for x in schemas:
+        key = json.dumps(x, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(x)
+    return out
+
+
+def all_of(schemas: list):
+    """The conjunction of ``schemas``: ``{"allOf": [...]}`` of the distinct ones that constrain anything (x and
+    true is x), or the one schema left. Without the simplification, merges along a chain of ``allOf`` levels wrap
+    each property's schema once more per level."""
+    distinct = unique_schemas([x for x in schemas if x is not True and x != {}]) or [True]
+    return distinct[0] if len(distinct) == 1 else {"allOf": distinct}
 
 
 def _decimal_lcm(a, b):

@@ -112,6 +112,20 @@ def json_equal(a, b) -> bool:
     return a == b
 
 
+def json_key(value):
+    """A hashable key with ``json_key(a) == json_key(b)`` exactly when ``json_equal(a, b)``: membership tests over
+    long ``enum`` lists take a set instead of a scan per value."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        return ("n", value)  # Python already equates (and hashes alike) 1 and 1.0
+    if isinstance(value, list):
+        return ("a", tuple(json_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("o", frozenset((k, json_key(v)) for k, v in value.items()))
+    return ("s" if isinstance(value, str) else "z", value)
+
+
 # Every keyword the converter looks at (the rest are annotations by the spec).
 _RECOGNISED = frozenset(SUPPORTED | KNOWN_UNSUPPORTED.union(NOT_CONTEXT_FREE))
 

@@ -14,8 +14,10 @@ Algorithm. ``visit(schema, pointer)`` returns an EBNF expression for the set of 
    spelled as a grammar that allows the chosen whitespace.
 4. Otherwise one alternative per allowed JSON type, each built from the keywords that apply to that type.
 
-Before visiting, ``_check`` validates keyword value types over the whole document and ``_resources``
-canonicalises every reference. Keywords outside the supported set raise ``UnsupportedSchemaError`` naming the JSON
+Before visiting, ``_check`` measures the document's nesting and size without recursion, then validates keyword
+value types over the whole document, and ``_resources`` canonicalises every reference. Every bound on the work
+(nesting, subschema conversions, grammar size, counts, automaton sizes) is a constant of ``_limits``; passing one
+raises an error naming the keyword's pointer and the limit. Keywords outside the supported set raise ``UnsupportedSchemaError`` naming the JSON
 pointer; ``uniqueItems`` over items that cannot be listed raises in strict mode and is ignored otherwise, and a
 backreference in a string ``pattern`` raises in strict mode and is widened to its group's pattern otherwise
 (``_backrefs``; the documented approximations). ``$ref`` targets become named rules (keyed by the dynamic scope too when the document
@@ -24,12 +26,13 @@ uses ``$dynamicRef``), so recursive schemas become recursive rules.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any
 
 from xg2jax.json_schema._arrays import ArraysMixin
-from xg2jax.json_schema._check import check_document
+from xg2jax.json_schema._check import check_document, check_shape
 from xg2jax.json_schema._combinators import CombinatorsMixin
 from xg2jax.json_schema._common import (
     KNOWN_UNSUPPORTED,
@@ -44,6 +47,13 @@ from xg2jax.json_schema._common import (
 from xg2jax.json_schema._complements import ComplementsMixin
 from xg2jax.json_schema._disjoint import DisjointMixin
 from xg2jax.json_schema._ebnf import RuleTable, lexical_rules, literal, seq
+from xg2jax.json_schema._limits import (
+    MAX_EXPANSION_DEPTH,
+    MAX_GRAMMAR_BYTES,
+    MAX_REPETITION,
+    MAX_SCHEMA_DEPTH,
+    MAX_VISITS,
+)
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._patterns import PatternsMixin
 from xg2jax.json_schema._refs import RefsMixin
@@ -66,12 +76,16 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         # source_text: the JSON text ``schema`` was parsed from (lets the resource walk be skipped; _resources.py).
         self.any_order = any_order
         self._depth = 0
+        self._visits = 0
         self.enforce_formats = enforce_formats
         self.root = schema
         self.strict = strict_mode
         self.any_whitespace = any_whitespace
         self._refs: dict[str, str] = {}  # resolved pointer -> rule name
         self._inlined: dict[str, str] = {}  # text of a visited allOf schema -> rule name
+        check_shape(schema)  # first: the passes below recurse through the document
+        for uri, doc in (refs or {}).items():
+            check_shape(doc, f"refs[{uri}]")
         self._draft, ignored = self._detect_draft(schema, refs)
         check_document(schema, self._draft)
         for uri, doc in (refs or {}).items():
@@ -103,18 +117,11 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
 
     # ----------------------------------------------------------------------------------------------------------
     def convert(self) -> str:
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 30 * self.MAX_DEPTH))  # a visit level takes up to ~20 Python frames
         try:
             root = self.visit(self.root, "")
         except Unsatisfiable as e:
             reason = f" ({e.reason})" if e.reason else ""
             raise UnsatisfiableSchemaError(e.pointer, f"the schema accepts no JSON value{reason}") from None
-        except RecursionError:
-            raise UnsupportedSchemaError("", "the schema nests too deeply for the converter (Python recursion "
-                                         "limit)") from None
-        finally:
-            sys.setrecursionlimit(limit)
         return self.rules.text(root)
 
     def visit(self, schema: Any, ptr: str) -> str:
@@ -124,9 +131,7 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
             raise Unsatisfiable(ptr, "the schema is false")
         if not isinstance(schema, dict):
             raise SchemaError(ptr, f"a schema must be an object or a boolean, got {type(schema).__name__}")
-        if self._depth > self.MAX_DEPTH:
-            raise UnsupportedSchemaError(ptr, f"the schema expands deeper than {self.MAX_DEPTH} levels (a recursive "
-                                         "$ref inlined through allOf / anyOf / oneOf is not supported yet)")
+        self._check_budget(ptr)
         if "allOf" in schema and not self._res.dynamic_refs:
             return self._visit_inlined(schema, ptr)
         self._depth += 1
@@ -137,6 +142,24 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         finally:
             self._depth -= 1
             self._bindings = saved
+
+    def _check_budget(self, ptr: str) -> None:
+        """Raise before one more subschema conversion would pass a limit of ``_limits``: nesting (through ``$ref``
+        targets too), the number of conversions (rewriting ``allOf`` / ``anyOf`` / ``oneOf`` can multiply them),
+        or the grammar's size."""
+        self._visits += 1
+        if self._depth > MAX_EXPANSION_DEPTH:
+            raise UnsupportedSchemaError(ptr, f"the schema expands to more than {MAX_EXPANSION_DEPTH} nested "
+                                         "schemas (the limit is MAX_EXPANSION_DEPTH; a chain of $ref targets nested "
+                                         "that deep, or a recursive $ref inlined through allOf / anyOf / oneOf, "
+                                         "which is not supported yet)")
+        if self._visits > MAX_VISITS:
+            raise UnsupportedSchemaError(ptr, f"the schema expands to more than {MAX_VISITS} subschema conversions "
+                                         "(the limit is MAX_VISITS; allOf / anyOf / oneOf combinations multiply "
+                                         "them)")
+        if self.rules.size > MAX_GRAMMAR_BYTES:
+            raise UnsupportedSchemaError(ptr, f"the grammar grows beyond {MAX_GRAMMAR_BYTES} bytes (the limit is "
+                                         "MAX_GRAMMAR_BYTES)")
 
     def _visit_inlined(self, schema: dict, ptr: str) -> str:
         """An ``allOf`` merge inlines its $ref targets; a recursive $ref inlined that way reaches a schema with the
@@ -166,8 +189,6 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
             self._bindings = saved
         return self.rules.define(name, body) if name is not None else body
 
-    MAX_DEPTH = 400  # visit levels; the Python recursion limit is raised to match during convert()
-
     def _visit_dict(self, schema: dict, ptr: str) -> str:
         self._check_keywords(schema, ptr)
         schema = self._rewrite_unevaluated(schema, ptr)
@@ -184,8 +205,14 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
             branches = self._schema_list(schema, "allOf", ptr)
             rest = {k: v for k, v in schema.items() if k != "allOf"}
             merged = rest
+            seen = set()
             for i, b in enumerate(branches):
-                merged = self._merge(merged, self._deref(b, f"{ptr}/allOf/{i}"), f"{ptr}/allOf/{i}")
+                target = self._deref(b, f"{ptr}/allOf/{i}")
+                key = self._identity(target)
+                if key in seen:
+                    continue  # x and x is x: repeats would multiply the work (an allOf of a $ref twice, per level)
+                seen.add(key)
+                merged = self._merge(merged, target, f"{ptr}/allOf/{i}")
             if merged is False:
                 raise Unsatisfiable(f"{ptr}/allOf", "the allOf branches and their siblings contradict each other")
             return self.visit(self._branch_names_first(merged, branches, ptr), ptr)
@@ -216,6 +243,32 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         if kw not in schema:
             return None
         v = schema[kw]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or not float(v).is_integer():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or (
+                isinstance(v, float) and not v.is_integer()):
             raise SchemaError(f"{ptr}/{kw}", f"'{kw}' must be a non-negative integer, got {json.dumps(v)}")
+        if v > MAX_REPETITION:
+            # The engine counts repetitions up to this bound (and the property / contains counts are states).
+            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' {int(v)} is above the largest count a grammar "
+                                         f"can enforce (the limit is MAX_REPETITION = {MAX_REPETITION})")
         return int(v)
+
+
+# Python frames one nesting level takes at most in the recursive passes (a visit level takes up to ~20).
+_FRAMES_PER_LEVEL = 30
+
+
+@contextlib.contextmanager
+def recursion_headroom():
+    """Raise Python's recursion limit to what ``MAX_EXPANSION_DEPTH`` / ``MAX_SCHEMA_DEPTH`` levels need (the
+    limits checked first keep the recursion within it), and report a recursion that still runs out as a schema
+    error instead of a ``RecursionError``."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _FRAMES_PER_LEVEL * max(MAX_EXPANSION_DEPTH, MAX_SCHEMA_DEPTH)))
+    try:
+        yield
+    except RecursionError:
+        raise UnsupportedSchemaError("", "the schema nests too deeply for the converter (Python's recursion limit; "
+                                     f"see MAX_SCHEMA_DEPTH = {MAX_SCHEMA_DEPTH} and MAX_EXPANSION_DEPTH = "
+                                     f"{MAX_EXPANSION_DEPTH})") from None
+    finally:
+        sys.setrecursionlimit(limit)

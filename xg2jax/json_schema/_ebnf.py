@@ -41,10 +41,7 @@ def seq(*parts: str) -> str:
 
 def choice(options: list[str]) -> str:
     """A parenthesised alternation (deduplicated, order kept)."""
-    seen: list[str] = []
-    for o in options:
-        if o not in seen:
-            seen.append(o)
+    seen = list(dict.fromkeys(options))  # a dict: enums list tens of thousands of options
     return seen[0] if len(seen) == 1 else "(" + " | ".join(seen) + ")"
 
 
@@ -100,6 +97,7 @@ class RuleTable:
     def __init__(self, rules: dict[str, str] | None = None) -> None:
         """``rules``: the first rules (copied), e.g. ``lexical_rules(...)``."""
         self.rules: dict[str, str] = dict(rules or {})
+        self.size = 0  # characters of the bodies defined so far (the converter bounds it, see _limits)
         self._by_body: dict[str, str] = {}
         for name, body in self.rules.items():
             self._by_body.setdefault(body, name)
@@ -116,6 +114,7 @@ class RuleTable:
         return name
 
     def define(self, name: str, body: str) -> str:
+        self.size += len(body)
         self.rules[name] = body
         self._by_body.setdefault(body, name)
         return name

@@ -21,13 +21,14 @@ from __future__ import annotations
 import functools
 import json
 
+from xg2jax.json_schema._limits import MAX_DFA_STATES, MAX_LENGTH_AUTOMATON, MAX_REGEX_REPEAT
+
 MAX_CP = 0x10FFFF
 _LINE_TERMINATORS = [(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)]
 _SPACE = [(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x2028, 0x2029),
           (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000), (0xFEFF, 0xFEFF)]
 _DIGIT = [(0x30, 0x39)]
 _WORD = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
-MAX_STATES = 2000
 
 
 class RegexUnsupported(ValueError):
@@ -140,8 +141,8 @@ class _Parser:
         self.i = j + 1
         lo = int(parts[0])
         hi = lo if len(parts) == 1 else (None if parts[1] == "" else int(parts[1]))
-        if (hi if hi is not None else lo) > 100:
-            raise RegexUnsupported("a repetition count above 100")
+        if (hi if hi is not None else lo) > MAX_REGEX_REPEAT:
+            raise RegexUnsupported(f"a repetition count above {MAX_REGEX_REPEAT} (MAX_REGEX_REPEAT)")
         return lo, hi
 
     def _repeat(self, s, e, block_end, lo, hi):
@@ -468,8 +469,8 @@ def regex_dfa(pattern: str) -> DFA:
                 row.append(-1)
                 continue
             if nxt not in index:
-                if len(order) >= MAX_STATES:
-                    raise RegexUnsupported(f"more than {MAX_STATES} automaton states")
+                if len(order) >= MAX_DFA_STATES:
+                    raise RegexUnsupported(f"more than {MAX_DFA_STATES} automaton states (MAX_DFA_STATES)")
                 index[nxt] = len(order)
                 order.append(nxt)
             row.append(index[nxt])
@@ -479,8 +480,8 @@ def regex_dfa(pattern: str) -> DFA:
 
 def length_dfa(lo: int, hi: int | None) -> DFA:
     """Strings of ``lo`` to ``hi`` code points."""
-    if lo > 1000 or (hi is not None and hi > 1000):
-        raise RegexUnsupported("a length bound above 1000")
+    if lo > MAX_LENGTH_AUTOMATON or (hi is not None and hi > MAX_LENGTH_AUTOMATON):
+        raise RegexUnsupported(f"a length bound above {MAX_LENGTH_AUTOMATON} (MAX_LENGTH_AUTOMATON)")
     top = hi if hi is not None else lo
     delta = [[min(q + 1, top) if (hi is None or q < hi) else -1] for q in range(top + 1)]
     if hi is None:
@@ -534,8 +535,8 @@ def product(dfas: list[DFA]) -> tuple[list[tuple[int, int]], list[list[int]], li
         for nxt in zip(*[dead if q < 0 else rows[q] for q, rows in zip(cur, remapped)]):
             i = index.get(nxt)
             if i is None:  # all components dead is a state too: "matches none of them" may be wanted
-                if len(order) >= MAX_STATES:
-                    raise RegexUnsupported(f"more than {MAX_STATES} automaton states")
+                if len(order) >= MAX_DFA_STATES:
+                    raise RegexUnsupported(f"more than {MAX_DFA_STATES} automaton states (MAX_DFA_STATES)")
                 i = index[nxt] = len(order)
                 order.append(nxt)
             row.append(i)
@@ -678,8 +679,9 @@ def product_with_length(dfas: list[DFA], good, lo: int, hi: int | None):
                 row.append(-1)
                 continue
             if st not in index:
-                if len(order) >= 5 * MAX_STATES:
-                    raise RegexUnsupported(f"more than {5 * MAX_STATES} automaton states (pattern and length)")
+                if len(order) >= 5 * MAX_DFA_STATES:
+                    raise RegexUnsupported(f"more than {5 * MAX_DFA_STATES} automaton states (pattern and length, "
+                                           "5 * MAX_DFA_STATES)")
                 index[st] = len(order)
                 order.append(st)
             row.append(index[st])

@@ -20,8 +20,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from xg2jax.json_schema._ebnf import RuleTable
-
-MAX_MULTIPLE_OF = 10_000  # rules of the divisibility automaton; larger divisors raise
+from xg2jax.json_schema._limits import MAX_DECIMAL_DIGITS, MAX_MULTIPLE_OF_RULES
 
 
 def _digit_class(lo: int, hi: int) -> str | None:
@@ -129,8 +128,8 @@ def multiple_of(k: int, rules: RuleTable, sign: str = "any", ok=None) -> str:
     remainder r modulo k (of the absolute value) has ok(r), instead of r == 0."""
     if k == 1 and sign == "any" and ok is None:
         return 'j_int'
-    if k > MAX_MULTIPLE_OF:
-        raise ValueError(f"multipleOf {k} needs {k} grammar rules (the limit is {MAX_MULTIPLE_OF})")
+    if k > MAX_MULTIPLE_OF_RULES:
+        raise ValueError(f"multipleOf {k} needs {k} grammar rules (the limit is {MAX_MULTIPLE_OF_RULES})")
     ok = ok or (lambda r: r == 0)
     names = [rules.reserve(f"mod{k}_r{r}") for r in range(k)]
     for r in range(k):
@@ -156,9 +155,9 @@ def multiple_of_at_least(k: int, a: int, rules: RuleTable, ok=None) -> str:
     ok = ok or (lambda r: r == 0)
     digits = str(a)
     n = len(digits)
-    if k * (2 * n + 2) > MAX_MULTIPLE_OF:
+    if k * (2 * n + 2) > MAX_MULTIPLE_OF_RULES:
         raise ValueError(f"multipleOf {k} above {a} needs about {k * (2 * n + 2)} grammar rules (the limit is "
-                         f"{MAX_MULTIPLE_OF})")
+                         f"{MAX_MULTIPLE_OF_RULES})")
     longer = {}
 
     def more(r: int, c: int) -> str:  # c digits read (capped at n + 1), remainder r
@@ -205,8 +204,9 @@ def decimal_step(value) -> tuple[int, int]:
     while q.denominator != 1:
         q *= 10
         d += 1
-        if d > 30:
-            raise ValueError(f"multipleOf {value} has no short decimal expansion")
+        if d > MAX_DECIMAL_DIGITS:
+            raise ValueError(f"multipleOf {value} has more than {MAX_DECIMAL_DIGITS} decimal digits (the limit is "
+                             "MAX_DECIMAL_DIGITS)")
     return q.numerator, d
 
 
@@ -217,8 +217,8 @@ def decimal_multiple_of(p: int, d: int, rules: RuleTable, sign: str = "any", min
     10**(m-1) (no leading zero, at least m digits: a digit counter capped at m joins the remainder). ``sign``:
     "any", "nonneg" or "neg" as for multiple_of."""
     cap = max(min_int_digits, 1)
-    if p * (d + 1 + cap) > MAX_MULTIPLE_OF:
-        raise ValueError(f"multipleOf needs {p * (d + 1 + cap)} grammar rules (the limit is {MAX_MULTIPLE_OF})")
+    if p * (d + 1 + cap) > MAX_MULTIPLE_OF_RULES:
+        raise ValueError(f"multipleOf needs {p * (d + 1 + cap)} grammar rules (the limit is {MAX_MULTIPLE_OF_RULES})")
     tag = f"{p}_{d}" + (f"_m{min_int_digits}" if min_int_digits else "")
     frac = {(r, j): rules.reserve(f"dmul{tag}_f{r}_{j}") for r in range(p) for j in range(d + 1)}
     ints = {(r, c): rules.reserve(f"dmul{tag}_i{r}_{c}") for r in range(p) for c in range(1, cap + 1)}
@@ -267,8 +267,9 @@ def _fraction_digits(value: Fraction) -> tuple[int, str]:
         d = rest.numerator // rest.denominator
         digits += str(d)
         rest -= d
-        if len(digits) > 60:
-            raise ValueError(f"bound {value} has no short decimal expansion")
+        if len(digits) > MAX_DECIMAL_DIGITS:
+            raise ValueError(f"bound {value} has more than {MAX_DECIMAL_DIGITS} fraction digits (the limit is "
+                             "MAX_DECIMAL_DIGITS)")
     return whole, digits
 
 
@@ -373,3 +374,256 @@ def number_range(lo, lo_strict: bool, hi, hi_strict: bool, rules: RuleTable) -> 
         if neg:
             options.append('"-" ( ' + " | ".join(neg) + " )")
     return _group(options) if options else None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Multiples within bounds, by automaton: nothing is listed, so the cost does not grow with the number of multiples
+# (``multipleOf: 0.25`` up to 1e9 has four billion of them).
+
+def scaled_multiples(p: int, d: int, lo: int, hi: int | None, rules: RuleTable, ok=None) -> str | None:
+    """Spellings I(.F)? (no exponent, no sign) of the numbers x = N / 10**d with lo <= N <= hi (0 <= lo; hi None:
+    unbounded) whose scaled value N has ok(N mod p) (default: p divides N). With d = 0 these are integers spelled
+    without a fraction (the caller adds the ``.0`` forms); with d > 0 a fraction of any length, zeros past the d-th
+    digit only. None when no number qualifies.
+
+    ``multipleOf: p / 10**d`` within bounds is this with N = x * 10**d. The grammar is one automaton reading the
+    digits left to right: its state is N's remainder modulo p so far (an integer digit g turns r into
+    (10 r + g * 10**d) mod p, the j-th fraction digit adds g * 10**(d - j)), and, along the spellings of the bounds'
+    integer parts, whether the digits read so far equal a bound's (then the next digit may not pass it). Numbers
+    strictly between the bounds' integer parts are split by digit count, as in ``integer_range``. About p * (2 L + d)
+    rules for bounds of L digits; above ``MAX_MULTIPLE_OF_RULES`` this raises ValueError before building."""
+    top = max(lo, hi or 0) // 10 ** d
+    estimate = p * (2 * len(str(top)) + d + 2)
+    if estimate > MAX_MULTIPLE_OF_RULES:
+        raise ValueError(f"'multipleOf' within these bounds needs about {estimate} grammar rules (the limit is "
+                         f"MAX_MULTIPLE_OF_RULES = {MAX_MULTIPLE_OF_RULES})")
+    return _ScaledDigits(p, d, ok or (lambda r: r == 0), rules).between(lo, hi)
+
+
+def _class_of_digits(digits: list[int]) -> str:
+    """A character class (or a literal) for a set of decimal digits."""
+    if len(digits) == 1:
+        return f'"{digits[0]}"'
+    runs, start = [], digits[0]
+    for a, b in zip(digits, digits[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{start}-{a}" if a > start else f"{start}")
+            start = b
+    return "[" + "".join(runs) + "]"
+
+
+def _by_successor(pairs: list[tuple[int, str]]) -> list[str]:
+    """Alternatives ``digit-class successor`` for (digit, successor) pairs, one per distinct successor."""
+    groups: dict[str, list[int]] = {}
+    for g, nxt in pairs:
+        groups.setdefault(nxt, []).append(g)
+    return [f"{_class_of_digits(gs)} {nxt}" if nxt != '""' else _class_of_digits(gs) for nxt, gs in groups.items()]
+
+
+def _alternatives(options: list[str]) -> str | None:
+    if not options:
+        return None
+    return options[0] if len(options) == 1 else "( " + " | ".join(options) + " )"
+
+
+class _ScaledDigits:
+    """The automaton of :func:`scaled_multiples`; each method returns an EBNF expression or None (no spelling)."""
+
+    def __init__(self, p: int, d: int, ok, rules: RuleTable):
+        self.p, self.d, self.ok, self.rules = p, d, ok, rules
+        self.int_weight = 10 ** d % p  # an integer digit g adds g * 10**d to N
+        self.frac_weight = [10 ** (d - j - 1) % p for j in range(d)]  # the (j+1)-th fraction digit
+        self.memo: dict[tuple, str | None] = {}
+        self.loops: dict[int, str] | None = None  # named on first use (see _loop)
+        self.tag = f"mult{p}_{d}"
+
+    def _rule(self, key: tuple, build) -> str | None:
+        """The named rule for an acyclic state (memoised; None when it has no spelling)."""
+        if key not in self.memo:
+            if len(self.memo) >= MAX_MULTIPLE_OF_RULES:
+                raise ValueError(f"'multipleOf' within these bounds needs more than {MAX_MULTIPLE_OF_RULES} grammar "
+                                 "rules (the limit is MAX_MULTIPLE_OF_RULES)")
+            body = build()
+            self.memo[key] = None if body is None else self.rules.add(self.tag, body)
+        return self.memo[key]
+
+    def _step(self, r: int, g: int) -> int:
+        return (10 * r + g * self.int_weight) % self.p
+
+    # -- after the integer part ---------------------------------------------------------------------------------
+    def after(self, r: int, lo_f: str | None, hi_f: str | None) -> str | None:
+        """The end of the number or '.' and fraction digits, N's remainder being r after the integer part. lo_f /
+        hi_f: the d fraction digits of the bound whose integer part was just read, else None."""
+        if self.d == 0:
+            return '""' if self.ok(r) else None
+        lo_f = None if lo_f is None or not lo_f.strip("0") else lo_f  # a bound ending in zeros constrains nothing
+        hi_f = None if hi_f is None or not hi_f.strip("9") else hi_f
+        options = ['""'] if self._can_stop(0, r, lo_f) else []
+        digits = self._fraction_digit(0, r, lo_f, hi_f)
+        if digits is not None:
+            options.append(f'"." {digits}')
+        return _alternatives(options)
+
+    def _can_stop(self, j: int, r: int, lo_f: str | None) -> bool:
+        """May the number end after j fraction digits (the rest of the d are zeros)?"""
+        return self.ok(r) and (lo_f is None or not lo_f[j:].strip("0"))
+
+    def _fraction_digit(self, j: int, r: int, lo_f: str | None, hi_f: str | None) -> str | None:
+        """The (j+1)-th fraction digit and what follows it (j < d)."""
+        first = int(lo_f[j]) if lo_f is not None else 0
+        last = int(hi_f[j]) if hi_f is not None else 9
+        pairs = []
+        for g in range(first, last + 1):
+            nxt = self._fraction((j + 1, (r + g * self.frac_weight[j]) % self.p,
+                                  lo_f if g == first else None, hi_f if g == last else None))
+            if nxt is not None:
+                pairs.append((g, nxt))
+        return _alternatives(_by_successor(pairs))
+
+    def _fraction(self, state: tuple) -> str | None:
+        """After j >= 1 fraction digits: stop, or more digits (past the d-th, zeros only)."""
+        j, r, lo_f, hi_f = state
+        if j == self.d:
+            return '"0"*' if self.ok(r) else None
+
+        def build():
+            options = ['""'] if self._can_stop(j, r, lo_f) else []
+            digits = self._fraction_digit(j, r, lo_f, hi_f)
+            if digits is not None:
+                options.append(digits)
+            return " | ".join(options) if options else None
+
+        return self._rule(("frac",) + state, build)
+
+    # -- integer parts ------------------------------------------------------------------------------------------
+    def between(self, lo: int, hi: int | None) -> str | None:
+        """Spellings with lo <= N <= hi (the public entry; see scaled_multiples)."""
+        scale = 10 ** self.d
+        lo_i, lo_f = divmod(lo, scale)
+        lo_f = f"{lo_f:0{self.d}d}" if self.d else ""
+        options = []
+        if hi is not None:
+            hi_i, hi_f = divmod(hi, scale)
+            hi_f = f"{hi_f:0{self.d}d}" if self.d else ""
+            if hi < lo:
+                return None
+            if lo_i == hi_i:
+                return self._literal_then(lo_i, lo_f, hi_f)
+            options.append(self._literal_then(lo_i, lo_f, None))
+            options += self._integers(lo_i + 1, hi_i - 1)
+            options.append(self._literal_then(hi_i, None, hi_f))
+        else:
+            options.append(self._literal_then(lo_i, lo_f, None))
+            options += self._integers(lo_i + 1, None)
+        return _alternatives([o for o in options if o is not None])
+
+    def _literal_then(self, i: int, lo_f: str | None, hi_f: str | None) -> str | None:
+        """The integer part ``i`` spelled out, then its fraction part (see ``after``)."""
+        rest = self.after(i * 10 ** self.d % self.p, lo_f, hi_f)
+        if rest is None:
+            return None
+        return f'"{i}"' if rest == '""' else f'"{i}" {rest}'
+
+    def _free_after(self, r: int) -> str | None:
+        return self._rule(("after", r), lambda: self.after(r, None, None))
+
+    def _integers(self, lo: int, hi: int | None) -> list[str]:
+        """Integer parts I with lo <= I <= hi (hi None: unbounded), each followed by a free fraction part."""
+        if hi is not None and hi < lo:
+            return []
+        out = []
+        if lo == 0:
+            zero = self._free_after(0)
+            if zero is not None:
+                out.append(f'"0" {zero}')
+            lo = 1
+            if hi is not None and hi < 1:
+                return out
+        short = len(str(lo))
+        longest = len(str(hi)) if hi is not None else short
+        for n in range(short, longest + 1):
+            # n-digit bounds (a keeps the leading digit from being 0; b at 99..9 constrains nothing)
+            a = str(max(lo, 10 ** (n - 1)))
+            b = str(hi) if hi is not None and hi < 10 ** n - 1 else None
+            expr = self._tight(n, a, b, 0, 0)
+            if expr is not None:
+                out.append(expr)
+        if hi is None:  # more digits than lo: a leading digit, then at least `short` digits
+            pairs = [(g, nxt) for g in range(1, 10) if (nxt := self._at_least(short, self._step(0, g))) is not None]
+            if pairs:
+                out.append(_alternatives(_by_successor(pairs)))
+        return out
+
+    def _tight(self, n: int, a: str | None, b: str | None, i: int, r: int) -> str | None:
+        """Digits i.. of an n-digit integer part, the digits so far equal to a's (if a is not None) and to b's (if
+        b is not None); r: N's remainder so far."""
+        if a is None and b is None:
+            return self._free(n - i, r)
+        if i == n:
+            return self._free_after(r)
+
+        def build():
+            first = int(a[i]) if a is not None else 0
+            last = int(b[i]) if b is not None else 9
+            pairs = []
+            for g in range(first, last + 1):
+                nxt = self._tight(n, a if g == first else None, b if g == last else None, i + 1, self._step(r, g))
+                if nxt is not None:
+                    pairs.append((g, nxt))
+            return _alternatives(_by_successor(pairs))
+
+        if a is not None and b is not None:  # the shared prefix of both bounds: one path, no rule needed
+            return build()
+        return self._rule(("tight", n, a, b, i, r), build)
+
+    def _free(self, left: int, r: int) -> str | None:
+        """``left`` more integer digits, any of them, then a free fraction part."""
+        if left == 0:
+            return self._free_after(r)
+
+        def build():
+            pairs = [(g, nxt) for g in range(10) if (nxt := self._free(left - 1, self._step(r, g))) is not None]
+            return _alternatives(_by_successor(pairs))
+
+        return self._rule(("free", left, r), build)
+
+    def _at_least(self, left: int, r: int) -> str | None:
+        """At least ``left`` more integer digits, then a free fraction part."""
+        if left == 0:
+            return self._loop(r)
+
+        def build():
+            pairs = [(g, nxt) for g in range(10) if (nxt := self._at_least(left - 1, self._step(r, g))) is not None]
+            return _alternatives(_by_successor(pairs))
+
+        return self._rule(("least", left, r), build)
+
+    def _loop(self, r: int) -> str | None:
+        """Any number of further integer digits, then a free fraction part: one rule per remainder from which an
+        ending is reachable (they refer to each other, so they are named before they are defined)."""
+        if self.loops is None:
+            self.loops = self._name_loops()
+        return self.loops.get(r)
+
+    def _name_loops(self) -> dict[int, str]:
+        ends = {r: e for r in range(self.p) if (e := self._free_after(r)) is not None}
+        # The remainders from which a remainder with an ending is reachable (reverse reachability).
+        back: dict[int, set[int]] = {}
+        for r in range(self.p):
+            for g in range(10):
+                back.setdefault(self._step(r, g), set()).add(r)
+        live, todo = set(ends), list(ends)
+        while todo:
+            for q in back.get(todo.pop(), ()):
+                if q not in live:
+                    live.add(q)
+                    todo.append(q)
+        if len(live) + len(self.memo) > MAX_MULTIPLE_OF_RULES:
+            raise ValueError(f"'multipleOf' within these bounds needs more than {MAX_MULTIPLE_OF_RULES} grammar "
+                             "rules (the limit is MAX_MULTIPLE_OF_RULES)")
+        names = {r: self.rules.reserve(f"{self.tag}_loop") for r in sorted(live)}
+        for r, name in names.items():
+            pairs = [(g, names[q]) for g in range(10) if (q := self._step(r, g)) in names]
+            options = ([ends[r]] if r in ends else []) + _by_successor(pairs)
+            self.rules.define(name, " | ".join(options))
+        return names

@@ -16,6 +16,12 @@ from xg2jax.json_schema._common import (
 )
 from xg2jax.json_schema._ebnf import EMPTY, KEY_TAIL_RULES, json_literal, literal, seq
 from xg2jax.json_schema._keydfa import matches
+from xg2jax.json_schema._limits import (
+    MAX_ANY_ORDER_PROPERTIES,
+    MAX_ANY_ORDER_STATES,
+    MAX_MEMBER_REQUIREMENTS,
+    MAX_PROPERTY_COUNT_STATES,
+)
 
 
 class ObjectsMixin:
@@ -85,10 +91,8 @@ class ObjectsMixin:
                 return self._ordered_counted_object([(a, e[2]) for a, e in zip(alts, entries)], extras, deps, lo,
                                                     hi, f"{ptr}/{kw}", full=full)
             return self._any_order_object([(a, e[2]) for a, e in zip(alts, entries)], extras, deps=deps,
-                                          min_count=lo, max_count=hi, full=full)
-        return self._object_expr([(e[1], e[2]) for e in entries], extra)
-
-    MAX_MEMBER_REQUIREMENTS = 4
+                                          min_count=lo, max_count=hi, full=full, ptr=ptr)
+        return self._object_expr([(e[1], e[2]) for e in entries], extra, ptr)
 
     def _member_requirements(self, schema, exists, names, entries, alts, extras, additional, patterns, filters,
                              props, ptr) -> int:
@@ -96,8 +100,9 @@ class ObjectsMixin:
         Adds to ``alts`` (per declared property) and ``extras`` the members that meet a set E of requirements
         (key matching every P_e, value also satisfying every S_e), tagged with E's mask; returns the full mask."""
         where = f"{ptr}/not"
-        if not isinstance(exists, list) or len(exists) > self.MAX_MEMBER_REQUIREMENTS:
-            raise UnsupportedSchemaError(where, f"more than {self.MAX_MEMBER_REQUIREMENTS} 'some member matches' "
+        if not isinstance(exists, list) or len(exists) > MAX_MEMBER_REQUIREMENTS:
+            raise UnsupportedSchemaError(where, f"more than {MAX_MEMBER_REQUIREMENTS} (MAX_MEMBER_REQUIREMENTS) "
+                                         "'some member matches' "
                                          "requirements (from complements of patternProperties / "
                                          "additionalProperties) on one object")
         dfas = [self._regex_dfa(p, f"{where}/patternProperties") for p, _ in exists]
@@ -131,33 +136,40 @@ class ObjectsMixin:
         except Unsatisfiable:
             return None
 
-    def _object_expr(self, entries: list[tuple[str, bool]], extra: str | None) -> str:
+    def _object_expr(self, entries: list[tuple[str, bool]], extra: str | None, ptr: str = "") -> str:
         """Properties in schema order (optional ones may be skipped), then any number of extra properties, with
         separators only between present members: rule first_k / rest_k per position k. With ``any_order`` see
         :meth:`_any_order_object`."""
         if self.any_order and (len(entries) > 1 or (entries and extra)):
-            return self._any_order_object([([(0, m)], req) for m, req in entries], [(0, extra)] if extra else [])
+            return self._any_order_object([([(0, m)], req) for m, req in entries], [(0, extra)] if extra else [],
+                                          ptr=ptr)
         sep = self.item_sep
-        n = len(entries)
         extras_rest = f"( {sep} {extra} )*" if extra else ""
-        first_next = f"( {extra} {extras_rest} )?" if extra else ""
-        rest_next = extras_rest
-        for k in range(n - 1, -1, -1):
+        # After position k: `first` (no member before) and `rest` (some member before) continuations. A run of
+        # required members offers no choice, so it stays a list (nearest last) until an optional member (or the
+        # start) needs it as text: joining it once keeps a long run linear instead of quadratic.
+        first, rest, run = (f"( {extra} {extras_rest} )?" if extra else ""), extras_rest, []
+
+        def rest_text() -> str:
+            return " ".join(filter(None, [p for m in reversed(run) for p in (sep, m)] + [rest]))
+
+        def first_text() -> str:
+            if not run:
+                return first
+            return " ".join(filter(None, [run[-1]] + [p for m in reversed(run[:-1]) for p in (sep, m)] + [rest]))
+
+        for k in range(len(entries) - 1, -1, -1):
             member, req = entries[k]
             if req:
-                # No choice at a required member: its two continuations stay expressions (each is used once
-                # by the position before it, so the text grows by one member per position). Objects whose
-                # members are all required are one sequence.
-                first_next, rest_next = seq(member, rest_next), seq(sep, member, rest_next)
+                run.append(member)
                 continue
-            first_next, rest_next = (
-                self.rules.add(f"obj_first_{k}", f"{seq(member, rest_next)} | {first_next or EMPTY}"),
-                # (the first position's rest is never used: nothing comes before it)
-                self.rules.add(f"obj_rest_{k}", f"{seq(sep, member, rest_next)} | {rest_next or EMPTY}") if k else "")
-        body = first_next or '""'
+            rest_next, first_next = rest_text(), first_text()
+            run = []
+            first = self.rules.add(f"obj_first_{k}", f"{seq(member, rest_next)} | {first_next or EMPTY}")
+            # (the first position's rest is never used: nothing comes before it)
+            rest = self.rules.add(f"obj_rest_{k}", f"{seq(sep, member, rest_next)} | {rest_next or EMPTY}") if k else ""
+        body = first_text() or '""'
         return self.rules.add("object", seq(literal("{"), self.ws, body, self.ws, literal("}")))
-
-    MAX_ORDERED_STATES = 4096
 
     def _ordered_counted_object(self, entries: list, extras: list, deps: list[int], min_count: int,
                                 max_count: int | None, ptr: str, full: int = 0) -> str:
@@ -166,8 +178,9 @@ class ObjectsMixin:
         optional properties appear is a finite-state choice: walking the declared properties in order, the state is
         (members so far, capped where more no longer matters; the later properties some present one requires; the
         earlier present properties that a later one depends on; the member requirements met so far). One rule per
-        reachable state that can still close the object (at most MAX_ORDERED_STATES), then one per (member count,
-        requirements met) among the extra properties.
+        reachable state that can still close the object (at most MAX_PROPERTY_COUNT_STATES), then the extra
+        properties: a counted repetition, or with member requirements one rule per (member count, requirements
+        met).
 
         ``entries``: (alternatives, required) per declared property, an alternative being (requirements it meets,
         member expression); ``extras``: (requirements met, member expression) for undeclared keys; ``full``: the
@@ -180,8 +193,12 @@ class ObjectsMixin:
         targets_after = [0] * (n + 1)
         for k in range(n - 1, -1, -1):
             targets_after[k] = targets_after[k + 1] | deps[k]
+        if n >= MAX_PROPERTY_COUNT_STATES:  # at least one rule per declared property; checked before recursing
+            raise UnsupportedSchemaError(ptr, f"with properties in schema order, counting {n} declared properties "
+                                         f"needs more than {MAX_PROPERTY_COUNT_STATES} grammar rules (the limit is "
+                                         "MAX_PROPERTY_COUNT_STATES; pass any_order=True or simplify)")
         memo: dict[tuple, str | None] = {}
-        tail = self._extras_tail(extras, min_count, max_count, cap, full)
+        tail = self._extras_tail(extras, min_count, max_count, cap, full, ptr)
 
         def at(k: int, count: int, need: int, have: int, found: int) -> str | None:
             """Deciding property k with ``count`` members so far, ``need`` = later properties that must appear,
@@ -192,10 +209,11 @@ class ObjectsMixin:
             key = (k, count, need, have, found)
             if key in memo:
                 return memo[key]
-            if len(memo) >= self.MAX_ORDERED_STATES:
+            if len(memo) >= MAX_PROPERTY_COUNT_STATES:
                 raise UnsupportedSchemaError(
                     ptr, f"with properties in schema order, these property-count / dependentRequired constraints "
-                    f"need more than {self.MAX_ORDERED_STATES} grammar rules (pass any_order=True or simplify)")
+                    f"need more than {MAX_PROPERTY_COUNT_STATES} grammar rules (the limit is "
+                    "MAX_PROPERTY_COUNT_STATES; pass any_order=True or simplify)")
             alts, req = entries[k]
             bit = 1 << k
             keep = targets_after[k + 1]
@@ -218,8 +236,16 @@ class ObjectsMixin:
             raise Unsatisfiable(ptr, "no object satisfies the property keywords")
         return self.rules.add("object", seq(literal("{"), self.ws, body, self.ws, literal("}")))
 
-    def _extras_tail(self, extras: list, min_count: int, max_count: int | None, cap: int, full: int):
-        """tail(count, found): rule for the rest of an object made of extra members only (None: cannot close)."""
+    def _extras_tail(self, extras: list, min_count: int, max_count: int | None, cap: int, full: int, ptr: str):
+        """tail(count, found): rule for the rest of an object made of extra members only (None: cannot close).
+        Without member requirements the count is the engine's repetition bound, one rule per count the declared
+        properties leave; with them, one rule per (count, requirements met)."""
+        if full == 0:
+            return self._counted_extras(extras, min_count, max_count)
+        if (cap + 1) * (full + 1) > MAX_PROPERTY_COUNT_STATES:
+            raise UnsupportedSchemaError(ptr, f"counting properties up to {cap} with member requirements needs more "
+                                         f"than {MAX_PROPERTY_COUNT_STATES} grammar rules (the limit is "
+                                         "MAX_PROPERTY_COUNT_STATES)")
         sep = self.item_sep
         masks = [m for m, _ in extras]
 
@@ -229,16 +255,17 @@ class ObjectsMixin:
         def room(count):
             return max_count is None or count < max_count
 
-        # Productive states (count, found): can reach count >= min_count with every requirement met.
-        states = [(c, f) for c in range(cap + 1) for f in range(full + 1) if f & ~full == 0]
-        productive = {st for st in states if st[0] >= min_count and st[1] == full}
-        changed = True
-        while changed:
-            changed = False
-            for c, f in states:
-                if (c, f) not in productive and room(c) and any((step(c), f | m) in productive for m in masks):
+        # Productive states (count, found): can reach count >= min_count with every requirement met. A member
+        # leads to a larger count (or the cap) and a superset of requirements, so one pass from the top down
+        # sees every successor first (at the cap, a member that meets nothing new leads back to the same state).
+        productive = set()
+        for c in range(cap, -1, -1):
+            for f in range(full, -1, -1):
+                if f & ~full:
+                    continue
+                if (c >= min_count and f == full) or (room(c) and any((step(c), f | m) in productive
+                                                                       for m in masks)):
                     productive.add((c, f))
-                    changed = True
         names: dict = {}
 
         def tail(count: int, found: int) -> str | None:
@@ -258,10 +285,36 @@ class ObjectsMixin:
 
         return tail
 
-    MAX_ANY_ORDER_PROPERTIES = 10
+    def _counted_extras(self, extras: list, min_count: int, max_count: int | None):
+        """tail(count, 0) for extra members without requirements: between ``min_count - count`` and ``max_count -
+        count`` more members, as an EBNF repetition (the engine counts; nothing is unrolled, so the cost does not
+        grow with the bounds)."""
+        member = extras[0][1] if len(extras) == 1 else "( " + " | ".join(m for _, m in extras) + " )"
+        sep = self.item_sep
+
+        def bounds(least: int, most: int | None) -> str:
+            if most is None:
+                return "*" if least == 0 else "+" if least == 1 else f"{{{least},}}"
+            return "?" if (least, most) == (0, 1) else f"{{{least},{most}}}"
+
+        def tail(count: int, found: int) -> str | None:
+            need = max(0, min_count - count)
+            most = None if max_count is None else max_count - count
+            if need and not extras:
+                return None
+            if not extras or most == 0:
+                return '""'
+            if count:
+                return self.rules.add("obj_tail", f"( {seq(sep, member)} ){bounds(need, most)}")
+            rest = bounds(max(need - 1, 0), None if most is None else most - 1)
+            more = "" if most == 1 else f"( {seq(sep, member)} ){rest}"
+            body = seq(member, more)
+            return self.rules.add("obj_tail", body if need else f"( {body} )?")
+
+        return tail
 
     def _any_order_object(self, entries: list, extras: list, *, deps: list[int] | None = None,
-                          min_count: int = 0, max_count: int | None = None, full: int = 0) -> str:
+                          min_count: int = 0, max_count: int | None = None, full: int = 0, ptr: str = "") -> str:
         """Members in any order, each declared property at most once, every required one present, extra properties
         anywhere. One rule per reachable state (set of used properties, number of members so far up to the point
         where it no longer matters, member requirements met) that can still close, so that minProperties /
@@ -269,15 +322,17 @@ class ObjectsMixin:
         required and dependent property is present, the count is within bounds and every requirement is met.
         ``entries`` / ``extras`` / ``full`` as in :meth:`_ordered_counted_object`."""
         n = len(entries)
-        if n > self.MAX_ANY_ORDER_PROPERTIES:
-            raise UnsupportedSchemaError("", f"any_order=True with {n} declared properties (the limit is "
-                                         f"{self.MAX_ANY_ORDER_PROPERTIES}: one grammar rule per subset)")
+        if n > MAX_ANY_ORDER_PROPERTIES:
+            raise UnsupportedSchemaError(ptr, f"any_order=True with {n} declared properties (the limit is "
+                                         f"MAX_ANY_ORDER_PROPERTIES = {MAX_ANY_ORDER_PROPERTIES}: one grammar rule per "
+                                         "subset)")
         deps = deps or [0] * n
         sep = self.item_sep
         required = sum(1 << i for i, (_, req) in enumerate(entries) if req)
         cap = max_count if max_count is not None else min_count  # counts above cap behave alike
-        if (1 << n) * (cap + 1) * (full + 1) > 1 << 14:
-            raise UnsupportedSchemaError("", "the object's property bounds need too many grammar rules")
+        if (1 << n) * (cap + 1) * (full + 1) > MAX_ANY_ORDER_STATES:
+            raise UnsupportedSchemaError(ptr, f"the object's property bounds need more than {MAX_ANY_ORDER_STATES} "
+                                         "grammar rules (the limit is MAX_ANY_ORDER_STATES)")
 
         def closable(used: int, count: int, found: int) -> bool:
             return (used & required == required and count >= min_count and found == full
@@ -369,7 +424,7 @@ class ObjectsMixin:
                 self.rules.define(name, body)
         per_rule = self.KEY_TRIE_LEVELS_PER_RULE
 
-        def alternatives(node: dict, depth: int) -> str:
+        def alternatives(node: dict, depth: int, children: dict[int, str]) -> str:
             units = sorted(node)
             ends_name = units[0] == ""
             if ends_name:
@@ -379,14 +434,25 @@ class ObjectsMixin:
                 return deviation
             options = [deviation] if ends_name else ['"\\""', deviation]
             for u in units:
-                child = alternatives(node[u], depth + 1)
+                child = children.pop(id(node[u]))
                 if (depth + 1) % per_rule == 0:
                     options.append(f"{literal(u)} {self.rules.add('key_except', child)}")
                 else:
                     options.append(f"{literal(u)} ( {child} )")
             return " | ".join(options)
 
-        return seq('"\\""', self.rules.add("key_except", alternatives(trie, 0)))
+        # Post-order with an explicit stack (a name may be longer than Python's recursion allows), children in
+        # sorted order as a recursive walk would take them.
+        texts: dict[int, str] = {}
+        stack: list[tuple[dict, int, bool]] = [(trie, 0, False)]
+        while stack:
+            node, depth, done = stack.pop()
+            if done:
+                texts[id(node)] = alternatives(node, depth, texts)
+                continue
+            stack.append((node, depth, True))
+            stack += [(node[u], depth + 1, False) for u in sorted(node, reverse=True) if u != ""]
+        return seq('"\\""', self.rules.add("key_except", texts[id(trie)]))
 
 
 def _json_units(name: str) -> list[str]:

@@ -214,11 +214,26 @@ class RefsMixin:
         rest = {k: v for k, v in schema.items() if k != "$dynamicRef"}
         return self._visit_ref({**rest, "$ref": self._dynamic_target(ref, ptr)}, ptr)
 
+    def _last_bare_ref(self, schema: dict, ptr: str) -> dict:
+        """The last ``{"$ref": ...}`` of a chain of references to bare references (no other constraint on the way),
+        followed with a loop: a chain longer than the visitor may nest (``MAX_EXPANSION_DEPTH``) means one rule, the
+        last target's. A cycle of bare references is left to the visitor (it becomes rule recursion)."""
+        seen = set()
+        while True:
+            key, node = self._resolve(schema["$ref"], ptr, entering=True)
+            if (key in seen or not isinstance(node, dict) or set(node) - ANNOTATIONS != {"$ref"}
+                    or not isinstance(node["$ref"], str) or node["$ref"].startswith("xg2jax-missing")):
+                return schema  # (a missing target is reported by the visitor, at the reference that names it)
+            seen.add(key)
+            schema = node
+
     def _visit_ref(self, schema: dict, ptr: str) -> str:
-        target, node = self._resolve(schema["$ref"], ptr, entering=True)
         siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
         if siblings and self._draft >= 2019:
             return self.visit({"allOf": [{"$ref": schema["$ref"]}, siblings]}, ptr)
+        if not self._res.dynamic_refs:
+            schema = self._last_bare_ref(schema, ptr)
+        target, node = self._resolve(schema["$ref"], ptr, entering=True)
         scope = self._split_scope(schema["$ref"])[1]
         if self._res.dynamic_refs:
             target = (target, scope if scope is not None else self._bindings)

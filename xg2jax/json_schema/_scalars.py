@@ -6,7 +6,7 @@ import json
 import math
 
 from xg2jax.json_schema._backrefs import widen_backreferences
-from xg2jax.json_schema._check import regex_problem
+from xg2jax.json_schema._check import number_problem, regex_problem
 from xg2jax.json_schema._common import (
     FRACTION_ONLY,
     NO_CONSTRAINT,
@@ -27,6 +27,7 @@ from xg2jax.json_schema._keydfa import (
     product_with_length,
     regex_dfa,
 )
+from xg2jax.json_schema._limits import MAX_LISTED_MULTIPLES, MAX_LISTED_NON_MULTIPLES
 from xg2jax.json_schema._numbers import (
     decimal_multiple_of,
     decimal_step,
@@ -34,6 +35,7 @@ from xg2jax.json_schema._numbers import (
     multiple_of,
     multiple_of_at_least,
     number_range,
+    scaled_multiples,
 )
 
 
@@ -78,7 +80,20 @@ class ScalarsMixin:
     def _type_boolean(self, schema, ptr):
         return "j_bool"
 
+    def _multiple_of(self, schema, ptr):
+        """``multipleOf`` (None if absent), checked: a finite number > 0 of at most MAX_DECIMAL_DIGITS digits."""
+        k = schema.get("multipleOf")
+        if k is None:
+            return None
+        if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
+            raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf' must be a number > 0, got {json.dumps(k)}")
+        problem = number_problem(k)
+        if problem is not None:
+            raise SchemaError(f"{ptr}/multipleOf", f"'multipleOf': {problem}")
+        return k
+
     def _type_integer(self, schema, ptr):
+        self._multiple_of(schema, ptr)
         lo, hi = self._integer_bounds(schema, ptr)
         k = schema.get("multipleOf")
         excluded = schema.get(NOT_MULTIPLE_OF) or []
@@ -128,12 +143,11 @@ class ScalarsMixin:
             raise self._empty_range(schema, ptr)
         return self.rules.add("non_integral", " | ".join(f"( {p} )" for p in parts))
 
-    MAX_ENUMERATED_MULTIPLES = 500
-
     def _integer_multiples(self, k: int, lo: int | None, hi: int | None, schema, ptr, ok=None) -> str:
         """The integers in [lo, hi] divisible by k (with ``ok``: whose remainder r modulo k has ok(r)): the
         non-negative and the negative side each either unbounded (the divisibility automaton, from a bound away from
-        0 with a digit-by-digit comparison) or finite (listed)."""
+        0 with a digit-by-digit comparison) or finite (listed when few, else the bounded automaton of
+        ``scaled_multiples``)."""
         if lo is None and hi is None:
             return multiple_of(k, self.rules, ok=ok)
         if lo is not None and hi is not None and lo > hi:
@@ -152,25 +166,29 @@ class ScalarsMixin:
             if a is None:  # (-oo, b] with b <= -2
                 parts.append('"-" ' + multiple_of_at_least(k, -b, self.rules, ok=ok))
                 continue
-            if ok is not None:
-                if b - a + 1 > self.MAX_ENUMERATED_MULTIPLES * 4:
-                    raise ValueError(f"a complement of 'multipleOf' within bounds allowing more than "
-                                     f"{self.MAX_ENUMERATED_MULTIPLES * 4} integers is not supported yet")
-                parts += [literal(str(v)) for v in range(a, b + 1) if ok(abs(v) % k)]
-                continue
-            first, last = -(-a // k) * k, b // k * k
-            if (last - first) // k + 1 > self.MAX_ENUMERATED_MULTIPLES:
-                raise ValueError(f"'multipleOf' with bounds allowing more than {self.MAX_ENUMERATED_MULTIPLES} "
-                                 "multiples is not supported yet")
-            parts += [literal(str(v)) for v in range(first, last + 1, k)]
+            parts += self._finite_integer_multiples(k, a, b, ok)
         if not parts:
             raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
         return choice(parts)
 
+    def _finite_integer_multiples(self, k: int, a: int, b: int, ok) -> list[str]:
+        """The integers in [a, b] (one sign) as in ``_integer_multiples``: listed when there are few (a short
+        grammar), else the automaton; the count is computed before anything is listed."""
+        if ok is not None and b - a + 1 <= MAX_LISTED_NON_MULTIPLES:
+            return [literal(str(v)) for v in range(a, b + 1) if ok(abs(v) % k)]
+        first, last = -(-a // k) * k, b // k * k
+        if ok is None and (last - first) // k + 1 <= MAX_LISTED_MULTIPLES:
+            return [literal(str(v)) for v in range(first, last + 1, k)]
+        lo, hi = (a, b) if a >= 0 else (-b, -a)
+        digits = scaled_multiples(k, 0, lo, hi, self.rules, ok)
+        if digits is None:
+            return []
+        return [digits if a >= 0 else f'"-" {digits}']
+
     def _bounded_decimal_multiples(self, k, lo, lo_strict, hi, hi_strict, schema, ptr) -> str:
-        """Multiples m * k (k = p / 10**d, not an integer) within bounds: per sign, the multiples below the first
-        power of ten T above the bound are listed, and those >= T are the multiples whose integer part has more
-        digits (the decimal divisibility automaton with a digit counter); a side bounded at both ends is listed."""
+        """Multiples m * k (k = p / 10**d, not an integer) within bounds, per sign: listed when a side has few,
+        else the bounded automaton of ``scaled_multiples`` (the decimal divisibility automaton of
+        ``decimal_multiple_of`` for a side unbounded from 0)."""
         from fractions import Fraction
 
         p, d = decimal_step(k)
@@ -195,7 +213,8 @@ class ScalarsMixin:
             text = (digits[:-d] + "." + digits[-d:]).rstrip("0")
             return f'{sign}{literal(text)} "0"*'
 
-        parts, listed = [], []
+        zero = (m_lo is None or m_lo <= 0) and (m_hi is None or m_hi >= 0)
+        parts = []
         for sign in ("nonneg", "neg"):
             # |m| in [a, b] (b None: unbounded) on this side.
             if sign == "nonneg":
@@ -204,22 +223,16 @@ class ScalarsMixin:
                 a, b = max(-m_hi, 1) if m_hi is not None else 1, (-m_lo if m_lo is not None else None)
             if b is not None and a > b:
                 continue
-            if b is None:
-                if (sign == "nonneg" and a == 0) or (sign == "neg" and a == 1):
-                    parts.append(decimal_multiple_of(p, d, self.rules, sign))
-                    continue
-                e = 0
-                while 10 ** e < a * step:
-                    e += 1
-                top = math.ceil(10 ** e / step)  # the first |m| with |m| * step >= 10**e
-                listed += [m if sign == "nonneg" else -m for m in range(a, top)]
-                parts.append(decimal_multiple_of(p, d, self.rules, sign, min_int_digits=e + 1))
+            if b is None and ((sign == "nonneg" and a == 0) or (sign == "neg" and a == 1)):
+                parts.append(decimal_multiple_of(p, d, self.rules, sign))
+            elif b is not None and b - a + 1 <= MAX_LISTED_MULTIPLES:  # counted, not listed, first
+                parts += [spell(m if sign == "nonneg" else -m) for m in range(a, b + 1)]
             else:
-                listed += [m if sign == "nonneg" else -m for m in range(a, b + 1)]
-            if len(listed) > self.MAX_ENUMERATED_MULTIPLES:
-                raise ValueError(f"'multipleOf' with bounds allowing more than {self.MAX_ENUMERATED_MULTIPLES} "
-                                 "listed multiples is not supported yet")
-        parts += [spell(m) for m in listed]
+                if sign == "neg" and zero:
+                    a = 0  # "-0" is 0 too (the listed zero spells its sign as optional)
+                body = scaled_multiples(p, d, a * p, None if b is None else b * p, self.rules)
+                if body is not None:
+                    parts.append(body if sign == "nonneg" else f'"-" {body}')
         if not parts:
             raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
         return self.rules.add("number_multiple", choice([f"( {x} )" for x in parts]))
@@ -232,6 +245,9 @@ class ScalarsMixin:
                 return None
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise SchemaError(f"{ptr}/{kw}", f"'{kw}' must be a number, got {json.dumps(v)}")
+            problem = number_problem(v)  # also checked up front, but a $ref may lead outside schema positions
+            if problem is not None:
+                raise SchemaError(f"{ptr}/{kw}", f"'{kw}': {problem}")
             return v
 
         lo, hi = number("minimum"), number("maximum")
@@ -263,6 +279,7 @@ class ScalarsMixin:
         return ilo, ihi
 
     def _type_number(self, schema, ptr):
+        self._multiple_of(schema, ptr)
         lo, lo_strict, hi, hi_strict = self._bounds(schema, ptr)
         if schema.get(FRACTION_ONLY):
             k = schema.get("multipleOf")

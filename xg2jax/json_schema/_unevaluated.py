@@ -29,6 +29,7 @@ from xg2jax.json_schema._common import (
     UnsupportedSchemaError,
     strip_annotations,
 )
+from xg2jax.json_schema._limits import MAX_UNEVALUATED_ALTERNATIVES
 
 ALL = None  # every member is evaluated
 BRANCHING = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "if", "then", "else")
@@ -84,8 +85,6 @@ def _both(a, b):
 
 
 class UnevaluatedMixin:
-    MAX_ALTERNATIVES = 64
-
     def _rewrite_unevaluated(self, schema: dict, ptr: str):
         """``unevaluatedProperties`` / ``unevaluatedItems`` -> ``additionalProperties`` / ``items`` (see above)."""
         if "unevaluatedProperties" not in schema and "unevaluatedItems" not in schema:
@@ -118,9 +117,10 @@ class UnevaluatedMixin:
                 cond = _condition(kw, total, value)
                 parts = [a.schema for a in group if a.schema is not True] + ([cond] if cond is not True else [])
                 options.append({"allOf": parts} if parts else True)
-                if len(options) > self.MAX_ALTERNATIVES:
-                    raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' over more than {self.MAX_ALTERNATIVES} "
-                                                 "alternatives of its applicators is not supported")
+                if len(options) > MAX_UNEVALUATED_ALTERNATIVES:
+                    raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' over more than "
+                                                 f"{MAX_UNEVALUATED_ALTERNATIVES} alternatives of its applicators is "
+                                                 "not supported (the limit is MAX_UNEVALUATED_ALTERNATIVES)")
         if not options:
             return False
         return {"anyOf": options}
@@ -230,9 +230,10 @@ class UnevaluatedMixin:
     def _product(self, xs: list[Alt], ys: list[Alt], ptr: str, kw: str) -> list[Alt]:
         out = [Alt(_both(x.schema, y.schema), _union(x.evaluated, y.evaluated), tuple(dict(x.tags + y.tags).items()))
                for x in xs for y in ys if _compatible(x.tags, y.tags)]
-        if len(out) > self.MAX_ALTERNATIVES:
-            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' over more than {self.MAX_ALTERNATIVES} "
-                                         "alternatives of its applicators is not supported")
+        if len(out) > MAX_UNEVALUATED_ALTERNATIVES:
+            raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' over more than {MAX_UNEVALUATED_ALTERNATIVES} "
+                                         "alternatives of its applicators is not supported (the limit is "
+                                         "MAX_UNEVALUATED_ALTERNATIVES)")
         return out
 
 

@@ -18,6 +18,7 @@ from xg2jax.json_schema._common import (
     Unsatisfiable,
     UnsupportedSchemaError,
     json_equal,
+    json_key,
     json_type,
     strip_annotations,
 )
@@ -38,15 +39,39 @@ class ValuesMixin:
                 raise SchemaError(f"{ptr}/enum", "'enum' must be an array")
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
         if "const" in schema and "enum" in schema:
-            values = [v for v in values if any(json_equal(v, e) for e in schema["enum"])]
-        kept = [v for v in values if self._validate(v, rest, ptr)]
+            values = [v for v in values if json_key(v) in self._key_set(schema["enum"])]
+        kept = self._valid_values(values, rest, ptr)
         if not kept:
             kw = "const" if "const" in schema else "enum"
             raise Unsatisfiable(f"{ptr}/{kw}", f"no value of '{kw}' satisfies the sibling keywords")
         return choice([self._value_expr(v) for v in kept])
 
+    def _valid_values(self, values: list, schema: dict, ptr: str) -> list:
+        """The ``values`` that satisfy ``schema``. A bare ``type`` (the usual sibling of a long ``enum``) is one
+        test per value; other siblings take the validator."""
+        schema = strip_annotations(schema)
+        if not schema:
+            return list(values)
+        if schema.keys() == {"type"} and isinstance(schema["type"], (str, list)):
+            allowed = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
+            if "number" in allowed:
+                allowed.add("integer")
+            return [v for v in values if json_type(v) in allowed]
+        return [v for v in values if self._validate(v, schema, ptr)]
+
+    def _key_set(self, values: list) -> frozenset:
+        """``json_key`` of each of ``values`` (an ``enum`` list or a list of excluded strings), memoised by list:
+        validating every value of one long ``enum`` against a sibling one would otherwise scan it per value."""
+        memo = self.__dict__.setdefault("_key_sets", {})
+        hit = memo.get(id(values))
+        if hit is None or hit[0] is not values:  # the list is kept in the entry, so its id stays its own
+            hit = memo[id(values)] = (values, frozenset(json_key(v) for v in values))
+        return hit[1]
+
     def _value_expr(self, value) -> str:
         """A grammar for exactly ``value`` (objects and arrays with the configured whitespace)."""
+        if isinstance(value, str):  # first: the usual enum value
+            return json_literal(value)
         if isinstance(value, dict):
             if not value:
                 return seq(literal("{"), self.ws, literal("}"))
@@ -80,8 +105,8 @@ class ValuesMixin:
             return self._validate(value, target, ptr) and (self._draft < 2019 or self._validate(value, rest, ptr))
         schema = strip_annotations(schema)
         unchecked = set(schema) - _VALIDATED - ANNOTATIONS
-        if self.enforce_formats and schema.get("format") in FORMATS:
-            unchecked.add("format")
+        if self.enforce_formats and schema.get("format") in FORMATS and isinstance(value, str):
+            unchecked.add("format")  # (a format asserts nothing about other types)
         if unchecked:
             kw = sorted(unchecked)[0]
             raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' next to 'enum' / 'const' is not supported yet")
@@ -94,7 +119,7 @@ class ValuesMixin:
                 return False
         if "const" in schema and not json_equal(value, schema["const"]):
             return False
-        if "enum" in schema and not any(json_equal(value, e) for e in schema["enum"]):
+        if "enum" in schema and json_key(value) not in self._key_set(schema["enum"]):
             return False
         for sub in schema.get("allOf", []):
             if not self._validate(value, sub, ptr):
@@ -117,7 +142,7 @@ class ValuesMixin:
             if float(value).is_integer() and any(int(value) % e == 0 for e in schema.get(NOT_MULTIPLE_OF, [])):
                 return False
         if t == "string":
-            if value in schema.get(NOT_STRINGS, []):
+            if NOT_STRINGS in schema and json_key(value) in self._key_set(schema[NOT_STRINGS]):
                 return False
             if any(matches(self._regex_dfa(p, f"{ptr}/not/pattern"), value) for p in schema.get(NOT_PATTERNS, [])):
                 return False
