@@ -18,4 +18,4 @@ bash scripts/tsan.sh
 bash scripts/asan.sh
 
 python -m pytest -q
-python -m pytest -q -m slow -o addopts="-ra" || { rc=$?; [ $rc -eq 5 ] && echo "no slow tests selected"; [ $rc -eq 5 ]; }
+python -m pytest -q -m slow -o addopts="-ra" --durations=20 || { rc=$?; [ $rc -eq 5 ] && echo "no slow tests selected"; [ $rc -eq 5 ]; }

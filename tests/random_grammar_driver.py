@@ -72,12 +72,25 @@ def reference_mask(ref: rg.Reference, sets, vocab: list[bytes], stop_ids, trie=N
     return out
 
 
-def check_case(text: str, vocab: list[bytes] | None, seed: int, *, steps: int = 30, ref_every: int = 1,
-               walks: int = 2, ast: rg.GrammarAst | None = None, compiler=None, stop_at_first: bool = True,
-               strings: int = 20, tok=None, max_bytes: int = 60, precompute: bool = False) -> list[dict]:
-    """Walks the grammar; returns findings. vocab[0] is the stop token (or pass a TokenizerInfo `tok`)."""
-    rng = random.Random(seed)
+def check_case(text: str, vocab: list[bytes] | None, seed: int, **kw) -> list[dict]:
+    """Walks the grammar; returns findings. vocab[0] is the stop token (or pass a TokenizerInfo `tok`).
+
+    A grammar too ambiguous for the engine's limits (xg2jax.LimitError, from the matcher or the oracle)
+    ends the case with a "limit" finding: a bounded refusal, not a disagreement.
+    """
     findings: list[dict] = []
+    try:
+        _check_case(findings, text, vocab, seed, **kw)
+    except xgr.LimitError as e:
+        findings.append({"kind": "limit", "error": str(e)[:300]})
+    return findings
+
+
+def _check_case(findings: list[dict], text: str, vocab: list[bytes] | None, seed: int, *, steps: int = 30,
+                ref_every: int = 1, walks: int = 2, ast: rg.GrammarAst | None = None, compiler=None,
+                stop_at_first: bool = True, strings: int = 20, tok=None, max_bytes: int = 60,
+                precompute: bool = False) -> list[dict]:
+    rng = random.Random(seed)
     if tok is None:
         tok = xgr.TokenizerInfo(vocab, stop_token_ids=[0])
     else:

@@ -177,3 +177,14 @@ def test_unit_cycle_fill_terminates(text, vocab, path):
         except mp.TimeoutError:
             pytest.fail(f"fill_next_token_bitmask hangs on {text!r} with vocab {vocab!r}")
     assert all(d == ([], []) for d in diffs), diffs
+
+
+def test_a_limit_is_a_bounded_refusal_not_a_finding():
+    """Seed 30326 is so ambiguous (`ar ::= ar ar | ...` under counted repetitions) that reading one byte
+    passes Limits.max_work_per_byte: the case ends in a LimitError, reported as "limit", never a mismatch."""
+    vocab = drv.shared_vocab(2, 60)
+    compiler = xgr.GrammarCompiler(xgr.TokenizerInfo(vocab, stop_token_ids=[0]), cache_enabled=True)
+    findings = drv.check_case(rg.gen_any(30326).text(), vocab, 30326, compiler=compiler, steps=40, walks=3,
+                              max_bytes=80, strings=0)
+    assert [f["kind"] for f in findings] == ["limit"], findings
+    assert "(Limits.max_work_per_byte)" in findings[0]["error"]

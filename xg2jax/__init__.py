@@ -7,14 +7,15 @@ Map of the key types, in the order a user meets them:
 - :class:`GrammarCompiler` -> :class:`CompiledGrammar`: a grammar compiled for one vocabulary;
   token masks are built lazily per parser state and shared by all matchers.
 - :class:`GrammarMatcher`: one generation; ``fill_next_token_bitmask`` then ``accept_token``.
-- :class:`Limits`: resource limits for untrusted grammars (``GrammarCompiler(..., limits=...)``).
+- :class:`Limits`: resource limits for untrusted grammars (``GrammarCompiler(..., limits=...)``);
+  exceeding one raises :class:`LimitError` (a ``ValueError``).
 - :func:`allocate_token_bitmask`, :func:`apply_token_bitmask_inplace`: packed int32 bitmasks
   (bit ``t % 32`` of word ``t // 32``, 1 = allowed), the same layout as xgrammar.
 
 Moving from xgrammar is an import change: ``import xg2jax as xgr``.
 """
 
-from xg2jax.compiler import CompiledGrammar, Grammar, GrammarCompiler, Limits
+from xg2jax.compiler import CompiledGrammar, Grammar, GrammarCompiler, LimitError, Limits
 from xg2jax.matcher import (
     GrammarMatcher,
     allocate_token_bitmask,
@@ -34,6 +35,7 @@ __all__ = [
     "GrammarCompiler",
     "CompiledGrammar",
     "Limits",
+    "LimitError",
     "GrammarMatcher",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",

@@ -12,13 +12,13 @@ import json
 from xg2jax import _core
 from xg2jax.tokenizer_info import TokenizerInfo
 
-__all__ = ["Grammar", "GrammarCompiler", "CompiledGrammar", "Limits"]
+__all__ = ["Grammar", "GrammarCompiler", "CompiledGrammar", "Limits", "LimitError"]
 
 Limits = _core.Limits
 Limits.__doc__ = """Resource limits of the engine, for grammars that arrive with requests (keyword-only).
 
 Each bound turns an input whose shape or size would overflow the stack, never return or exhaust memory
-into a ``ValueError`` that names the limit. Defaults fit every grammar of the project's corpora.
+into a :class:`LimitError` (a ``ValueError``) that names the limit. Defaults fit every grammar of the project's corpora.
 
 Parameters
 ----------
@@ -33,6 +33,14 @@ max_work_per_byte : int, default 2**24
 max_resume_chain : int, default 64
     Rules a mask fill climbs through that complete at once (unit-rule chains); past it the fill leaves the
     decision to the live parser (exact, slower).
+"""
+
+LimitError = _core.LimitError
+LimitError.__module__ = "xg2jax"
+LimitError.__doc__ = """A resource limit (:class:`Limits`) was exceeded: the input is valid but too costly to serve.
+
+A subclass of ``ValueError``. The message names the limit (``Limits.max_work_per_byte``, ...). A
+:class:`GrammarMatcher` that met one keeps it: every later call raises it again until ``reset()``.
 """
 
 

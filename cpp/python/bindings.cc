@@ -67,9 +67,15 @@ auto FillInto(const char* what) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "xg2jax C++ engine (internal; use the xg2jax package)";
+  // xg2jax.LimitError: a resource limit (Limits) was exceeded. A ValueError, so code that catches bad input
+  // catches it too; a server that wants to tell "too costly" from "malformed" catches it first.
+  static py::handle limit_error =
+      py::exception<LimitError>(m, "LimitError", PyExc_ValueError).release();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const LimitError& e) {
+      PyErr_SetString(limit_error.ptr(), e.what());
     } catch (const InputError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const InternalError& e) {
