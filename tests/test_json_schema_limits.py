@@ -13,15 +13,12 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
-import resource
-import subprocess
-import sys
 import textwrap
 from fractions import Fraction
 
 import pytest
 
+import bounded_subprocess  # tests/ is on sys.path under pytest (rootdir-relative import)
 import xg2jax
 from xg2jax.json_schema import SchemaError, UnsupportedSchemaError, json_schema_to_ebnf
 from xg2jax.json_schema import _limits
@@ -31,10 +28,7 @@ TIME_LIMIT_S = 120
 MEMORY_LIMIT_BYTES = 3 << 30  # address space; the conversions here need well under 1 GiB
 
 PRELUDE = """
-import json, os, re, sys, time
-if os.environ.get("XG2JAX_PACKAGE_DIR"):  # a sanitizer run (scripts/asan.sh): import its package tree
-    sys.meta_path = [f for f in sys.meta_path if "ScikitBuild" not in type(f).__name__]
-    sys.path.insert(0, os.environ["XG2JAX_PACKAGE_DIR"])
+import json, re, time
 import xg2jax
 from xg2jax.json_schema import json_schema_to_ebnf
 from xg2jax.testing import is_grammar_accept_string
@@ -57,19 +51,8 @@ def error_of(schema, **kw):
 
 def run_bounded(body: str) -> str:
     """Runs ``body`` (after PRELUDE) in a subprocess under the limits; returns its stdout."""
-
-    def limit():
-        if "asan" not in os.environ.get("LD_PRELOAD", ""):  # AddressSanitizer reserves terabytes of shadow
-            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-
-    code = PRELUDE + textwrap.dedent(body)
-    try:
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIME_LIMIT_S,
-                           preexec_fn=limit)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"did not finish within {TIME_LIMIT_S} s")
-    assert p.returncode == 0, f"exit status {p.returncode} (negative: killed by signal)\n{p.stderr[-3000:]}"
-    return p.stdout
+    return bounded_subprocess.run_bounded(PRELUDE + textwrap.dedent(body), time_limit_s=TIME_LIMIT_S,
+                                          memory_limit_bytes=MEMORY_LIMIT_BYTES)
 
 
 BOUNDED = {

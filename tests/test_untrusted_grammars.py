@@ -9,10 +9,6 @@ case with its limit and cost).
 
 from __future__ import annotations
 
-import os
-import resource
-import subprocess
-import sys
 import textwrap
 import threading
 
@@ -21,16 +17,13 @@ import pytest
 import xg2jax as xgr
 from xg2jax.testing import bitmask_to_ids
 
+import bounded_subprocess  # tests/ is on sys.path under pytest (rootdir-relative import)
 import real_vocabularies  # tests/ is on sys.path under pytest (rootdir-relative import)
 
 TIME_LIMIT_S = 60
 MEMORY_LIMIT_BYTES = 3 << 30  # address space, not resident memory: jax-free imports fit well within it
 
 PRELUDE = """
-import os, sys
-if os.environ.get("XG2JAX_PACKAGE_DIR"):  # a sanitizer run (scripts/asan.sh): import its package tree
-    sys.meta_path = [f for f in sys.meta_path if "ScikitBuild" not in type(f).__name__]
-    sys.path.insert(0, os.environ["XG2JAX_PACKAGE_DIR"])
 import xg2jax as xgr
 from xg2jax.testing import bitmask_to_ids, oracle_bitmask
 def tok(*pieces):
@@ -46,20 +39,8 @@ def error_of(f):
 
 def run_bounded(body: str) -> str:
     """Runs ``body`` (after PRELUDE) in a subprocess under the limits; returns its stdout."""
-
-    def limit():
-        # AddressSanitizer reserves terabytes of address space for its shadow: under it, time is the bound.
-        if "asan" not in os.environ.get("LD_PRELOAD", ""):
-            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-
-    code = PRELUDE + textwrap.dedent(body)
-    try:
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIME_LIMIT_S,
-                           preexec_fn=limit)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"did not finish within {TIME_LIMIT_S} s")
-    assert p.returncode == 0, f"exit status {p.returncode} (negative: killed by signal)\n{p.stderr[-3000:]}"
-    return p.stdout
+    return bounded_subprocess.run_bounded(PRELUDE + textwrap.dedent(body), time_limit_s=TIME_LIMIT_S,
+                                          memory_limit_bytes=MEMORY_LIMIT_BYTES)
 
 
 CASES = {
