@@ -18,4 +18,6 @@ bash scripts/tsan.sh
 bash scripts/asan.sh
 
 python -m pytest -q
-python -m pytest -q -m slow -o addopts="-ra" --durations=20 || { rc=$?; [ $rc -eq 5 ] && echo "no slow tests selected"; [ $rc -eq 5 ]; }
+# The slow set in two worker processes (pytest-xdist; XG2JAX_TEST_WORKERS to change): its tests are independent and
+# single-threaded, so on CI's two cores this halves the longest step.
+python -m pytest -q -m slow -o addopts="-ra" --durations=20 -n "${XG2JAX_TEST_WORKERS:-2}" || { rc=$?; [ $rc -eq 5 ] && echo "no slow tests selected"; [ $rc -eq 5 ]; }

@@ -92,6 +92,26 @@ CASES = {
                     break
         print("ok")
     """,
+    # A random 269-character regex: nested bounded repetitions of ambiguous bodies. Its DFA states stay under
+    # the state limit while their subsets grew to 4 GiB (std::bad_alloc after minutes): Limits.max_subset_members.
+    "nested_bounded_repetitions": r"""
+        import time
+        p = (r"(\d)*([0-9]){3}((((\d){1,20}((ab|ba)){0,50}[a-z]a){1,20}){0,50}|[a-z])(ab|ba)((((\w[^ab][0-9]){1,20})"
+             r"{1,20}){10,}|(((ab|ba)){10,}|(\d){10,}|(.)?)((ab|ba)\w[0-9]\d){10,}(([0-9]){1,20})+(a)+[0-9])((((a[a-z]ab)*)"
+             r"{2,5})?|a)(((a){2,5}b)*)?[^ab][^ab](((\d(\w\d)*)?){0,50}|\d)")
+        cases = [(xgr.Limits(max_subset_members=1 << 20), 5), (xgr.Limits(), 40)]
+        if "asan" in os.environ.get("LD_PRELOAD", ""):  # several times slower: the small limit only
+            cases = cases[:1]
+        for limits, seconds in cases:
+            t = time.perf_counter()
+            try:
+                xgr.GrammarCompiler(tok("a", "b", "0"), cache_enabled=False, limits=limits).compile_regex(p)
+                raise AssertionError("compiled")
+            except xgr.LimitError as e:
+                assert "(Limits.max_subset_members)" in str(e), e
+            assert time.perf_counter() - t < seconds, (limits, time.perf_counter() - t)
+        print("ok")
+    """,
     # `root ::= root root | "a"` grows its work per byte without bound: a LimitError, then sticky.
     "ambiguous_work": """
         c = xgr.GrammarCompiler(tok("a"), limits=xgr.Limits(max_work_per_byte=50_000))
@@ -169,10 +189,14 @@ def test_a_matcher_shared_by_threads_raises_and_stays_consistent():
 
 def test_limits_are_validated():
     tok = xgr.TokenizerInfo([b"a"])
-    with pytest.raises(ValueError, match="every limit must be positive"):
-        xgr.GrammarCompiler(tok, limits=xgr.Limits(max_nesting_depth=0))
+    for field in ("max_nesting_depth", "max_items_per_set", "max_work_per_byte", "max_automaton_states",
+                  "max_subset_members"):
+        with pytest.raises(ValueError, match="every limit must be positive"):
+            xgr.GrammarCompiler(tok, limits=xgr.Limits(**{field: 0}))
     with pytest.raises(TypeError, match="limits must be an xg2jax.Limits"):
         xgr.GrammarCompiler(tok, limits={"max_nesting_depth": 3})
     with pytest.raises(TypeError):
         xgr.Limits(5)  # keyword-only
     assert xgr.GrammarCompiler(tok).limits.max_nesting_depth == 1000
+    assert xgr.Limits(max_subset_members=7).max_subset_members == 7
+    assert "max_subset_members=16777216" in repr(xgr.Limits())

@@ -33,6 +33,12 @@ max_work_per_byte : int, default 2**24
 max_resume_chain : int, default 64
     Rules a mask fill climbs through that complete at once (unit-rule chains); past it the fill leaves the
     decision to the live parser (exact, slower).
+max_automaton_states : int, default 2**19
+    DFA states of a grammar's automata (a transition row of up to 1 KiB each), and NFA states of any one
+    rule's (bounded repetitions are unrolled). Checked while compiling.
+max_subset_members : int, default 2**24
+    NFA states summed over the subsets that the DFA states stand for while compiling (4 bytes each, and the
+    time to build them): nested bounded repetitions of ambiguous bodies reach it long before the state limit.
 """
 
 LimitError = _core.LimitError

@@ -24,8 +24,8 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
     : fence_(rule_cache ? rule_cache->Fence() : CrossGrammarCache::Generations{}),
       limits_(limits),
       grammar_(Normalized(std::move(grammar), limits_)),
-      fsm_(GrammarFsm::Build(grammar_, GrammarFsm::kDefaultMaxStates, rule_cache ? &rule_cache->automata : nullptr,
-                             fence_.automata)),
+      fsm_(GrammarFsm::Build(grammar_, limits_.max_automaton_states, rule_cache ? &rule_cache->automata : nullptr,
+                             fence_.automata, limits_.max_subset_members)),
       tok_(std::move(tok)),
       rule_cache_(std::move(rule_cache)),
       start_state_(fsm_.RuleStart(fsm_.Root())) {

@@ -10,6 +10,7 @@
 
 #include "fsm/rule_dfa_cache.h"
 #include "support/check.h"
+#include "support/limits.h"
 #include "support/sequence_interner.h"
 #include "support/utf8.h"
 
@@ -20,6 +21,13 @@ constexpr const char* kNfaTooLarge = "grammar too large: a rule's automaton woul
 constexpr const char* kNfaTooLargeWhy = " states (a very large bounded repetition?)";
 constexpr const char* kDfaTooLarge =
     "grammar too large: the automata exceed the state limit (each DFA state costs a transition row of up to 1 KiB)";
+constexpr const char* kSubsetsTooLarge =
+    "grammar too large: building the automata took more NFA states in DFA subsets than the limit "
+    "(Limits.max_subset_members); nested bounded repetitions of ambiguous bodies, such as ((x{1,20} y){1,20}){0,50}, "
+    "grow them";
+static_assert(GrammarFsm::kDefaultMaxStates == Limits{}.max_automaton_states &&
+                  GrammarFsm::kDefaultMaxSubsetMembers == Limits{}.max_subset_members,
+              "GrammarFsm's defaults are Limits' defaults");
 
 // ---- NFA (Thompson construction) ----------------------------------------------------------------
 
@@ -274,7 +282,8 @@ class ClosureBuilder {
 };
 
 
-LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget) {
+// `budget`: DFA states left; `members_left`: NFA states left to the subsets interned (Limits::max_subset_members).
+LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget, int64_t* members_left) {
   LocalDfa dfa;
   ClosureBuilder closure(nfa);
   SequenceInterner sets;  // DFA state id -> its NFA-state set (sorted)
@@ -282,6 +291,8 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
     auto [id, inserted] = sets.Intern(set);
     if (!inserted) return id;
     XG_USER_CHECK(--*budget > 0) << kDfaTooLarge;
+    *members_left -= static_cast<int64_t>(set.size());
+    if (*members_left < 0) throw LimitError(kSubsetsTooLarge);
     dfa.final.push_back(std::binary_search(set.begin(), set.end(), end));
     return id;
   };
@@ -602,7 +613,8 @@ int32_t ComputeByteClasses(const std::vector<LocalDfa>& dfas, const std::vector<
 }  // namespace
 
 GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache* cache,
-                             std::optional<uint64_t> cache_generation) {
+                             std::optional<uint64_t> cache_generation, int64_t max_subset_members) {
+  int64_t members = max_subset_members;
   const int32_t n_rules = static_cast<int32_t>(g.rules.size());
   std::vector<LocalDfa> dfas(n_rules);
   int64_t budget = max_states;
@@ -678,7 +690,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       int32_t s = nfa.NewState(), e = nfa.NewState();
       nfa.Build(g, g.rules[r].body, s, e);
       const int64_t budget_before = budget;
-      dfas[r] = Minimize(Determinize(nfa, s, e, &budget));
+      dfas[r] = Minimize(Determinize(nfa, s, e, &budget, &members));
       if (cache) {
         auto built = std::make_shared<CachedRuleDfa>();
         built->dfa = dfas[r];

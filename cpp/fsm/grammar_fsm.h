@@ -64,11 +64,15 @@ class GrammarFsm {
   // With a `cache`, rule automata are looked up there by body and added to it (rule_dfa_cache.h);
   // the result is the same with or without one. Either way a body the grammar repeats under several
   // rule names is built once and copied with each rule's own references.
+  // `max_subset_members` bounds the NFA states summed over the subsets that determinization interns
+  // (memory and time; LimitError past it). Both defaults are Limits' (support/limits.h).
   static constexpr int64_t kDefaultMaxStates = 1 << 19;
+  static constexpr int64_t kDefaultMaxSubsetMembers = int64_t{1} << 24;
   // `generation`: the cache's generation when the caller's compilation began (RuleDfaCache::Insert
   // drops what is built for an ended one); by default, the one at this call.
   static GrammarFsm Build(const Grammar& g, int64_t max_states = kDefaultMaxStates, RuleDfaCache* cache = nullptr,
-                          std::optional<uint64_t> generation = std::nullopt);
+                          std::optional<uint64_t> generation = std::nullopt,
+                          int64_t max_subset_members = kDefaultMaxSubsetMembers);
 
   int32_t NumStates() const { return static_cast<int32_t>(state_rule_.size()); }
   int32_t NumRules() const { return static_cast<int32_t>(rule_start_.size()); }

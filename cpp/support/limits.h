@@ -16,6 +16,14 @@
 //                           byte over either bound raises LimitError with the parser unchanged; a
 //                           matcher then keeps the error as a sticky state that every later call
 //                           reports until reset() (llguidance's convention).
+//   max_automaton_states    compiling: DFA states over all rules of a grammar (a transition row of up
+//                           to 1 KiB each), and NFA states of any one rule (a bounded repetition is
+//                           unrolled into copies of its body).
+//   max_subset_members      compiling: NFA states summed over the subsets the DFA states stand for (4
+//                           bytes each, and the time to close them). Nested bounded repetitions of
+//                           ambiguous bodies (`((\d{1,20} x){1,20}){0,50}`) keep the state count
+//                           moderate while each subset tracks thousands of counters: this bounds
+//                           their memory and time. Both raise LimitError; nothing is cached.
 //   max_resume_chain        how far a fill climbs through rules that complete at once (a chain of unit
 //                           rules `a ::= b`, `b ::= c`, ...): past it the fill stops climbing and
 //                           leaves the decision to the live parser, which is exact, just slower.
@@ -38,6 +46,10 @@ struct Limits {
   int64_t max_work_per_byte = int64_t{1} << 24;
   // Rules climbed through pure tails when a fill resolves a context (see above).
   int32_t max_resume_chain = 64;
+  // DFA states of a grammar's automata, and NFA states of one rule's (see above): up to 512 MiB of rows.
+  int64_t max_automaton_states = int64_t{1} << 19;
+  // NFA states summed over the DFA states' subsets while determinizing (see above): 64 MiB, ~10 s.
+  int64_t max_subset_members = int64_t{1} << 24;
 };
 
 // The limits every engine object uses unless it is given others.
