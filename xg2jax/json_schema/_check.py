@@ -57,12 +57,30 @@ def number_problem(value: Any) -> str | None:
     return None
 
 
-def check_shape(doc: Any, ptr: str = "") -> None:
+def _nests_within(doc: Any, limit: int) -> bool:
+    """Whether a tree of JSON objects / arrays (no shared or cyclic sub-objects) nests at most ``limit`` deep."""
+    stack = [(doc, 0)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        depth += 1
+        if depth > limit:
+            return False
+        stack += [(c, depth) for c in children if isinstance(c, (dict, list))]
+    return True
+
+
+def check_shape(doc: Any, ptr: str = "", *, is_tree: bool = False) -> None:
     """Raise :class:`SchemaError` when ``doc`` (a parsed schema document) nests JSON objects / arrays deeper than
     ``MAX_SCHEMA_DEPTH``, holds more than ``MAX_SCHEMA_NODES`` of them counted along every path, or refers back to
     itself (a ``dict`` cycle, which no JSON text can spell). Iterative, so it runs before any recursive pass: those
     would otherwise hit Python's recursion limit (a ``RecursionError`` naming no keyword) or, on a ``dict`` whose
-    sub-objects are shared, walk an exponential number of paths."""
+    sub-objects are shared, walk an exponential number of paths. ``is_tree``: ``doc`` was parsed from JSON text, so
+    it shares nothing and its size is the text's; only the depth needs checking (a faster walk, the same result)."""
+    if is_tree and _nests_within(doc, MAX_SCHEMA_DEPTH):
+        return
     heights: dict[int, tuple[int, int]] = {}  # id(container) -> (height, containers below along every path)
     open_ids: set[int] = set()  # containers on the current path
     stack: list[tuple[Any, bool]] = [(doc, False)]

@@ -83,7 +83,7 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         self.any_whitespace = any_whitespace
         self._refs: dict[str, str] = {}  # resolved pointer -> rule name
         self._inlined: dict[str, str] = {}  # text of a visited allOf schema -> rule name
-        check_shape(schema)  # first: the passes below recurse through the document
+        check_shape(schema, is_tree=source_text is not None)  # first: the passes below recurse through it
         for uri, doc in (refs or {}).items():
             check_shape(doc, f"refs[{uri}]")
         self._draft, ignored = self._detect_draft(schema, refs)
