@@ -200,3 +200,22 @@ def test_limits_are_validated():
     assert xgr.GrammarCompiler(tok).limits.max_nesting_depth == 1000
     assert xgr.Limits(max_subset_members=7).max_subset_members == 7
     assert "max_subset_members=16777216" in repr(xgr.Limits())
+
+
+def test_automaton_size_is_a_limit_error():
+    tok = xgr.TokenizerInfo([b"a"])
+    compiler = xgr.GrammarCompiler(tok, cache_enabled=False, limits=xgr.Limits(max_automaton_states=10))
+    with pytest.raises(xgr.LimitError, match=r"would exceed 10 states \(Limits.max_automaton_states"):
+        compiler.compile_grammar('root ::= "abcdefghijklmnopqrstuvwxyz"')
+
+
+def test_jump_forward_string_is_cut_and_leaves_the_matcher_unchanged():
+    """`"ab"{1000000}` forces two million bytes: the answer stops at 64 KiB (one parser set per byte is held
+    while it is computed), and asking again after accepting it goes on."""
+    m = xgr.GrammarMatcher(xgr.GrammarCompiler(xgr.TokenizerInfo([b"a", b"b"]), cache_enabled=False)
+                           .compile_grammar('root ::= "ab"{1000000}'))
+    first = m.find_jump_forward_string()
+    assert first == "ab" * (1 << 15)
+    assert m.find_jump_forward_string() == first  # nothing was consumed
+    assert m.accept_string(first)
+    assert m.find_jump_forward_string() == first

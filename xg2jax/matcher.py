@@ -145,7 +145,8 @@ class GrammarMatcher:
         self._handle.fill(bitmask, index)  # validates dtype, shape, index, length (ValueError)
 
     def find_jump_forward_string(self) -> str:
-        """The longest string every valid continuation starts with ('' if none)."""
+        """The longest string every valid continuation starts with ('' if none), cut at 64 KiB: a forced string
+        can be as long as a grammar's counts allow (``"ab"{1000000}``), so accept what it returns and ask again."""
         return self._handle.find_jump_forward_bytes().decode("utf-8")
 
     def rollback(self, num_tokens: int = 1) -> None:

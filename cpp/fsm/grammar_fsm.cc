@@ -18,9 +18,10 @@ namespace xg {
 namespace {
 
 constexpr const char* kNfaTooLarge = "grammar too large: a rule's automaton would exceed ";
-constexpr const char* kNfaTooLargeWhy = " states (a very large bounded repetition?)";
+constexpr const char* kNfaTooLargeWhy = " states (Limits.max_automaton_states; a very large bounded repetition?)";
 constexpr const char* kDfaTooLarge =
-    "grammar too large: the automata exceed the state limit (each DFA state costs a transition row of up to 1 KiB)";
+    "grammar too large: the automata exceed the state limit (Limits.max_automaton_states; each DFA state costs a "
+    "transition row of up to 1 KiB)";
 constexpr const char* kSubsetsTooLarge =
     "grammar too large: building the automata took more NFA states in DFA subsets than the limit "
     "(Limits.max_subset_members); nested bounded repetitions of ambiguous bodies, such as ((x{1,20} y){1,20}){0,50}, "
@@ -79,7 +80,7 @@ class Nfa {
   }
 
   int32_t NewState() {
-    XG_USER_CHECK(static_cast<int64_t>(head.size()) < max_states_) << kNfaTooLarge << max_states_ << kNfaTooLargeWhy;
+    XG_LIMIT_CHECK(static_cast<int64_t>(head.size()) < max_states_) << kNfaTooLarge << max_states_ << kNfaTooLargeWhy;
     head.push_back(-1);
     return NumStates() - 1;
   }
@@ -290,7 +291,7 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
   auto intern = [&](const std::vector<int32_t>& set) -> int32_t {
     auto [id, inserted] = sets.Intern(set);
     if (!inserted) return id;
-    XG_USER_CHECK(--*budget > 0) << kDfaTooLarge;
+    XG_LIMIT_CHECK(--*budget > 0) << kDfaTooLarge;
     *members_left -= static_cast<int64_t>(set.size());
     if (*members_left < 0) throw LimitError(kSubsetsTooLarge);
     dfa.final.push_back(std::binary_search(set.begin(), set.end(), end));
@@ -648,7 +649,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       loop.AddEdge(counted_item[r], 0);
       loop.final.push_back(1);
       loop.CloseState();
-      XG_USER_CHECK(--budget > 0) << "grammar too large: the automata exceed the state limit";
+      XG_LIMIT_CHECK(--budget > 0) << kDfaTooLarge;
       dfas[r] = std::move(loop);
       continue;
     }
@@ -665,7 +666,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       if (twin_refs.size() == refs.size() && SameBody(g, g.rules[r].body, g.rules[first].body, local_ref, twin_local)) {
         // The twin's automaton names the twin's references; give it this rule's, by BodyKey index.
         budget -= twin->second.budget_cost;
-        XG_USER_CHECK(budget > 0) << kDfaTooLarge;
+        XG_LIMIT_CHECK(budget > 0) << kDfaTooLarge;
         dfas[r] = dfas[first];
         for (RuleEdge& edge : dfas[r].rule_edges) edge.rule = refs[twin_local[edge.rule]];
         for (int32_t s = 0; s < dfas[r].Size(); ++s) {
@@ -681,9 +682,9 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
     const int64_t budget_at_rule = budget;
     std::shared_ptr<const CachedRuleDfa> cached = cache ? cache->Find(key) : nullptr;
     if (cached) {
-      XG_USER_CHECK(cached->nfa_states < max_states) << kNfaTooLarge << max_states << kNfaTooLargeWhy;
+      XG_LIMIT_CHECK(cached->nfa_states < max_states) << kNfaTooLarge << max_states << kNfaTooLargeWhy;
       budget -= cached->budget_cost;
-      XG_USER_CHECK(budget > 0) << kDfaTooLarge;
+      XG_LIMIT_CHECK(budget > 0) << kDfaTooLarge;
       dfas[r] = cached->dfa;
     } else {
       Nfa nfa(max_states, local_ref, classes);

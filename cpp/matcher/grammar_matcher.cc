@@ -353,7 +353,9 @@ std::string GrammarMatcher::FindJumpForwardString() {
   const GrammarFsm& fsm = grammar_->fsm();
   std::string out;
   int32_t pushed = 0;
-  while (!parser_.CanAcceptEnd()) {
+  // A forced string can be as long as the grammar's largest count allows ("ab"{1000000}): stop at
+  // kMaxJumpForwardBytes (one parser set per byte is held meanwhile); the caller accepts it and asks again.
+  while (!parser_.CanAcceptEnd() && out.size() < kMaxJumpForwardBytes) {
     int32_t k = parser_.NumSets() - 1;
     int only = -1;
     bool many = false;
@@ -371,7 +373,12 @@ std::string GrammarMatcher::FindJumpForwardString() {
       }
     }
     if (many || only < 0) break;
-    parser_.Advance(static_cast<uint8_t>(only));
+    try {
+      parser_.Advance(static_cast<uint8_t>(only));
+    } catch (...) {  // a parser limit: the matcher must be left as it was
+      parser_.PopSets(pushed);
+      throw;
+    }
     ++pushed;
     out.push_back(static_cast<char>(only));
   }

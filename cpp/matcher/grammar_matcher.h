@@ -45,7 +45,9 @@ class GrammarMatcher {
   // The token-by-token oracle: the same mask computed by trying every token with AcceptToken's
   // rules, without the mask cache. Slow (one parse per token); for tests.
   void FillNextTokenBitmaskBruteForce(uint32_t* words, int32_t num_words);
-  // The longest byte string every continuation must start with (cut to whole UTF-8 characters).
+  // The longest byte string every continuation must start with (cut to whole UTF-8 characters), at
+  // most kMaxJumpForwardBytes long. The matcher is unchanged, also when a parser limit is raised.
+  static constexpr size_t kMaxJumpForwardBytes = 1 << 16;
   std::string FindJumpForwardString();
   void Rollback(int32_t num_tokens);
   void Reset();

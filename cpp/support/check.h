@@ -60,6 +60,11 @@ class Thrower {
     ::xg::detail::Thrower<::xg::InternalError>()     \
         << "internal error (" << __FILE__ << ":" << __LINE__ << ", " #cond "): "
 #define XG_USER_ERROR() ::xg::detail::Thrower<::xg::InputError>()
+// A resource limit (support/limits.h): the input is valid but too costly; a LimitError (xg2jax.LimitError).
+#define XG_LIMIT_CHECK(cond) \
+  if (cond) {                \
+  } else                     \
+    ::xg::detail::Thrower<::xg::LimitError>()
 #ifdef NDEBUG
 #define XG_DCHECK(cond) \
   if (true) {           \
