@@ -57,30 +57,34 @@ def number_problem(value: Any) -> str | None:
     return None
 
 
-def _nests_within(doc: Any, limit: int) -> bool:
-    """Whether a tree of JSON objects / arrays (no shared or cyclic sub-objects) nests at most ``limit`` deep."""
-    stack = [(doc, 0)]
+def _containers_within(doc: Any, limit: int) -> int | None:
+    """The number of JSON objects / arrays in a tree of them (no shared or cyclic sub-objects), or None when it
+    nests more than ``limit`` deep."""
+    stack, count = [(doc, 0)], 0
     while stack:
         node, depth = stack.pop()
         children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
         if children is None:
             continue
         depth += 1
+        count += 1
         if depth > limit:
-            return False
+            return None
         stack += [(c, depth) for c in children if isinstance(c, (dict, list))]
-    return True
+    return count
 
 
-def check_shape(doc: Any, ptr: str = "", *, is_tree: bool = False) -> None:
+def check_shape(doc: Any, ptr: str = "", *, is_tree: bool = False) -> int:
     """Raise :class:`SchemaError` when ``doc`` (a parsed schema document) nests JSON objects / arrays deeper than
     ``MAX_SCHEMA_DEPTH``, holds more than ``MAX_SCHEMA_NODES`` of them counted along every path, or refers back to
     itself (a ``dict`` cycle, which no JSON text can spell). Iterative, so it runs before any recursive pass: those
     would otherwise hit Python's recursion limit (a ``RecursionError`` naming no keyword) or, on a ``dict`` whose
     sub-objects are shared, walk an exponential number of paths. ``is_tree``: ``doc`` was parsed from JSON text, so
-    it shares nothing and its size is the text's; only the depth needs checking (a faster walk, the same result)."""
-    if is_tree and _nests_within(doc, MAX_SCHEMA_DEPTH):
-        return
+    it shares nothing and its size is the text's; only the depth needs checking (a faster walk, the same result).
+    Returns the number of JSON objects / arrays, counted along every path (the size the conversion budgets scale
+    with)."""
+    if is_tree and (count := _containers_within(doc, MAX_SCHEMA_DEPTH)) is not None:
+        return count
     heights: dict[int, tuple[int, int]] = {}  # id(container) -> (height, containers below along every path)
     open_ids: set[int] = set()  # containers on the current path
     stack: list[tuple[Any, bool]] = [(doc, False)]
@@ -105,6 +109,7 @@ def check_shape(doc: Any, ptr: str = "", *, is_tree: bool = False) -> None:
     if isinstance(doc, (dict, list)) and heights[id(doc)][0] > MAX_SCHEMA_DEPTH:
         raise SchemaError(ptr + _deepest_path(doc, heights), f"the schema nests JSON objects / arrays more than "
                           f"{MAX_SCHEMA_DEPTH} levels deep (the limit is MAX_SCHEMA_DEPTH)")
+    return heights[id(doc)][1] if isinstance(doc, (dict, list)) else 0
 
 
 def _containers(node: Any) -> list:

@@ -53,6 +53,7 @@ from xg2jax.json_schema._limits import (
     MAX_REPETITION,
     MAX_SCHEMA_DEPTH,
     MAX_VISITS,
+    VISITS_PER_CONTAINER,
 )
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._patterns import PatternsMixin
@@ -83,9 +84,11 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         self.any_whitespace = any_whitespace
         self._refs: dict[str, str] = {}  # resolved pointer -> rule name
         self._inlined: dict[str, str] = {}  # text of a visited allOf schema -> rule name
-        check_shape(schema, is_tree=source_text is not None)  # first: the passes below recurse through it
+        # First: the passes below recurse through the document. The conversion budget grows with its size.
+        size = check_shape(schema, is_tree=source_text is not None)
         for uri, doc in (refs or {}).items():
-            check_shape(doc, f"refs[{uri}]")
+            size += check_shape(doc, f"refs[{uri}]")
+        self._max_visits = MAX_VISITS + VISITS_PER_CONTAINER * size
         self._draft, ignored = self._detect_draft(schema, refs)
         check_document(schema, self._draft)
         for uri, doc in (refs or {}).items():
@@ -153,10 +156,10 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
                                          "schemas (the limit is MAX_EXPANSION_DEPTH; a chain of $ref targets nested "
                                          "that deep, or a recursive $ref inlined through allOf / anyOf / oneOf, "
                                          "which is not supported yet)")
-        if self._visits > MAX_VISITS:
-            raise UnsupportedSchemaError(ptr, f"the schema expands to more than {MAX_VISITS} subschema conversions "
-                                         "(the limit is MAX_VISITS; allOf / anyOf / oneOf combinations multiply "
-                                         "them)")
+        if self._visits > self._max_visits:
+            raise UnsupportedSchemaError(ptr, f"the schema expands to more than {self._max_visits} subschema "
+                                         "conversions (the limit is MAX_VISITS + VISITS_PER_CONTAINER x its JSON "
+                                         "objects / arrays; allOf / anyOf / oneOf combinations multiply them)")
         if self.rules.size > MAX_GRAMMAR_BYTES:
             raise UnsupportedSchemaError(ptr, f"the grammar grows beyond {MAX_GRAMMAR_BYTES} bytes (the limit is "
                                          "MAX_GRAMMAR_BYTES)")
