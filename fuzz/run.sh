@@ -38,7 +38,7 @@ case "$target" in
   json_schema|matcher_ops)
     "$PY" -c "import atheris" 2>/dev/null || "$PY" -m pip install -q atheris
     set +e
-    "$PY" "fuzz/${target}_fuzzer.py" "$corpus" "fuzz/corpus/$target" -max_total_time="$secs" -timeout=30 \
+    "$PY" "fuzz/${target}_fuzzer.py" "$corpus" "fuzz/corpus/$target" -max_total_time="$secs" -timeout=60 \
       -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$findings/" "$@" 2>&1 | tee "$log" \
       | grep -E "^#[0-9]+ +(pulse|NEW|REDUCE)" --line-buffered | awk 'NR % 50 == 1'
     rc=${PIPESTATUS[0]}

@@ -203,3 +203,13 @@ def test_decimal_multiples_with_bounds(schema):
             {k2: v for k2, v in schema.items() if k2 != "multipleOf"}).is_valid(x)
         text = repr(float(x)) if isinstance(x, float) else str(x)
         assert is_grammar_accept_string(grammar, text) == expected, (schema, text)
+
+
+def test_dependency_on_a_dropped_property_drops_its_dependents():
+    """``c`` needs ``a``, ``a`` needs ``b``, ``b`` can never be present: neither can ``a`` nor ``c`` (a chain the
+    first version followed one link of, raising KeyError on JSON Schema Store's tmlanguage schema)."""
+    s = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"not": {}}, "c": {"type": "integer"}},
+         "dependentRequired": {"c": ["a"], "a": ["b"]}}
+    g = xg2jax.Grammar.from_json_schema(s)
+    for text, ok in [("{}", True), ('{"a":1}', False), ('{"c":1}', False), ('{"a":1,"c":2}', False)]:
+        assert is_grammar_accept_string(g, text) == ok, text

@@ -30,6 +30,7 @@ class CombinatorsMixin:
     # ----------------------------------------------------------------------------------------------------------
     # allOf: merge keyword by keyword
     def _merge(self, a: Any, b: Any, ptr: str) -> Any:
+        self._charge(ptr)
         if a is False or b is False:
             return False
         if a is True or a == {}:
@@ -298,9 +299,25 @@ class CombinatorsMixin:
     # anyOf / oneOf
     def _visit_alternatives(self, schema: dict, kw: str, ptr: str) -> str:
         branches = self._schema_list(schema, kw, ptr)
+        index = list(range(len(branches)))  # the position of each kept branch, for pointers
+        if kw == "oneOf":
+            index = _once_only(branches)
+            if not index:
+                raise Unsatisfiable(f"{ptr}/oneOf", "every branch of 'oneOf' appears twice, so no value matches "
+                                    "exactly one")
+            if len(index) < len(branches):
+                # A value matching a repeated branch matches two: exactly one of the others, and none of those.
+                once = set(index)
+                repeated = unique_schemas([b for i, b in enumerate(branches) if i not in once])
+                rest = {k: v for k, v in schema.items() if k != "oneOf"}
+                conjuncts = rest.pop("allOf", [])
+                conjuncts = list(conjuncts) if isinstance(conjuncts, list) else [conjuncts]
+                return self.visit({**rest, "allOf": conjuncts + [
+                    {"oneOf": [branches[i] for i in index]},
+                    {"not": repeated[0] if len(repeated) == 1 else {"anyOf": repeated}}]}, ptr)
         rest = {k: v for k, v in schema.items() if k != kw}
         merged = [self._merge(rest, self._deref(b, f"{ptr}/{kw}/{i}"), f"{ptr}/{kw}/{i}")
-                  for i, b in enumerate(branches)]
+                  for i, b in zip(index, branches)]
         overlap = None
         if kw == "oneOf" and not self._disjoint(merged):
             restricted = self._without_shared_types(merged)
@@ -318,7 +335,7 @@ class CombinatorsMixin:
                     for j, b in enumerate(branches):
                         if j == i:
                             continue
-                        negs = self._negate_beside(b, branches[i], f"{ptr}/oneOf/{j}")
+                        negs = self._negate_beside(b, branches[i], f"{ptr}/oneOf/{index[j]}")
                         negs = [n for n in negs if not self._disjoint_pair(n, m, 0)]
                         if not negs:
                             parts = None  # every value of branch i satisfies branch j too
@@ -334,9 +351,9 @@ class CombinatorsMixin:
         for i, m in enumerate(merged):
             try:
                 if kw == "anyOf" or overlap is None:
-                    options.append(self._visit_merged_branch(schema, branches[i], m, f"{ptr}/{kw}/{i}"))
+                    options.append(self._visit_merged_branch(schema, branches[i], m, f"{ptr}/{kw}/{index[i]}"))
                 else:
-                    options.append(self.visit(m, f"{ptr}/{kw}/{i}"))
+                    options.append(self.visit(m, f"{ptr}/{kw}/{index[i]}"))
             except Unsatisfiable:
                 continue
         if not options:
@@ -384,6 +401,19 @@ class CombinatorsMixin:
             t = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
             return t | ({"integer"} if "number" in t else set())
         return None
+
+
+def _once_only(branches: list) -> list[int]:
+    """The positions of the ``oneOf`` branches whose text appears once. A value that matches a branch written twice
+    matches two branches, so it is invalid: ``oneOf [A, A, B...]`` is ``oneOf [B...]`` and not ``A`` (and
+    ``oneOf [A, A]`` matches nothing). Siblings share their base URI and dynamic scope, so equal text means equal
+    constraints. Without this, the exactly-one construction complements every copy against the others, and nested
+    ``oneOf``s of repeated branches multiply the work per level."""
+    keys = [json.dumps(b, sort_keys=True) for b in branches]
+    counts = {}
+    for k in keys:
+        counts[k] = counts.get(k, 0) + 1
+    return [i for i, k in enumerate(keys) if counts[k] == 1]
 
 
 def unique_schemas(schemas: list) -> list:

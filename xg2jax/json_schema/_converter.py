@@ -52,8 +52,8 @@ from xg2jax.json_schema._limits import (
     MAX_GRAMMAR_BYTES,
     MAX_REPETITION,
     MAX_SCHEMA_DEPTH,
-    MAX_VISITS,
-    VISITS_PER_CONTAINER,
+    MAX_WORK,
+    WORK_PER_CONTAINER,
 )
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._patterns import PatternsMixin
@@ -77,7 +77,7 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         # source_text: the JSON text ``schema`` was parsed from (lets the resource walk be skipped; _resources.py).
         self.any_order = any_order
         self._depth = 0
-        self._visits = 0
+        self._work = 0  # subschema conversions, merges and disjointness checks so far (MAX_WORK)
         self.enforce_formats = enforce_formats
         self.root = schema
         self.strict = strict_mode
@@ -88,7 +88,7 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         size = check_shape(schema, is_tree=source_text is not None)
         for uri, doc in (refs or {}).items():
             size += check_shape(doc, f"refs[{uri}]")
-        self._max_visits = MAX_VISITS + VISITS_PER_CONTAINER * size
+        self._max_work = MAX_WORK + WORK_PER_CONTAINER * size
         self._draft, ignored = self._detect_draft(schema, refs)
         check_document(schema, self._draft)
         for uri, doc in (refs or {}).items():
@@ -148,21 +148,26 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
 
     def _check_budget(self, ptr: str) -> None:
         """Raise before one more subschema conversion would pass a limit of ``_limits``: nesting (through ``$ref``
-        targets too), the number of conversions (rewriting ``allOf`` / ``anyOf`` / ``oneOf`` can multiply them),
-        or the grammar's size."""
-        self._visits += 1
+        targets too), the work budget (rewriting ``allOf`` / ``anyOf`` / ``oneOf`` can multiply conversions, merges
+        and disjointness checks), or the grammar's size."""
         if self._depth > MAX_EXPANSION_DEPTH:
             raise UnsupportedSchemaError(ptr, f"the schema expands to more than {MAX_EXPANSION_DEPTH} nested "
                                          "schemas (the limit is MAX_EXPANSION_DEPTH; a chain of $ref targets nested "
                                          "that deep, or a recursive $ref inlined through allOf / anyOf / oneOf, "
                                          "which is not supported yet)")
-        if self._visits > self._max_visits:
-            raise UnsupportedSchemaError(ptr, f"the schema expands to more than {self._max_visits} subschema "
-                                         "conversions (the limit is MAX_VISITS + VISITS_PER_CONTAINER x its JSON "
-                                         "objects / arrays; allOf / anyOf / oneOf combinations multiply them)")
+        self._charge(ptr)
         if self.rules.size > MAX_GRAMMAR_BYTES:
             raise UnsupportedSchemaError(ptr, f"the grammar grows beyond {MAX_GRAMMAR_BYTES} bytes (the limit is "
                                          "MAX_GRAMMAR_BYTES)")
+
+    def _charge(self, ptr: str, units: int = 1) -> None:
+        """Count ``units`` of work (a subschema conversion, a merge); raise once past the budget."""
+        self._work += units
+        if self._work > self._max_work:
+            raise UnsupportedSchemaError(ptr, f"converting the schema takes more than {self._max_work} steps "
+                                         "(subschema conversions, merges and disjointness checks; the limit is "
+                                         "MAX_WORK + WORK_PER_CONTAINER x its JSON objects / arrays): allOf / "
+                                         "anyOf / oneOf combinations multiply them")
 
     def _visit_inlined(self, schema: dict, ptr: str) -> str:
         """An ``allOf`` merge inlines its $ref targets; a recursive $ref inlined that way reaches a schema with the

@@ -118,6 +118,7 @@ class DisjointMixin:
         return True
 
     def _disjoint_pair(self, a, b, depth: int) -> bool:
+        self._work += 1  # checked against the budget at the next conversion or merge (no pointer here)
         if a is False or b is False:
             return True
         if depth > _MAX_DEPTH:

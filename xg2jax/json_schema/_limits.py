@@ -19,11 +19,13 @@ Limit                             Default    What it bounds (and what one unit c
 ``MAX_EXPANSION_DEPTH``           400        Schemas nested inside one another while converting, ``$ref`` targets
                                              included (a chain of 1000 ``$ref`` through ``properties``). About 20
                                              Python frames each.
-``MAX_VISITS``                    250_000    Subschema conversions in one schema, plus ``VISITS_PER_CONTAINER`` (4)
-                                             per JSON object / array of the schema: bounds the combinatorial growth
-                                             of ``allOf`` / ``anyOf`` / ``oneOf`` rewriting (~5-40 µs each) while a
-                                             schema with 50,000 properties still converts. Most JSONSchemaBench
-                                             schemas take a few thousand; its largest that convert up to ~175,000.
+``MAX_WORK``                      500_000    Steps of one conversion (subschema conversions, ``allOf`` merges,
+                                             disjointness checks of ``oneOf`` branches), plus
+                                             ``WORK_PER_CONTAINER`` (8) per JSON object / array of the schema:
+                                             bounds the combinatorial growth of ``allOf`` / ``anyOf`` / ``oneOf``
+                                             rewriting (~5-40 µs a step) while a schema with 50,000 properties
+                                             still converts. Most JSONSchemaBench schemas take a few thousand; the
+                                             largest that convert take up to ~390,000.
 ``MAX_GRAMMAR_BYTES``             32 MiB     Text of the EBNF rules the conversion writes.
 ``MAX_ENUM_VALUES``               100_000    Values of one ``enum`` (one grammar alternative each; 32,000 short
                                              strings convert in about 0.1 s).
@@ -67,8 +69,8 @@ from __future__ import annotations
 MAX_SCHEMA_DEPTH = 256
 MAX_SCHEMA_NODES = 4_000_000
 MAX_EXPANSION_DEPTH = 400
-MAX_VISITS = 250_000
-VISITS_PER_CONTAINER = 4
+MAX_WORK = 500_000
+WORK_PER_CONTAINER = 8
 MAX_GRAMMAR_BYTES = 32 << 20
 MAX_ENUM_VALUES = 100_000
 MAX_DECIMAL_DIGITS = 400

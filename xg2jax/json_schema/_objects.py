@@ -63,9 +63,14 @@ class ObjectsMixin:
                 continue
             entries.append((name, seq(json_literal(name), self.key_sep, value), name in required_set))
         if dependent:
-            # A property whose dependencies can never be present cannot be present either.
-            present = {e[0] for e in entries}
-            entries = [e for e in entries if all(d in present for d in dependent.get(e[0], []))]
+            # A property whose dependencies can never be present cannot be present either (to a fixed point:
+            # dropping one can strand another that depends on it).
+            while True:
+                present = {e[0] for e in entries}
+                kept = [e for e in entries if all(d in present for d in dependent.get(e[0], []))]
+                if len(kept) == len(entries):
+                    break
+                entries = kept
         extra = None
         if keyed:
             extra = self._pattern_members(names, additional, patterns, filters, ptr)
