@@ -62,7 +62,10 @@ class GrammarMatcher:
     terminate_without_stop_token : bool, optional
         Not supported yet; must be False (raises otherwise).
     max_rollback_tokens : int, optional
-        The most tokens :meth:`rollback` may undo at once; -1 (default) for unlimited.
+        The most tokens :meth:`rollback` may undo at once; -1 (default) for unlimited. A bound also
+        bounds memory: the parse state older than the rollback window is compacted to what the rest of
+        the generation can still read (open brackets, strings, rules), so a long generation holds memory
+        in proportion to its nesting rather than its length. With -1 every token boundary is kept.
 
     Notes
     -----
@@ -111,6 +114,11 @@ class GrammarMatcher:
     @property
     def max_rollback_tokens(self) -> int:
         return self._handle.max_rollback_tokens
+
+    def memory_size_bytes(self) -> int:
+        """Bytes this matcher holds for its parse and rollback history (the compiled grammar, shared by
+        all its matchers, is :meth:`CompiledGrammar.memory_size_bytes`)."""
+        return self._handle.memory_size_bytes()
 
     def accept_token(self, token_id: int) -> bool:
         """Advance by one token. Returns False (state unchanged) if the grammar forbids it.

@@ -48,18 +48,28 @@ auto GrammarMatcher::RecordingLimits(F&& f) -> decltype(f()) {
 bool GrammarMatcher::IsStop(int32_t id) const { return std::binary_search(stop_ids_.begin(), stop_ids_.end(), id); }
 
 bool GrammarMatcher::TryAdvance(const std::string& bytes) {
-  int32_t pushed = 0;
+  // A long string compacts its own sets as it goes: rollback and failure return to the set before
+  // the string, never into it, so only its last set must stay whole. Doubling the interval keeps the
+  // work linear in the string's length.
+  constexpr int32_t kCompactAfter = 1 << 16;  // also: strings this long release memory after a failure
+  const int32_t first = parser_.NumSets();  // the string's first set once pushed
+  int32_t pushed = 0, next_compaction = kCompactAfter;
   return RecordingLimits([&] {
     try {
       for (char c : bytes) {
         if (!parser_.Advance(static_cast<uint8_t>(c))) {
           parser_.PopSets(pushed);
+          if (bytes.size() >= kCompactAfter) parser_.ReleaseUnusedMemory();
           return false;
         }
-        ++pushed;
+        if (++pushed >= next_compaction) {
+          pushed -= parser_.CompactSets(first, parser_.NumSets() - 1);
+          next_compaction = std::max(2 * pushed, pushed + kCompactAfter);
+        }
       }
     } catch (const LimitError&) {
       parser_.PopSets(pushed);  // as a rejection would: the token leaves no trace
+      if (bytes.size() >= kCompactAfter) parser_.ReleaseUnusedMemory();
       throw;
     }
     return true;
@@ -79,12 +89,36 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
     terminated_ = true;
     step.terminated = true;
     history_.push_back(step);
+    CompactHistory();
     return true;
   }
   if (id >= tok.NumTokens() || tok.IsSpecial(id)) return false;
   if (!TryAdvance(tok.Token(id))) return false;
   history_.push_back(step);
+  CompactHistory();
   return true;
+}
+
+void GrammarMatcher::CompactHistory() {
+  if (max_rollback_tokens_ < 0 || history_.empty()) return;
+  undoable_ = std::min(undoable_ + 1, max_rollback_tokens_);
+  const size_t keep = static_cast<size_t>(undoable_);
+  if (history_.size() >= 2 * keep + 64) {  // in batches, so each step costs O(1) amortised
+    const size_t drop = history_.size() - keep;
+    history_.erase(history_.begin(), history_.begin() + drop);
+    dropped_steps_ += drop;
+  }
+  // Rolling back the last `keep` steps makes set floor - 1 the last set again: it and the sets above
+  // it stay whole.
+  const int32_t floor = keep == 0 ? parser_.NumSets() : history_[history_.size() - keep].sets_before;
+  const int32_t hi = floor - 1;
+  // Amortised: compact once the sets out of reach since the last time outnumber the compacted prefix.
+  constexpr int32_t kMinNewSets = 1 << 12;
+  if (hi - compacted_until_ < std::max(kMinNewSets, compacted_until_)) return;
+  const int32_t removed = parser_.CompactSets(1, hi);
+  for (Step& s : history_) s.sets_before -= removed;
+  compacted_until_ = hi - removed;
+  if (history_.capacity() > 2 * history_.size() + 1024) history_.shrink_to_fit();
 }
 
 bool GrammarMatcher::AcceptString(const std::string& bytes) {
@@ -94,6 +128,7 @@ bool GrammarMatcher::AcceptString(const std::string& bytes) {
   Step step{parser_.NumSets(), false};
   if (!TryAdvance(bytes)) return false;
   history_.push_back(step);
+  CompactHistory();
   return true;
 }
 
@@ -101,10 +136,14 @@ void GrammarMatcher::Rollback(int32_t n) {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.rollback");
   ThrowIfFailed();
   XG_USER_CHECK(n >= 0) << "GrammarMatcher.rollback: num_tokens must be >= 0, got " << n;
-  XG_USER_CHECK(n <= static_cast<int32_t>(history_.size()))
-      << "GrammarMatcher.rollback: cannot roll back " << n << " tokens, only " << history_.size() << " accepted";
   XG_USER_CHECK(max_rollback_tokens_ < 0 || n <= max_rollback_tokens_)
       << "GrammarMatcher.rollback: cannot roll back " << n << " tokens, max_rollback_tokens is " << max_rollback_tokens_;
+  XG_USER_CHECK(n <= NumAcceptedTokens())
+      << "GrammarMatcher.rollback: cannot roll back " << n << " tokens, only " << NumAcceptedTokens() << " accepted";
+  XG_USER_CHECK(n <= UndoableSteps())
+      << "GrammarMatcher.rollback: cannot roll back " << n << " tokens, only the last " << UndoableSteps()
+      << " can be undone (max_rollback_tokens is " << max_rollback_tokens_ << ", less the tokens rolled back since)";
+  if (max_rollback_tokens_ >= 0) undoable_ -= n;
   for (int32_t i = 0; i < n; ++i) {
     Step s = history_.back();
     history_.pop_back();
@@ -121,6 +160,9 @@ void GrammarMatcher::Reset() {
   sticky_error_.clear();
   parser_.Reset();
   history_.clear();
+  dropped_steps_ = 0;
+  undoable_ = 0;
+  compacted_until_ = 1;
   terminated_ = false;
 }
 

@@ -8,6 +8,10 @@
 //     terminates the matcher. A terminated matcher accepts nothing and its mask allows only the stop
 //     tokens (so a batched loop that keeps sampling a finished row emits stop tokens).
 //   - Special tokens and padding ids (>= the tokenizer's size) are never allowed.
+//   - Memory: the parse keeps the Earley sets rollback may return to. With max_rollback_tokens >= 0,
+//     sets older than that window are compacted to what later completions read (amortised, after
+//     accepted steps); within one long AcceptString the same happens to the string's own sets. With
+//     unlimited rollback every token boundary's set is kept whole.
 //   - Token ids outside [0, vocab_size) are user errors (InputError), not rejections.
 //   - A resource limit met while parsing (Limits::max_items_per_set, max_work_per_byte) raises
 //     LimitError and leaves the parse as it was, and the matcher keeps that error: every later call
@@ -71,7 +75,12 @@ class GrammarMatcher {
   // Tokens the last FillNextTokenBitmask left to the live parser (uncertain in every mask entry
   // and context entry of the current items): the part of a fill that is not a cached lookup.
   int32_t LastFillLiveChecks() const { return last_fill_live_checks_; }
-  int32_t NumAcceptedTokens() const { return static_cast<int32_t>(history_.size()); }
+  int32_t NumAcceptedTokens() const { return static_cast<int32_t>(dropped_steps_ + history_.size()); }
+  // Bytes held by the parse and the rollback history (not the shared compiled grammar).
+  size_t MemoryBytes() const {
+    ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.memory_size_bytes");
+    return parser_.MemoryBytes() + history_.capacity() * sizeof(Step);
+  }
   const std::vector<int32_t>& StopTokenIds() const { return stop_ids_; }
   int32_t MaxRollbackTokens() const { return max_rollback_tokens_; }
   const CompiledGrammar& grammar() const { return *grammar_; }
@@ -107,7 +116,20 @@ class GrammarMatcher {
   int32_t max_rollback_tokens_;
   bool terminated_ = false;
   int32_t last_fill_live_checks_ = 0;
-  std::vector<Step> history_;
+  std::vector<Step> history_;  // the steps rollback can undo (the last max_rollback_tokens_ when bounded)
+  int64_t dropped_steps_ = 0;   // accepted steps no longer in history_ (beyond max_rollback_tokens_)
+  // With max_rollback_tokens_ >= 0: how many of the last steps rollback may still undo (at most
+  // max_rollback_tokens_; a rollback uses some up, as in xgrammar). Older sets may be compacted.
+  int32_t undoable_ = 0;
+  int32_t UndoableSteps() const {
+    return max_rollback_tokens_ < 0 ? static_cast<int32_t>(history_.size()) : undoable_;
+  }
+  // Sets [1, compacted_until_) were compacted by the last CompactHistory (see there).
+  int32_t compacted_until_ = 1;
+  // Called after each accepted step: forgets the steps beyond max_rollback_tokens_ and, once enough
+  // sets have gone out of rollback's reach since the last time, compacts them (EarleyParser::CompactSets),
+  // so a long generation with bounded rollback keeps memory in proportion to its open constructs.
+  void CompactHistory();
   // Scratch buffers reused across calls.
   std::vector<int32_t> states_, uncertain_, parents_;  // parents_: flat (state, count) pairs
   std::vector<std::pair<int32_t, int32_t>> parent_pairs_;

@@ -282,6 +282,72 @@ void EarleyParser::PopSets(int32_t n) {
   items_.resize(set_begin_.back());
 }
 
+int32_t EarleyParser::CompactSets(int32_t lo, int32_t hi) {
+  const int32_t n = NumSets();
+  XG_ICHECK(1 <= lo && lo <= hi && hi < n) << "CompactSets(" << lo << ", " << hi << ") with " << n << " sets";
+  if (lo == hi) return 0;
+  const GrammarFsm& g = *fsm_;
+  auto waits = [&](const EarleyItem& it) { return g.RuleEdgesBegin(it.state) != g.RuleEdgesEnd(it.state); };
+  // Mark the sets of the range reached as origins: origins point to the same or an earlier set, so
+  // one pass from the top down sees every set's marks before the set itself.
+  std::vector<uint8_t> live(hi - lo, 0);
+  auto mark = [&](int32_t origin) {
+    if (origin >= lo && origin < hi) live[origin - lo] = 1;
+  };
+  for (size_t i = set_begin_[hi]; i < items_.size(); ++i) mark(items_[i].origin);
+  for (int32_t j = hi - 1; j >= lo; --j) {
+    if (!live[j - lo]) continue;
+    for (int32_t i = set_begin_[j]; i < set_begin_[j + 1]; ++i)
+      if (waits(items_[i])) mark(items_[i].origin);
+  }
+  std::vector<int32_t> renumbered(hi - lo, -1);
+  int32_t next = lo;
+  for (int32_t j = lo; j < hi; ++j)
+    if (live[j - lo]) renumbered[j - lo] = next++;
+  const int32_t removed = hi - next;
+  auto remap = [&](int32_t origin) {
+    if (origin < lo) return origin;  // also the virtual origins (negative)
+    return origin < hi ? renumbered[origin - lo] : origin - removed;
+  };
+  // Move the kept sets down in place. Set j's bounds are read before set_begin_[out <= j] is written.
+  size_t w = set_begin_[lo];
+  int32_t out = lo;
+  int32_t begin = set_begin_[lo];
+  for (int32_t j = lo; j < n; ++j) {
+    const int32_t b = begin, e = set_begin_[j + 1];
+    begin = e;
+    const bool in_range = j < hi;
+    if (in_range && !live[j - lo]) continue;
+    set_begin_[out] = static_cast<int32_t>(w);
+    for (int32_t i = b; i < e; ++i) {
+      EarleyItem it = items_[i];
+      if (in_range && !waits(it)) continue;
+      it.origin = remap(it.origin);
+      items_[w++] = it;
+    }
+    set_flags_[out] = set_flags_[j];
+    ++out;
+  }
+  set_begin_[out] = static_cast<int32_t>(w);
+  set_begin_.resize(out + 1);
+  set_flags_.resize(out);
+  items_.resize(w);
+  // Leo memos name origins: drop them all (they are a cache, rebuilt on demand from the same waiters).
+  std::vector<std::vector<LeoMemo>>(out).swap(leo_);
+  ReleaseUnusedMemory();
+  return removed;
+}
+
+void EarleyParser::ReleaseUnusedMemory() {
+  auto trim = [](auto& v) {
+    if (v.capacity() > 2 * v.size() + 1024) v.shrink_to_fit();
+  };
+  trim(items_);
+  trim(set_begin_);
+  trim(set_flags_);
+  trim(leo_);
+}
+
 bool EarleyParser::CanAcceptEnd() const {
   int32_t k = NumSets() - 1;
   int32_t root = fsm_->Root();

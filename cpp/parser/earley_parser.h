@@ -36,7 +36,14 @@
 // and continue throughout the token) and kCountBelowMin (may continue, cannot complete). Follow
 // states given to ResetToItem are (state, count) pairs for this reason.
 //
-// Call order: construct, then Reset() or ResetToItem(); then any sequence of Advance / PopSets.
+// Compaction: once a set can no longer become the last one again (no rollback reaches it), the parse
+// reads it only as the origin of a completion: its items that wait on a rule (an edge on a rule
+// reference) are the ones completion, Leo and the matcher's follow contexts look at. CompactSets drops
+// everything else and removes sets no live item reaches, so a long parse keeps memory in proportion
+// to its open constructs (the nesting of the text) rather than its length.
+//
+// Call order: construct, then Reset() or ResetToItem(); then any sequence of Advance / PopSets /
+// CompactSets.
 #pragma once
 
 #include <cstdint>
@@ -102,6 +109,16 @@ class EarleyParser {
   // Scans `byte` from the last set. Returns false (and changes nothing) if no item can read it.
   bool Advance(uint8_t byte);
   void PopSets(int32_t n);
+  // Frees what no later parse step can read in the sets [lo, hi) (see "Compaction" above): removes the
+  // sets of the range that no item of a later set reaches as an origin (directly, or through the
+  // waiting items of sets that are reached), and drops from the sets that stay every item that waits
+  // on no rule. Sets below lo are untouched; sets from hi on keep all their items, with origins
+  // renumbered. Requires 1 <= lo <= hi < NumSets(): set 0 and the last set always stay. Returns the
+  // number of sets removed: a set index j >= hi is j - removed afterwards. Popping back to a set
+  // below hi afterwards is not allowed (the sets of the range no longer hold their scannable items).
+  int32_t CompactSets(int32_t lo, int32_t hi);
+  // Gives back the capacity of the set storage once it is mostly unused (after popping many sets).
+  void ReleaseUnusedMemory();
   int32_t NumSets() const { return static_cast<int32_t>(set_begin_.size()) - 1; }
 
   const EarleyItem* SetBegin(int32_t k) const { return items_.data() + set_begin_[k]; }
@@ -113,7 +130,12 @@ class EarleyParser {
   void ScannableStates(std::vector<int32_t>* out) const;
 
   const GrammarFsm& fsm() const { return *fsm_; }
-  size_t MemoryBytes() const { return items_.capacity() * sizeof(EarleyItem) + set_begin_.capacity() * 4; }
+  size_t MemoryBytes() const {
+    size_t leo = leo_.capacity() * sizeof(leo_[0]);
+    for (const auto& m : leo_) leo += m.capacity() * sizeof(LeoMemo);
+    return items_.capacity() * sizeof(EarleyItem) + set_begin_.capacity() * sizeof(int32_t) + set_flags_.capacity() +
+           leo;
+  }
 
  private:
   // Adds `item` to the set being built (the last one) unless already present.

@@ -265,6 +265,8 @@ PYBIND11_MODULE(_core, m) {
         d["structure_bytes"] = info.structure_bytes;
         d["num_structures"] = info.num_structures;
         d["num_automata"] = info.num_automata;
+        d["structure_flushes"] = info.structure_flushes;
+        d["automata_flushes"] = info.automata_flushes;
         d["grammar_hits"] = info.grammar_hits;
         d["grammar_misses"] = info.grammar_misses;
         d["rule_hits"] = info.rule_hits;

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <tuple>
+#include <vector>
+
 #include "fsm_test_util.h"
 
 namespace xg {
@@ -52,6 +57,91 @@ TEST(EarleyParser, RejectedByteLeavesParserUnchanged) {
   EXPECT_FALSE(p.Advance('x'));
   EXPECT_EQ(p.NumSets(), sets);
   EXPECT_TRUE(p.Advance('c'));
+  EXPECT_TRUE(p.CanAcceptEnd());
+}
+
+
+// What a parse can still do: the last set's items (origins aside, which compaction renumbers), and
+// which of the alphabet's bytes may come next.
+std::vector<std::tuple<int32_t, int32_t, int32_t>> LastSetItems(const EarleyParser& p) {
+  std::vector<std::tuple<int32_t, int32_t, int32_t>> out;
+  const int32_t k = p.NumSets() - 1;
+  for (const EarleyItem* it = p.SetBegin(k); it != p.SetEnd(k); ++it) out.emplace_back(it->state, it->count, it->lineage);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string NextBytes(EarleyParser& p, const std::string& alphabet) {
+  std::string out;
+  for (char c : alphabet) {
+    if (p.Advance(static_cast<uint8_t>(c))) {
+      out += c;
+      p.PopSets(1);
+    }
+  }
+  return out;
+}
+
+// A compacted parse behaves as the full one: at every byte of random walks through several grammars
+// (nesting, ambiguity, nullable rules, Leo chains, counted repetition), a parser that compacts
+// everything out of a small rollback window after each byte, and rolls back into that window now and
+// then, has the same last set, the same next bytes and the same completion as one that keeps all.
+TEST(EarleyParser, CompactedSetsParseAsTheFullOnes) {
+  const std::vector<std::pair<const char*, std::string>> cases = {
+      {"root ::= v\nv ::= \"[\" (v (\",\" v)*)? \"]\" | \"a\" | \"\\\"\" [a-c]* \"\\\"\"", "[],a\"bc"},
+      {"root ::= root root | \"a\" | \"(\" root \")\" | \"\"", "a()"},
+      {"root ::= \"a\" root | \"b\" root \"c\" | \"d\"", "abcd"},
+      {"root ::= x*\nx ::= y y \"z\"\ny ::= \"q\" | \"\" | \"(\" root \")\"", "qz()"},
+      {"root ::= (\"ab\" | \"a\" | \"(\" root \")\"){2,40} | \"c\"", "abc()"},
+  };
+  for (const auto& [ebnf, alphabet] : cases) {
+    GrammarFsm fsm = NormalizedFsm(ebnf);
+    for (int window : {0, 1, 3}) {
+      std::mt19937 rng(7 + window);
+      EarleyParser full(&fsm), compacted(&fsm);
+      full.Reset();
+      compacted.Reset();
+      int32_t whole_from = 0;  // sets from here on are whole in `compacted`
+      for (int step = 0; step < 600; ++step) {
+        const std::string next = NextBytes(full, alphabet);
+        ASSERT_EQ(NextBytes(compacted, alphabet), next) << ebnf << " step " << step;
+        ASSERT_EQ(LastSetItems(compacted), LastSetItems(full)) << ebnf << " step " << step;
+        ASSERT_EQ(compacted.CanAcceptEnd(), full.CanAcceptEnd()) << ebnf << " step " << step;
+        if (next.empty()) break;
+        const int32_t back = window > 0 ? 1 + static_cast<int32_t>(rng() % window) : 0;
+        if (back > 0 && rng() % 6 == 0 && compacted.NumSets() - 1 - back >= whole_from) {
+          // Roll back to a set that is still whole, on both.
+          full.PopSets(back);
+          compacted.PopSets(back);
+          continue;
+        }
+        const char c = next[rng() % next.size()];
+        ASSERT_TRUE(full.Advance(static_cast<uint8_t>(c)));
+        ASSERT_TRUE(compacted.Advance(static_cast<uint8_t>(c)));
+        const int32_t hi = compacted.NumSets() - 1 - window;
+        if (hi >= std::max(1, whole_from)) whole_from = hi - compacted.CompactSets(1, hi);
+      }
+      EXPECT_LE(compacted.NumSets(), full.NumSets()) << ebnf;
+    }
+  }
+}
+
+// Memory follows the open constructs, not the length: a flat list of 20k items compacts to a few
+// sets; a list nested 50 deep keeps one set per open bracket.
+TEST(EarleyParser, CompactionKeepsTheSetsOpenConstructsNeed) {
+  GrammarFsm fsm = NormalizedFsm("root ::= v\nv ::= \"[\" (v (\",\" v)*)? \"]\" | \"a\"");
+  EarleyParser p(&fsm);
+  p.Reset();
+  std::string text(50, '[');
+  for (int i = 0; i < 20000; ++i) text += "a,";
+  for (char c : text) ASSERT_TRUE(p.Advance(static_cast<uint8_t>(c)));
+  const int32_t before = p.NumSets();
+  const size_t bytes_before = p.MemoryBytes();
+  const int32_t removed = p.CompactSets(1, p.NumSets() - 1);
+  EXPECT_EQ(p.NumSets(), before - removed);
+  EXPECT_LE(p.NumSets(), 60);  // set 0, one per open bracket, the last set
+  EXPECT_LT(p.MemoryBytes() * 50, bytes_before);
+  for (char c : std::string("a") + std::string(50, ']')) ASSERT_TRUE(p.Advance(static_cast<uint8_t>(c)));
   EXPECT_TRUE(p.CanAcceptEnd());
 }
 
