@@ -147,9 +147,32 @@ def test_budget_mode_keeps_the_count_within_the_limit(ebnf_texts):
     for text in ebnf_texts * 2:
         compiler.compile_grammar(text, precompute_masks=True)
         info = compiler.cache_info()
-        assert info["grammar_bytes"] <= limit and info["rule_bytes"] <= limit
+        assert info["grammar_bytes"] <= limit // 2 and info["rule_bytes"] <= limit // 4
+        assert info["structure_bytes"] <= limit // 4
+        assert compiler.get_cache_size_bytes() <= limit
         assert info["grammar_bytes"] == sum(info["grammar_entry_sizes"])
         assert info["rule_bytes"] == sum(info["rule_entry_sizes"])
+
+
+@pytest.mark.parametrize("limit", [20_000, 60_000])
+def test_small_budget_flushes_structures_and_automata_and_stays_exact(ebnf_texts, limit):
+    """A budget too small for the structure ids and rule automata of these grammars flushes them again and again;
+    every grammar still masks exactly as the token oracle, and the whole cache stays within the budget."""
+    tok = _tokenizer()
+    compiler = xgr.GrammarCompiler(tok, cache_limit_bytes=limit)
+    rng = random.Random(limit)
+    for _ in range(3):
+        for text in rng.sample(ebnf_texts, len(ebnf_texts)):
+            matcher = xgr.GrammarMatcher(compiler.compile_grammar(text))
+            for _ in range(6):
+                extra, missing = mask_oracle_diff(matcher)
+                assert not len(extra) and not len(missing), text
+                ids = [t for t in range(1, tok.vocab_size) if matcher.accept_token(t)]
+                if not ids:
+                    break
+            assert compiler.get_cache_size_bytes() <= limit
+    info = compiler.cache_info()
+    assert info["structure_flushes"] > 0 and info["automata_flushes"] > 0, info
 
 
 def test_string_states_are_built_once_and_shared_across_grammars():

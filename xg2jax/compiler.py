@@ -91,8 +91,8 @@ class Grammar:
         extension, default True as in xgrammar) checks ``format`` (JSON Schema's default: annotation only);
         ``refs`` (an xg2jax extension) maps URIs to further schema documents that ``$ref`` may name (nothing is
         ever fetched).
-        Work in progress (issue 4): keywords not yet supported raise ``UnsupportedSchemaError`` (a ``ValueError``)
-        naming the JSON pointer of the keyword; ``indent`` with ``any_whitespace=False`` raises too.
+        Keywords not supported raise ``UnsupportedSchemaError`` (a ``ValueError``) naming the JSON pointer of the
+        keyword (docs/json_schema.md lists them); ``indent`` with ``any_whitespace=False`` raises too.
         """
         from xg2jax.json_schema import json_schema_to_ebnf
 
@@ -218,12 +218,13 @@ class GrammarCompiler:
     cache_enabled : bool, optional
         Keep compiled grammars and shared mask entries. Default True. When False every compilation starts cold.
     cache_limit_bytes : int, optional
-        -1 for unlimited (default). Otherwise each of the two caches evicts its least recently used entries to stay
-        within this many bytes (together at most twice it); an entry larger than the limit is returned, not kept.
-        The rule-level cache's structure ids and rule automata are counted in ``get_cache_size_bytes()`` but
-        never evicted: they grow with the distinct rule structures seen (~20 MB per 1,000 distinct schemas),
-        and only ``clear_cache()`` frees them, so a long-running server should also clear periodically
-        (``benchmarks/soak.py``).
+        -1 for unlimited (default). Otherwise everything cached stays within this many bytes
+        (``get_cache_size_bytes() <= cache_limit_bytes``): compiled grammars get half and evict their least
+        recently used; the rule-level mask entries a quarter (LRU too); the structure ids and the rule automata
+        an eighth each, and each is flushed whole when it outgrows its share (as re2 resets its DFA cache: what
+        is dropped is rebuilt on demand, and ids are never reused, so a flush costs time, never exactness). An
+        entry larger than its share is returned, not kept. Without a limit the structure ids and automata grow
+        with the distinct rule structures seen (~20 MB per 1,000 distinct schemas) until ``clear_cache()``.
     limits : Limits, optional
         Resource limits for untrusted grammars (:class:`xg2jax.Limits`; defaults fit every grammar of the
         project's corpora). A grammar over one raises ``ValueError`` naming it; a matcher that meets one
@@ -371,7 +372,8 @@ class GrammarCompiler:
     def cache_info(self) -> dict:
         """Both caches in detail: ``grammar_entry_sizes`` / ``rule_entry_sizes`` (bytes of each held entry),
         ``grammar_bytes`` / ``rule_bytes``, ``structure_bytes`` (interned rule structures, their forward-closure ids
-        and the rule automata; ``num_structures``, ``num_automata``), hit and miss counts (``grammar_hits``,
+        and the rule automata; ``num_structures``, ``num_automata``; ``structure_flushes``, ``automata_flushes``:
+        how often ``cache_limit_bytes`` flushed them), hit and miss counts (``grammar_hits``,
         ``grammar_misses``, ``rule_hits``, ``rule_misses``), and ``generation`` (bumped by every
         :meth:`clear_cache`)."""
         return dict(self._handle.cache_info())

@@ -11,14 +11,15 @@ namespace xg {
 GrammarCompiler::GrammarCompiler(std::shared_ptr<const TokenizerInfo> tok, int max_threads, bool cache_enabled,
                                  int64_t cache_limit_bytes, const Limits& limits)
     : tok_(std::move(tok)), max_threads_(max_threads), cache_enabled_(cache_enabled),
-      cache_limit_bytes_(cache_limit_bytes), limits_(limits), grammar_cache_(cache_limit_bytes) {
+      cache_limit_bytes_(cache_limit_bytes), limits_(limits),
+      grammar_cache_(CrossGrammarCache::Share(cache_limit_bytes, 2)) {
   XG_USER_CHECK(limits_.max_nesting_depth >= 1 && limits_.max_items_per_set >= 1 && limits_.max_work_per_byte >= 1 &&
                 limits_.max_resume_chain >= 0 && limits_.max_automaton_states >= 2 && limits_.max_subset_members >= 1)
       << "GrammarCompiler: every limit must be positive (max_resume_chain may be 0)";
   XG_USER_CHECK(max_threads_ >= 1) << "GrammarCompiler: max_threads must be >= 1, got " << max_threads_;
   XG_USER_CHECK(cache_limit_bytes_ == -1 || cache_limit_bytes_ >= 0)
       << "GrammarCompiler: cache_limit_bytes must be -1 (unlimited) or >= 0, got " << cache_limit_bytes_;
-  if (cache_enabled_) rule_cache_ = std::make_shared<CrossGrammarCache>(cache_limit_bytes_);
+  if (cache_enabled_) rule_cache_ = std::make_shared<CrossGrammarCache>(CrossGrammarCache::Share(cache_limit_bytes_, 2));
 }
 
 std::shared_ptr<const CompiledGrammar> GrammarCompiler::Cached(const Key& key, bool precompute_masks,
@@ -90,13 +91,15 @@ GrammarCompiler::CacheInfo GrammarCompiler::GetCacheInfo() const {
   info.grammar_misses = grammar_cache_.Misses();
   info.generation = grammar_cache_.Generation();
   info.rule_bytes = info.rule_hits = info.rule_misses = info.structure_bytes = info.num_structures =
-      info.num_automata = 0;
+      info.num_automata = info.structure_flushes = info.automata_flushes = 0;
   if (rule_cache_) {
     info.rule_entry_sizes = rule_cache_->entries.EntrySizes();
     info.rule_bytes = rule_cache_->entries.SizeBytes();
     info.structure_bytes = rule_cache_->StructureBytes();
     info.num_structures = static_cast<int64_t>(rule_cache_->structures.Size());
     info.num_automata = static_cast<int64_t>(rule_cache_->automata.Size());
+    info.structure_flushes = rule_cache_->structures.Flushes();
+    info.automata_flushes = rule_cache_->automata.Flushes();
     info.rule_hits = rule_cache_->entries.Hits();
     info.rule_misses = rule_cache_->entries.Misses();
   }

@@ -9,10 +9,11 @@
 // Both are FencedLruCaches (fenced_lru_cache.h): concurrent requests for one key compile once,
 // compilation runs outside the locks, ClearCache() bumps both generations so nothing computed
 // before it is counted or kept after it, and never waits for compilations in flight. With
-// cache_limit_bytes >= 0 each cache evicts least recently used entries to stay within that many
-// bytes (so the two together hold at most twice it); -1 is unlimited. GetCacheSizeBytes() is the
-// sum of both counts and of the structure-id table's bytes, which at every quiescent point equals
-// the sizes of the entries held plus that table.
+// cache_limit_bytes >= 0 everything cached stays within it: half for compiled grammars (LRU), a
+// quarter for the rule-level mask entries (LRU), an eighth each for the structure-id table and the
+// rule automata (each flushed whole when over its share: rebuilt on demand, never a wrong hit);
+// -1 is unlimited. GetCacheSizeBytes() is the sum of the four counts, which at every quiescent
+// point equals the sizes of what is held.
 //
 // max_threads parallelises one compilation's work (the eager mask build); many compilations may run
 // at once on different threads.
@@ -67,6 +68,7 @@ class GrammarCompiler {
     int64_t grammar_bytes, rule_bytes;
     // The structure-id table and the rule automata of the rule-level cache (CrossGrammarCache).
     int64_t structure_bytes, num_structures, num_automata;
+    int64_t structure_flushes, automata_flushes;  // flushes by the byte budget
     int64_t grammar_hits, grammar_misses, rule_hits, rule_misses;
     uint64_t generation;
   };

@@ -42,7 +42,16 @@ int64_t StructureTable::InternWords(const int32_t* words, size_t n, uint64_t gen
   auto [id, inserted] = forms_.Intern(words, n);
   // The words, plus the interner's offset, hash and two table slots per form.
   if (inserted) bytes_ += static_cast<int64_t>(n * sizeof(int32_t) + 2 * sizeof(uint64_t) + 2 * sizeof(int32_t));
-  return id_base_ + id;
+  const int64_t out = id_base_ + id;
+  FlushIfOverLimit();  // the id stays valid: a flush never hands it out again
+  return out;
+}
+
+void StructureTable::FlushIfOverLimit() {
+  if (limit_ >= 0 && bytes_ > limit_) {
+    ClearLocked();
+    ++flushes_;
+  }
 }
 
 int64_t StructureTable::Intern(const std::vector<int64_t>& form, uint64_t generation) {
@@ -87,10 +96,20 @@ void StructureTable::AddForwardIds(int64_t rule_structure_id, std::shared_ptr<co
   std::lock_guard<std::mutex> lock(mu_);
   if (generation != generation_) return;
   if (forward_ids_.emplace(rule_structure_id, std::move(ids)).second) bytes_ += bytes;
+  FlushIfOverLimit();
 }
 
 void StructureTable::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
+  ClearLocked();
+}
+
+int64_t StructureTable::Flushes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return flushes_;
+}
+
+void StructureTable::ClearLocked() {
   id_base_ += static_cast<int64_t>(forms_.Size());
   forms_ = SequenceInterner();  // gives the memory back (Clear() would keep the capacity)
   forward_ids_.clear();

@@ -81,6 +81,10 @@ StructuralKey LiteralKey(const std::string& literal);
 class StructureTable {
  public:
   using ForwardIdList = std::vector<int64_t>;
+  // limit_bytes >= 0: once the table holds more, it is flushed as by Clear() (re2 resets its DFA
+  // cache the same way): ids are never reused, so mask entries keyed by flushed ids are misses from
+  // then on and age out of their own LRU. -1: unlimited.
+  explicit StructureTable(int64_t limit_bytes = -1) : limit_(limit_bytes) {}
   // The id of a form given as bytes (a rule's form) or as 64-bit words (a forward closure), for work
   // that began at `generation` (Generation()). Once a Clear() has ended that generation the form is
   // looked up but not added: a form the table lacks gets a fresh id that is never handed out again,
@@ -95,9 +99,15 @@ class StructureTable {
   void Clear();
   int64_t MemoryBytes() const;
   size_t Size() const;
+  // How many times the byte limit flushed the table.
+  int64_t Flushes() const;
 
  private:
   int64_t InternWords(const int32_t* words, size_t n, uint64_t generation);  // under mu_
+  void ClearLocked();                                                         // under mu_
+  void FlushIfOverLimit();                                                    // under mu_
+  const int64_t limit_;
+  int64_t flushes_ = 0;
 
   mutable std::mutex mu_;
   // Forms in one flat buffer, open-addressed (support/sequence_interner.h): a compile interns a form
@@ -118,9 +128,13 @@ class StructureTable {
 // them, and the rule automata (rule_dfa_cache.h). Cleared together (the entries and automata have
 // generation fences, and so does the table's interning). A compilation reads Fence() when it
 // starts and passes each part its generation, so what it computes after a Clear() is not kept.
-// The byte budget applies to the mask entries; structures and automata are counted, never evicted.
+// The byte budget given (the rule-level share of cache_limit_bytes, see GrammarCompiler) is split:
+// half for the mask entries (LRU), a quarter each for the structure ids and the automata (each
+// flushed whole when over its share). -1: unlimited.
 struct CrossGrammarCache {
-  explicit CrossGrammarCache(int64_t limit_bytes) : entries(limit_bytes) {}
+  static int64_t Share(int64_t limit_bytes, int64_t parts) { return limit_bytes < 0 ? -1 : limit_bytes / parts; }
+  explicit CrossGrammarCache(int64_t limit_bytes)
+      : entries(Share(limit_bytes, 2)), structures(Share(limit_bytes, 4)), automata(Share(limit_bytes, 4)) {}
   RuleMaskCache entries;
   StructureTable structures;
   RuleDfaCache automata;

@@ -24,7 +24,19 @@ void RuleDfaCache::Insert(std::string key, std::shared_ptr<const CachedRuleDfa> 
                                              2 * sizeof(int64_t) + dfa->dfa.MemoryBytes());
   std::lock_guard<std::mutex> lock(mu_);
   if (generation != generation_) return;
+  if (limit_ >= 0 && bytes_ + bytes > limit_ && map_.find(key) == map_.end()) {
+    // Flushed whole, not by recency: the generation stays, so builds in flight still insert.
+    map_.clear();
+    bytes_ = 0;
+    ++flushes_;
+    if (bytes > limit_) return;  // larger than the whole share: not kept
+  }
   if (map_.emplace(std::move(key), std::move(dfa)).second) bytes_ += bytes;
+}
+
+int64_t RuleDfaCache::Flushes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return flushes_;
 }
 
 void RuleDfaCache::Clear() {

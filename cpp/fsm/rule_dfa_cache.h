@@ -105,6 +105,9 @@ struct CachedRuleDfa {
 
 class RuleDfaCache {
  public:
+  // limit_bytes >= 0: an insert that takes the cache past it flushes the cache whole first (as re2
+  // resets its DFA cache; automata are rebuilt on demand). -1: unlimited.
+  explicit RuleDfaCache(int64_t limit_bytes = -1) : limit_(limit_bytes) {}
   // Read before building; pass to Insert.
   uint64_t Generation() const;
   // The automaton of a body key (see BodyKey in grammar_fsm.cc), or null.
@@ -115,8 +118,12 @@ class RuleDfaCache {
   void Clear();
   int64_t MemoryBytes() const;
   size_t Size() const;
+  // How many times the byte limit flushed the cache.
+  int64_t Flushes() const;
 
  private:
+  const int64_t limit_;
+  int64_t flushes_ = 0;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const CachedRuleDfa>> map_;
   uint64_t generation_ = 0;

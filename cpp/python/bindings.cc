@@ -307,6 +307,7 @@ PYBIND11_MODULE(_core, m) {
       .def("is_terminated", &GrammarMatcher::IsTerminated)
       .def("is_completed", &GrammarMatcher::IsCompleted)
       .def_property_readonly("num_accepted_tokens", &GrammarMatcher::NumAcceptedTokens)
+      .def("memory_size_bytes", &GrammarMatcher::MemoryBytes)
       .def_property_readonly("stop_token_ids", &GrammarMatcher::StopTokenIds)
       .def_property_readonly("max_rollback_tokens", &GrammarMatcher::MaxRollbackTokens)
       .def_property_readonly("compiled_grammar", [](const GrammarMatcher& m) {
