@@ -159,9 +159,41 @@ void CompressRepetitions(Grammar* g, int32_t unroll_limit) {
     ref.rule = static_cast<int32_t>(g->rules.size() - 1);
     return ref;
   };
+  // A nullable body that is X? or (X | "" | ...) with X not nullable: B{m,n} reads k X's for any k in
+  // [0, n] (the other iterations read nothing), so it is X{0,n}, which is counted in linear time
+  // instead of being unrolled into n nullable copies (quadratic in the automaton build). Returns X's
+  // expression, or -1 when the body has another shape.
+  auto non_empty_part = [&](int32_t body) -> int32_t {
+    const Expr& b = g->exprs[body];
+    if (b.kind == ExprKind::kRepeat && b.min == 0 && b.max == 1 && !ExprNullable(*g, b.children[0], nullable))
+      return b.children[0];
+    if (b.kind != ExprKind::kChoice) return -1;
+    std::vector<int32_t> rest;
+    for (int32_t c : b.children) {
+      const Expr& x = g->exprs[c];
+      const bool empty = x.kind == ExprKind::kEmpty || (x.kind == ExprKind::kBytes && x.bytes.empty());
+      if (empty) continue;
+      if (ExprNullable(*g, c, nullable)) return -1;
+      rest.push_back(c);
+    }
+    if (rest.empty()) return -1;
+    if (rest.size() == 1) return rest[0];
+    Expr choice;
+    choice.kind = ExprKind::kChoice;
+    choice.children = std::move(rest);
+    return g->Add(std::move(choice));
+  };
   // Post-order, so an inner repetition is a counted rule before its parent is looked at.
   std::function<void(int32_t, int32_t, bool)> visit = [&](int32_t id, int32_t rule, bool is_body) {
     for (int32_t c : std::vector<int32_t>(g->exprs[id].children)) visit(c, rule, false);
+    if (g->exprs[id].kind == ExprKind::kRepeat && big(g->exprs[id]) &&
+        ExprNullable(*g, g->exprs[id].children[0], nullable)) {
+      const int32_t part = non_empty_part(g->exprs[id].children[0]);
+      if (part >= 0) {
+        g->exprs[id].children[0] = part;
+        g->exprs[id].min = 0;
+      }
+    }
     const Expr& e = g->exprs[id];
     if (e.kind != ExprKind::kRepeat || !big(e) || ExprNullable(*g, e.children[0], nullable)) return;
     const int32_t child = e.children[0];

@@ -9,7 +9,8 @@
 //      `unroll_limit` over a non-nullable x becomes a reference to a counted rule `R ::= X{m,n}`
 //      (Rule::counted; X is x's rule, lifted into one if x is not a reference), so its automaton is one
 //      state whatever the bound and the parser keeps the count. Small bounds stay unrolled: their
-//      states get exact cached masks at no count bookkeeping.
+//      states get exact cached masks at no count bookkeeping. A nullable x of the form y? or
+//      (y | "" | ...) with y not nullable is first rewritten: x{m,n} is y{0,n}.
 //   3. FuseBytes: nested sequences/choices are flattened, adjacent literals in a sequence are joined,
 //      and single-code-point classes become literals.
 // Nullable and productive analysis run on the FSMs (fsm/grammar_fsm.h), where they are exact.

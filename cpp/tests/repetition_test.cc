@@ -64,6 +64,8 @@ TEST(CountedRepetition, SameLanguageAsUnrolledPrefixByPrefix) {
       {"root ::= (\"a\"{1,3}){33,34}", "a"},                                // small item, tight bounds
       {"root ::= item{0,50}\nitem ::= \"(\" root \")\" | \"z\"", "()z"},    // recursion through the item
       {"root ::= [a-c]{35,37} \"d\"?", "abcd"},                             // a class as the item
+      {"root ::= (\"b\"?){36,40} \"c\"", "bc"},                              // X? becomes X{0,n}
+      {"root ::= \"[\" ( | \"bc\" | \"a\"){35,50} \"]\"", "abc]", "["},          // (X | "") too
   };
   std::mt19937 rng(7);
   for (auto [ebnf, alphabet, prefix] : cases) {
@@ -102,8 +104,11 @@ TEST(CountedRepetition, AutomataDoNotGrowWithTheBound) {
 }
 
 TEST(CountedRepetition, NullableItemsAndSmallBoundsStayUnrolled) {
-  // A nullable item has no count to keep (x{0,n} of a nullable x is ambiguous in its count).
-  EXPECT_FALSE(HasCountedRule(Counted("root ::= (\"a\"?){0,100}")));
+  // A nullable item has no count to keep (x{0,n} of a nullable x is ambiguous in its count), unless it
+  // is X? or (X | ""): then it reads k X's for any k <= n, which is X{0,n}.
+  EXPECT_FALSE(HasCountedRule(Counted("root ::= (\"a\"? \"b\"?){0,100}")));
+  EXPECT_TRUE(HasCountedRule(Counted("root ::= (\"a\"?){0,100}")));
+  EXPECT_TRUE(HasCountedRule(Counted("root ::= (\"\" | \"ab\"){7,100}")));
   EXPECT_FALSE(HasCountedRule(Counted("root ::= \"a\"{0,32}")));
   EXPECT_TRUE(HasCountedRule(Counted("root ::= \"a\"{0,33}")));
   GrammarFsm nullable_item = Counted("root ::= (\"a\"?){0,100} \"b\"");
