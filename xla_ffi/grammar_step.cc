@@ -113,7 +113,7 @@ std::string GrammarStep(const int32_t* handles, const int32_t* tokens, int64_t b
       if (u.backup) {
         *u.m = std::move(*u.backup);
       } else {
-        u.m->Rollback(1);
+        u.m->UndoLastToken();
       }
     }
   };

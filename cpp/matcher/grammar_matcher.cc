@@ -83,7 +83,7 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
   XG_USER_CHECK(id >= 0 && id < tok.VocabSize())
       << "GrammarMatcher.accept_token: token id " << id << " is out of range [0, " << tok.VocabSize() << ")";
   if (terminated_) return false;
-  Step step{parser_.NumSets(), false};
+  Step step{parser_.NumSets(), false, undoable_};
   if (IsStop(id)) {
     if (!parser_.CanAcceptEnd()) return false;
     terminated_ = true;
@@ -102,7 +102,8 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
 void GrammarMatcher::CompactHistory() {
   if (max_rollback_tokens_ < 0 || history_.empty()) return;
   undoable_ = std::min(undoable_ + 1, max_rollback_tokens_);
-  const size_t keep = static_cast<size_t>(undoable_);
+  // The last `undoable_` steps, and one more so that UndoLastToken can give the budget back.
+  const size_t keep = std::min(history_.size(), static_cast<size_t>(undoable_) + 1);
   if (history_.size() >= 2 * keep + 64) {  // in batches, so each step costs O(1) amortised
     const size_t drop = history_.size() - keep;
     history_.erase(history_.begin(), history_.begin() + drop);
@@ -110,7 +111,7 @@ void GrammarMatcher::CompactHistory() {
   }
   // Rolling back the last `keep` steps makes set floor - 1 the last set again: it and the sets above
   // it stay whole.
-  const int32_t floor = keep == 0 ? parser_.NumSets() : history_[history_.size() - keep].sets_before;
+  const int32_t floor = history_[history_.size() - keep].sets_before;
   const int32_t hi = floor - 1;
   // Amortised: compact once the sets out of reach since the last time outnumber the compacted prefix.
   constexpr int32_t kMinNewSets = 1 << 12;
@@ -125,7 +126,7 @@ bool GrammarMatcher::AcceptString(const std::string& bytes) {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.accept_string");
   ThrowIfFailed();
   if (terminated_) return false;
-  Step step{parser_.NumSets(), false};
+  Step step{parser_.NumSets(), false, undoable_};
   if (!TryAdvance(bytes)) return false;
   history_.push_back(step);
   CompactHistory();
@@ -153,6 +154,19 @@ void GrammarMatcher::Rollback(int32_t n) {
       parser_.PopSets(parser_.NumSets() - s.sets_before);
     }
   }
+}
+
+void GrammarMatcher::UndoLastToken() {
+  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.undo_last_token");
+  XG_ICHECK(!history_.empty()) << "UndoLastToken without an accepted token";
+  const Step s = history_.back();
+  history_.pop_back();
+  if (s.terminated) {
+    terminated_ = false;
+  } else {
+    parser_.PopSets(parser_.NumSets() - s.sets_before);
+  }
+  if (max_rollback_tokens_ >= 0) undoable_ = s.undoable_before;
 }
 
 void GrammarMatcher::Reset() {

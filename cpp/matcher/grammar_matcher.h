@@ -54,6 +54,10 @@ class GrammarMatcher {
   static constexpr size_t kMaxJumpForwardBytes = 1 << 16;
   std::string FindJumpForwardString();
   void Rollback(int32_t num_tokens);
+  // Undoes the token just accepted as if it had never been (for a batch step that fails after some
+  // rows advanced): unlike Rollback(1) it leaves the rollback budget as it was before that token.
+  // Requires a token accepted since the last Rollback / Reset.
+  void UndoLastToken();
   void Reset();
   GrammarMatcher Fork() const {
     ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.fork");
@@ -88,8 +92,9 @@ class GrammarMatcher {
 
  private:
   struct Step {
-    int32_t sets_before;  // parser set count before the step
-    bool terminated;      // the step was a stop token
+    int32_t sets_before;      // parser set count before the step
+    bool terminated;          // the step was a stop token
+    int32_t undoable_before;  // undoable_ before the step (UndoLastToken restores it)
   };
   // Parses `bytes` on top of the current state; on failure pops what it pushed. Returns success.
   bool TryAdvance(const std::string& bytes);

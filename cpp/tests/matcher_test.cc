@@ -164,5 +164,25 @@ TEST(GrammarMatcher, ContextClimbsLoneAncestorsThatCanEnd) {
   ExpectMaskEqualsOracleOnWalks(ebnf, 60, 12, tok);
 }
 
+// A batch step that fails undoes the rows that advanced with UndoLastToken: the matcher is as it was,
+// rollback budget included (Rollback(1) would use one up).
+TEST(GrammarMatcher, UndoLastTokenRestoresStateAndRollbackBudget) {
+  auto tok = SmallVocab();
+  auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf("root ::= [a-c]*"), tok);
+  const int32_t a = 0, b = 1;
+  GrammarMatcher m(cg, std::nullopt, /*max_rollback_tokens=*/2);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(m.AcceptToken(a));
+  std::vector<uint32_t> before(tok->MaskWords()), after(tok->MaskWords());
+  m.FillNextTokenBitmask(before.data(), tok->MaskWords());
+  ASSERT_TRUE(m.AcceptToken(b));
+  m.UndoLastToken();
+  m.FillNextTokenBitmask(after.data(), tok->MaskWords());
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(m.NumAcceptedTokens(), 3);
+  m.Rollback(2);  // the whole budget is still there
+  EXPECT_EQ(m.NumAcceptedTokens(), 1);
+  EXPECT_THROW(m.Rollback(1), InputError);  // and now used up
+}
+
 }  // namespace
 }  // namespace xg
