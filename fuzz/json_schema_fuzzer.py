@@ -25,9 +25,9 @@ if True:  # instrumented below with atheris.instrument_all() (the editable insta
     from xg2jax.json_schema import SchemaError, json_schema_to_ebnf
     from xg2jax.testing import bitmask_to_ids, mask_oracle_diff
 
-# The work budget (json_schema/_limits.py MAX_WORK) stops a combinatorial conversion after at most ~10 s
-# uninstrumented, about twice that under atheris; a conversion or compile past SLOW_S means some cost the budgets
-# do not bound.
+# The work budget (json_schema/_limits.py MAX_WORK, which grows with the schema) stops a combinatorial conversion of
+# a fuzzer-sized schema after a few seconds uninstrumented, several times that under atheris; a conversion or
+# compile past SLOW_S means some cost the budgets do not bound.
 SLOW_S = 25.0
 # With XG_FUZZ_SLOW_LOG=<file>, a slow schema is appended to the file and the run goes on (a known slow
 # family would otherwise stop every run at once); without it, a slow schema is a finding that stops the run.

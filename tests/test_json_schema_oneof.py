@@ -123,3 +123,23 @@ def test_nested_repeated_one_of_converts_at_once():
     validator = jsonschema.Draft202012Validator(schema)
     for x in VALUES:
         assert is_grammar_accept_string(grammar, json.dumps(x)) == validator.is_valid(x), x
+
+
+def test_work_budget_stops_a_combinatorial_schema_and_nothing_swallows_it():
+    """The fuzzer's nested anyOf / oneOf schemas (fuzz/findings/json_schema/oneof_anyof_work_budget.json) stop at the
+    work budget. The budget error is not a schema error inside the converter, so a fallback that catches schema
+    errors (disjointness, type restriction) cannot swallow it and go on working past the budget."""
+    import pathlib
+    import time
+
+    from xg2jax.json_schema import UnsupportedSchemaError
+    from xg2jax.json_schema._converter import SchemaConverter
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "fuzz/findings/json_schema/oneof_anyof_work_budget.json"
+    conv = SchemaConverter(json.loads(path.read_text()), strict_mode=False)
+    t = time.monotonic()
+    with pytest.raises(UnsupportedSchemaError, match="MAX_WORK"):
+        conv.convert()
+    assert conv._work <= conv._max_work + 1, (conv._work, conv._max_work)
+    assert conv._max_work < 200_000  # a small schema gets a small budget
+    assert time.monotonic() - t < 30  # a bound, not a benchmark (a few seconds)

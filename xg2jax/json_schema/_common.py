@@ -64,6 +64,16 @@ class UnsatisfiableSchemaError(SchemaError):
     ``maxItems``, schema ``false``, an ``enum`` none of whose values passes its siblings, ...)."""
 
 
+class BudgetExceeded(Exception):
+    """The conversion ran out of its work budget (internal, and not a :class:`SchemaError`, so that no fallback that
+    catches schema errors swallows it and goes on working; ``convert`` turns it into :class:`UnsupportedSchemaError`)."""
+
+    def __init__(self, pointer: str, message: str):
+        super().__init__(pointer, message)
+        self.pointer = pointer
+        self.message = message
+
+
 class Unsatisfiable(Exception):
     """No JSON value satisfies the (sub)schema (internal: an ``anyOf`` drops such a branch, an optional property
     such a member; at the root it becomes :class:`UnsatisfiableSchemaError`)."""

@@ -37,6 +37,7 @@ from xg2jax.json_schema._combinators import CombinatorsMixin
 from xg2jax.json_schema._common import (
     KNOWN_UNSUPPORTED,
     NOT_CONTEXT_FREE,
+    BudgetExceeded,
     SchemaError,
     Unsatisfiable,
     UnsatisfiableSchemaError,
@@ -53,7 +54,9 @@ from xg2jax.json_schema._limits import (
     MAX_REPETITION,
     MAX_SCHEMA_DEPTH,
     MAX_WORK,
+    WORK_CONTAINERS,
     WORK_PER_CONTAINER,
+    WORK_PER_EXTRA_CONTAINER,
 )
 from xg2jax.json_schema._objects import ObjectsMixin
 from xg2jax.json_schema._patterns import PatternsMixin
@@ -88,7 +91,8 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         size = check_shape(schema, is_tree=source_text is not None)
         for uri, doc in (refs or {}).items():
             size += check_shape(doc, f"refs[{uri}]")
-        self._max_work = MAX_WORK + WORK_PER_CONTAINER * size
+        self._max_work = (MAX_WORK + WORK_PER_CONTAINER * min(size, WORK_CONTAINERS)
+                          + WORK_PER_EXTRA_CONTAINER * max(0, size - WORK_CONTAINERS))
         self._draft, ignored = self._detect_draft(schema, refs)
         check_document(schema, self._draft)
         for uri, doc in (refs or {}).items():
@@ -122,6 +126,8 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
     def convert(self) -> str:
         try:
             root = self.visit(self.root, "")
+        except BudgetExceeded as e:
+            raise UnsupportedSchemaError(e.pointer, e.message) from None
         except Unsatisfiable as e:
             reason = f" ({e.reason})" if e.reason else ""
             raise UnsatisfiableSchemaError(e.pointer, f"the schema accepts no JSON value{reason}") from None
@@ -164,10 +170,10 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         """Count ``units`` of work (a subschema conversion, a merge); raise once past the budget."""
         self._work += units
         if self._work > self._max_work:
-            raise UnsupportedSchemaError(ptr, f"converting the schema takes more than {self._max_work} steps "
-                                         "(subschema conversions, merges and disjointness checks; the limit is "
-                                         "MAX_WORK + WORK_PER_CONTAINER x its JSON objects / arrays): allOf / "
-                                         "anyOf / oneOf combinations multiply them")
+            raise BudgetExceeded(ptr, f"converting the schema takes more than {self._max_work} steps (subschema "
+                                 "conversions, merges and disjointness checks; the limit is MAX_WORK plus "
+                                 "WORK_PER_CONTAINER per JSON object / array of the schema, fewer beyond "
+                                 "WORK_CONTAINERS): allOf / anyOf / oneOf combinations multiply them")
 
     def _visit_inlined(self, schema: dict, ptr: str) -> str:
         """An ``allOf`` merge inlines its $ref targets; a recursive $ref inlined that way reaches a schema with the

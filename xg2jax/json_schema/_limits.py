@@ -19,13 +19,17 @@ Limit                             Default    What it bounds (and what one unit c
 ``MAX_EXPANSION_DEPTH``           400        Schemas nested inside one another while converting, ``$ref`` targets
                                              included (a chain of 1000 ``$ref`` through ``properties``). About 20
                                              Python frames each.
-``MAX_WORK``                      500_000    Steps of one conversion (subschema conversions, ``allOf`` merges,
+``MAX_WORK``                      100_000    Steps of one conversion (subschema conversions, ``allOf`` merges,
                                              disjointness checks of ``oneOf`` branches), plus
-                                             ``WORK_PER_CONTAINER`` (8) per JSON object / array of the schema:
-                                             bounds the combinatorial growth of ``allOf`` / ``anyOf`` / ``oneOf``
-                                             rewriting (~5-40 µs a step) while a schema with 50,000 properties
-                                             still converts. Most JSONSchemaBench schemas take a few thousand; the
-                                             largest that convert take up to ~390,000.
+                                             ``WORK_PER_CONTAINER`` (1,000) per JSON object / array of the schema
+                                             for its first ``WORK_CONTAINERS`` (400) and
+                                             ``WORK_PER_EXTRA_CONTAINER`` (8) per further one: bounds the
+                                             combinatorial growth of ``allOf`` / ``anyOf`` / ``oneOf`` rewriting
+                                             (~5-50 µs a step) while a schema with 50,000 properties still
+                                             converts. Most JSONSchemaBench schemas take a few thousand steps; the
+                                             largest that convert take up to ~900 per container (390,000 for 474),
+                                             so a small schema gets a small budget (a few seconds at most) and none
+                                             more than ~500,000 plus 8 per container (~10 s).
 ``MAX_GRAMMAR_BYTES``             32 MiB     Text of the EBNF rules the conversion writes.
 ``MAX_ENUM_VALUES``               100_000    Values of one ``enum`` (one grammar alternative each; 32,000 short
                                              strings convert in about 0.1 s).
@@ -69,8 +73,10 @@ from __future__ import annotations
 MAX_SCHEMA_DEPTH = 256
 MAX_SCHEMA_NODES = 4_000_000
 MAX_EXPANSION_DEPTH = 400
-MAX_WORK = 500_000
-WORK_PER_CONTAINER = 8
+MAX_WORK = 100_000
+WORK_PER_CONTAINER = 1_000
+WORK_CONTAINERS = 400
+WORK_PER_EXTRA_CONTAINER = 8
 MAX_GRAMMAR_BYTES = 32 << 20
 MAX_ENUM_VALUES = 100_000
 MAX_DECIMAL_DIGITS = 400
