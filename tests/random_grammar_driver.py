@@ -267,6 +267,25 @@ if __name__ == "__main__":
     print("summary:", kinds, flush=True)
 
 
+def real_vocab_subset(decoded_vocab, seed: int = 0, other_share: float = 0.002) -> list[bytes]:
+    """The tokens of a real vocabulary made only of characters the random grammars use (its JSON-ish pieces,
+    literal and class pools: ``true,``, ``"}``, ``null``, ``", "``, words of those letters ...), plus a small random
+    share of the rest, after a stop token ``</s>`` (id 0). A few thousand real tokens that straddle the grammars'
+    literal boundaries, where the mask cache's context handling is busiest, at a fraction of the oracle's cost on
+    the whole vocabulary."""
+    chars = set("".join(rg.LITERAL_POOL)) | set(rg.CLASS_POOL) | set("".join(rg.JSONISH))
+    rng = random.Random(seed)
+    keep = [b"</s>"]
+    for t in decoded_vocab:
+        try:
+            text = t.decode()
+        except UnicodeDecodeError:
+            continue
+        if text and (set(text) <= chars or rng.random() < other_share):
+            keep.append(t)
+    return list(dict.fromkeys(keep))
+
+
 def shared_vocab(seed: int, size: int = 200) -> list[bytes]:
     """One vocabulary for many grammars (the pools' pieces and JSON-ish tokens); size 0: the JSON-ish list."""
     if size == 0:

@@ -136,6 +136,23 @@ def test_random_grammars_real_vocab_slow():
         _fail_on_mismatch(seed, ast.text(), "gpt2", findings)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["qwen2", "gemma3"])
+def test_random_grammars_real_vocab_subset_slow(name):
+    """Random grammars (recursive, nullable, ambiguous, counted) on the tokens of a real vocabulary that straddle
+    their literals (``true,``, ``"}``, ``", "`` ...; random_grammar_driver.real_vocab_subset), with the reference
+    recognizer on: synthetic vocabularies have few such tokens, real ones thousands."""
+    from real_vocabularies import require
+
+    vocab = drv.real_vocab_subset(require(name).decoded_vocab())
+    tok = xgr.TokenizerInfo(vocab, stop_token_ids=[0])
+    for seed in range(200000, 200016):
+        ast = (rg.gen_any if seed % 2 else rg.gen_json_grammar)(seed)
+        findings = drv.run_isolated(timeout=60, text=ast.text(), vocab=None, tok=tok, seed=seed, ast=ast, steps=10,
+                                    walks=1, strings=5)
+        _fail_on_mismatch(seed, ast.text(), f"{name} subset ({len(vocab)} tokens)", findings)
+
+
 # ------------------------------------------------------------------------------------------------
 # Regressions
 # ------------------------------------------------------------------------------------------------
