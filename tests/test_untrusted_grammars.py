@@ -190,7 +190,7 @@ def test_a_matcher_shared_by_threads_raises_and_stays_consistent():
 def test_limits_are_validated():
     tok = xgr.TokenizerInfo([b"a"])
     for field in ("max_nesting_depth", "max_items_per_set", "max_work_per_byte", "max_automaton_states",
-                  "max_subset_members"):
+                  "max_subset_members", "max_fill_work"):
         with pytest.raises(ValueError, match="every limit must be positive"):
             xgr.GrammarCompiler(tok, limits=xgr.Limits(**{field: 0}))
     with pytest.raises(TypeError, match="limits must be an xg2jax.Limits"):
@@ -238,3 +238,25 @@ def test_counted_repetition_of_an_optional_body_is_linear(ebnf, text, ok):
     assert time.monotonic() - t < 2  # a bound, not a benchmark (milliseconds here)
     m = xgr.GrammarMatcher(compiled)
     assert (m.accept_string(text) and m.is_completed()) == ok
+
+
+def test_fill_work_limit_is_sticky_and_leaves_the_parse_unchanged():
+    """An ambiguous grammar whose fill checks uncertain tokens against the live parser: with a tiny
+    ``max_fill_work`` the fill raises LimitError naming it, the matcher keeps the error until ``reset()``, and
+    after the reset the same steps run normally under the default limits' twin."""
+    vocab = ["</s>", "a", "aa", "a)", "))", "(", "(a", "a))", ")", "b", "ab", "ba"]
+    tok = xgr.TokenizerInfo(vocab, stop_token_ids=[0])
+    grammar = 'root ::= root root | "a" | "(" root ")"'
+    tight = xgr.GrammarMatcher(xgr.GrammarCompiler(tok, limits=xgr.Limits(max_fill_work=1)).compile_grammar(grammar))
+    roomy = xgr.GrammarMatcher(xgr.GrammarCompiler(tok).compile_grammar(grammar))
+    bm = xgr.allocate_token_bitmask(1, tok.vocab_size)
+    for m in (tight, roomy):
+        assert m.accept_string("((a")
+    with pytest.raises(xgr.LimitError, match=r"Limits.max_fill_work"):
+        tight.fill_next_token_bitmask(bm)
+    with pytest.raises(xgr.LimitError, match=r"Limits.max_fill_work"):
+        tight.accept_token(1)  # sticky
+    tight.reset()
+    assert tight.accept_string("((a")
+    roomy.fill_next_token_bitmask(bm)
+    assert roomy.accept_token(vocab.index("a))"))

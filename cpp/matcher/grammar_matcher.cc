@@ -186,7 +186,14 @@ void GrammarMatcher::CheckUncertain(const std::vector<int32_t>& positions, uint3
   std::string_view prev;
   bool has_prev = false;
   int32_t dead_at = -1;  // the previous token died reading byte dead_at (relative), or -1
+  const int64_t work_before = parser_.TotalWork();
+  const int64_t max_work = grammar_->limits().max_fill_work;
   for (int32_t pos : positions) {
+    if (parser_.TotalWork() - work_before > max_work) {
+      throw LimitError("GrammarMatcher: checking this fill's uncertain tokens took more than " +
+                       std::to_string(max_work) +
+                       " parser steps (Limits.max_fill_work): the grammar is too ambiguous for this vocabulary");
+    }
     int32_t id = tok.SortedId(pos);
     if (words[id >> 5] & (1u << (id & 31))) continue;  // already accepted by another state
     std::string_view t = tok.SortedToken(pos);

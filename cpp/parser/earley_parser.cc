@@ -188,7 +188,10 @@ void EarleyParser::Add(int32_t state, int32_t origin, int32_t lineage, int32_t c
 void EarleyParser::Close(size_t from) {
   const int32_t k = NumSets() - 1;  // index of the set being built
   const GrammarFsm& g = *fsm_;
-  if (from == 0) work_ = 0;
+  if (from == 0) {
+    total_work_ += work_;
+    work_ = 0;
+  }
   for (size_t i = set_begin_[k] + from; i < items_.size(); ++i) {
     const EarleyItem it = items_[i];
     if (++work_ > limits_->max_work_per_byte) ThrowWorkLimit();

@@ -130,6 +130,9 @@ class EarleyParser {
   void ScannableStates(std::vector<int32_t>* out) const;
 
   const GrammarFsm& fsm() const { return *fsm_; }
+  // Work (items processed and scanned, as for Limits::max_work_per_byte) summed over every byte read
+  // since construction: differences measure the cost of a sequence of Advance calls.
+  int64_t TotalWork() const { return total_work_ + work_; }
   size_t MemoryBytes() const {
     size_t leo = leo_.capacity() * sizeof(leo_[0]);
     for (const auto& m : leo_) leo += m.capacity() * sizeof(LeoMemo);
@@ -160,6 +163,7 @@ class EarleyParser {
   const GrammarFsm* fsm_;
   const Limits* limits_ = &DefaultLimits();
   int64_t work_ = 0;  // work spent closing the set being built (see Limits::max_work_per_byte)
+  int64_t total_work_ = 0;  // work_ of every set closed before the current one (TotalWork)
   std::vector<EarleyItem> items_;
   std::vector<int32_t> set_begin_;  // set k = items_[set_begin_[k], set_begin_[k+1]); last entry = end
   std::vector<uint8_t> set_flags_;

@@ -182,26 +182,31 @@ PYBIND11_MODULE(_core, m) {
   const Limits defaults;
   py::class_<Limits>(m, "Limits")
       .def(py::init([](int32_t nesting, int64_t items, int64_t work, int32_t chain, int64_t states,
-                       int64_t members) { return Limits{nesting, items, work, chain, states, members}; }),
+                       int64_t members, int64_t fill_work) {
+             return Limits{nesting, items, work, chain, states, members, fill_work};
+           }),
            py::kw_only(), py::arg("max_nesting_depth") = defaults.max_nesting_depth,
            py::arg("max_items_per_set") = defaults.max_items_per_set,
            py::arg("max_work_per_byte") = defaults.max_work_per_byte,
            py::arg("max_resume_chain") = defaults.max_resume_chain,
            py::arg("max_automaton_states") = defaults.max_automaton_states,
-           py::arg("max_subset_members") = defaults.max_subset_members)
+           py::arg("max_subset_members") = defaults.max_subset_members,
+           py::arg("max_fill_work") = defaults.max_fill_work)
       .def_readonly("max_nesting_depth", &Limits::max_nesting_depth)
       .def_readonly("max_items_per_set", &Limits::max_items_per_set)
       .def_readonly("max_work_per_byte", &Limits::max_work_per_byte)
       .def_readonly("max_resume_chain", &Limits::max_resume_chain)
       .def_readonly("max_automaton_states", &Limits::max_automaton_states)
       .def_readonly("max_subset_members", &Limits::max_subset_members)
+      .def_readonly("max_fill_work", &Limits::max_fill_work)
       .def("__repr__", [](const Limits& l) {
         return "Limits(max_nesting_depth=" + std::to_string(l.max_nesting_depth) +
                ", max_items_per_set=" + std::to_string(l.max_items_per_set) +
                ", max_work_per_byte=" + std::to_string(l.max_work_per_byte) +
                ", max_resume_chain=" + std::to_string(l.max_resume_chain) +
                ", max_automaton_states=" + std::to_string(l.max_automaton_states) +
-               ", max_subset_members=" + std::to_string(l.max_subset_members) + ")";
+               ", max_subset_members=" + std::to_string(l.max_subset_members) +
+               ", max_fill_work=" + std::to_string(l.max_fill_work) + ")";
       });
 
   py::class_<GrammarCompiler>(m, "GrammarCompiler")

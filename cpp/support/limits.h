@@ -24,11 +24,16 @@
 //                           ambiguous bodies (`((\d{1,20} x){1,20}){0,50}`) keep the state count
 //                           moderate while each subset tracks thousands of counters: this bounds
 //                           their memory and time. Both raise LimitError; nothing is cached.
+//   max_fill_work           one mask fill's checks of uncertain tokens against the live parser (the
+//                           part of a fill that is not a cached lookup): parser work summed over those
+//                           tokens. Each byte is bounded by max_work_per_byte, but a fill may check
+//                           thousands of tokens; past this the fill raises LimitError (sticky, as above).
 //   max_resume_chain        how far a fill climbs through rules that complete at once (a chain of unit
 //                           rules `a ::= b`, `b ::= c`, ...): past it the fill stops climbing and
 //                           leaves the decision to the live parser, which is exact, just slower.
 // Costs: the nesting check is one linear pass over the grammar; the items and work checks one
-// comparison per item added and per completion; the resume bound one counter per climb.
+// comparison per item added and per completion; the resume bound one counter per climb; the fill
+// work one subtraction per uncertain token.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +55,9 @@ struct Limits {
   int64_t max_automaton_states = int64_t{1} << 19;
   // NFA states summed over the DFA states' subsets while determinizing (see above): 64 MiB, ~10 s.
   int64_t max_subset_members = int64_t{1} << 24;
+  // Live-parser work of one fill's uncertain-token checks (see above): ~1.5 s of one core. A JSON
+  // Schema fill on Gemma 3's vocabulary stays below 10^6.
+  int64_t max_fill_work = int64_t{1} << 28;
 };
 
 // The limits every engine object uses unless it is given others.
