@@ -100,6 +100,8 @@ def _check_case(findings: list[dict], text: str, vocab: list[bytes] | None, seed
         compiler = xgr.GrammarCompiler(tok, cache_enabled=False)
     try:
         compiled = compiler.compile_grammar(text, precompute_masks=precompute)
+    except xgr.LimitError:
+        raise  # a bounded refusal (check_case records it as "limit"), not a compile error
     except Exception as e:  # noqa: BLE001
         if ref is not None and ref.ok:
             findings.append({"kind": "compile_error", "error": str(e)[:300]})

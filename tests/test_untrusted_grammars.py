@@ -135,6 +135,24 @@ CASES = {
         assert m.accept_token(0)
         print("ok")
     """,
+    # The matcher_ops fuzzer's timeout: a first fill built mask entries for hundreds of states of a grammar
+    # whose unrolled nullable repetitions give states hundreds of rule edges; every byte stayed under
+    # max_work_per_byte (which did not count rule edges then) and the fill ran for minutes. Rule edges count
+    # now, and Limits.max_fill_work bounds everything one fill parses.
+    "fill_of_costly_entries": """
+        import time
+        t = tok(" ", '"', ",", "a", "b", "c", "abc", "ab", "bc", "abcabc", "cabc", "ca", "cab", "abca", "bca")
+        for g in ['root ::= br\\nbr ::= br br | (root{0,34} | "abc"){1,31} | ""',
+                  'root ::= (root | "") ar\\nar ::= br | ""\\nbr ::= br br | (root{0,34} | br{3,6} | ar "abc" ar){1,31} | ""']:
+            m = xgr.GrammarMatcher(xgr.GrammarCompiler(t, cache_enabled=False).compile_grammar(g))
+            bm = xgr.allocate_token_bitmask(1, t.vocab_size)
+            start = time.monotonic()
+            e = error_of(lambda: m.fill_next_token_bitmask(bm))
+            assert "(Limits.max_fill_work" in e or "(Limits.max_work_per_byte)" in e, e
+            assert time.monotonic() - start < 20, time.monotonic() - start
+            assert "stays failed until reset()" in error_of(lambda: m.accept_token(4))
+        print("ok")
+    """,
 }
 
 

@@ -40,9 +40,10 @@ max_subset_members : int, default 2**24
     NFA states summed over the subsets that the DFA states stand for while compiling (4 bytes each, and the
     time to build them): nested bounded repetitions of ambiguous bodies reach it long before the state limit.
 max_fill_work : int, default 2**28
-    Live-parser work of one mask fill's checks of uncertain tokens (the part of a fill that is not a cached
-    lookup; ~1.5 s of one core): each byte is bounded by ``max_work_per_byte``, but one fill may check
-    thousands of tokens. Past it the fill raises and the matcher keeps the error until ``reset()``.
+    Parser work of one mask fill, everything included (~1.5 s of one core): the mask entries it builds on
+    first visits (a walk of the vocabulary per grammar state), context entries and the uncertain tokens it
+    checks against the live parser. Each byte is bounded by ``max_work_per_byte``, but a first fill may
+    build hundreds of entries. Past it the fill raises and the matcher keeps the error until ``reset()``.
 """
 
 LimitError = _core.LimitError

@@ -5,6 +5,7 @@
 
 #include "support/check.h"
 #include "support/exclusive_use.h"
+#include "support/fill_budget.h"
 #include "support/limits.h"
 #include "support/thread_pool.h"
 #include "support/utf8.h"
@@ -186,14 +187,10 @@ void GrammarMatcher::CheckUncertain(const std::vector<int32_t>& positions, uint3
   std::string_view prev;
   bool has_prev = false;
   int32_t dead_at = -1;  // the previous token died reading byte dead_at (relative), or -1
-  const int64_t work_before = parser_.TotalWork();
-  const int64_t max_work = grammar_->limits().max_fill_work;
+  int64_t work_charged = parser_.TotalWork();
   for (int32_t pos : positions) {
-    if (parser_.TotalWork() - work_before > max_work) {
-      throw LimitError("GrammarMatcher: checking this fill's uncertain tokens took more than " +
-                       std::to_string(max_work) +
-                       " parser steps (Limits.max_fill_work): the grammar is too ambiguous for this vocabulary");
-    }
+    FillWorkBudget::Charge(parser_.TotalWork() - work_charged);  // the previous token's parse
+    work_charged = parser_.TotalWork();
     int32_t id = tok.SortedId(pos);
     if (words[id >> 5] & (1u << (id & 31))) continue;  // already accepted by another state
     std::string_view t = tok.SortedToken(pos);
@@ -323,6 +320,7 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* words, int32_t num_words) {
 
 void GrammarMatcher::FillUnchecked(uint32_t* words, int32_t num_words) {
   const TokenizerInfo& tok = grammar_->tokenizer();
+  FillWorkBudget budget(grammar_->limits().max_fill_work);  // everything this fill parses, entries included
   XG_USER_CHECK(num_words >= tok.MaskWords()) << "token bitmask: the bitmask row has " << num_words
                                               << " int32 words, but vocab_size " << tok.VocabSize() << " needs "
                                               << tok.MaskWords();

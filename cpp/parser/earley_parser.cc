@@ -58,7 +58,9 @@ bool EarleyParser::LeoItem(int32_t origin, int32_t rule, int32_t lineage, Earley
   int32_t target = -1, waiters = 0;
   for (int32_t j = set_begin_[origin]; j < set_begin_[origin + 1] && waiters < 2; ++j) {
     const EarleyItem& w = items_[j];
+    ++work_;  // the scan is memoised per (set, rule), but its first run reads the whole origin set
     if (w.lineage != lineage) continue;
+    work_ += g.RuleEdgesEnd(w.state) - g.RuleEdgesBegin(w.state);
     for (const RuleEdge* e = g.RuleEdgesBegin(w.state); e != g.RuleEdgesEnd(w.state); ++e) {
       if (e->rule == rule) {
         waiter = &w;
@@ -198,6 +200,7 @@ void EarleyParser::Close(size_t from) {
     // Predict (a counted item at its max reads no more X's).
     if (CanContinue(it)) {
       const int32_t next_count = g.IsCountedState(it.state) ? Incremented(it.count) : 0;
+      work_ += g.RuleEdgesEnd(it.state) - g.RuleEdgesBegin(it.state);  // a state may predict hundreds of rules
       for (const RuleEdge* e = g.RuleEdgesBegin(it.state); e != g.RuleEdgesEnd(it.state); ++e) {
         Add(g.RuleStart(e->rule), k, it.lineage);
         if (g.RuleNullable(e->rule)) Add(e->target, it.origin, it.lineage, next_count);
@@ -223,6 +226,8 @@ void EarleyParser::Close(size_t from) {
         if (w.lineage != it.lineage) continue;
         const bool counted = g.IsCountedState(w.state);
         if (counted && !CanContinue(w)) continue;
+        work_ += g.RuleEdgesEnd(w.state) - g.RuleEdgesBegin(w.state);
+        if (work_ > limits_->max_work_per_byte) ThrowWorkLimit();
         for (const RuleEdge* re = g.RuleEdgesBegin(w.state); re != g.RuleEdgesEnd(w.state); ++re)
           if (re->rule == rule) Add(re->target, w.origin, w.lineage, counted ? Incremented(w.count) : 0);
       }

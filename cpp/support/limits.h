@@ -24,10 +24,12 @@
 //                           ambiguous bodies (`((\d{1,20} x){1,20}){0,50}`) keep the state count
 //                           moderate while each subset tracks thousands of counters: this bounds
 //                           their memory and time. Both raise LimitError; nothing is cached.
-//   max_fill_work           one mask fill's checks of uncertain tokens against the live parser (the
-//                           part of a fill that is not a cached lookup): parser work summed over those
-//                           tokens. Each byte is bounded by max_work_per_byte, but a fill may check
-//                           thousands of tokens; past this the fill raises LimitError (sticky, as above).
+//   max_fill_work           everything one mask fill parses (support/fill_budget.h): the mask entries it
+//                           builds (a walk of the vocabulary per state), context entries, and the
+//                           uncertain tokens it checks against the live parser. Each byte is bounded by
+//                           max_work_per_byte, but a first fill may build hundreds of entries; past
+//                           this the fill raises LimitError (sticky, as above). Eager builds at compile
+//                           time are bounded per entry walk by the default of this limit.
 //   max_resume_chain        how far a fill climbs through rules that complete at once (a chain of unit
 //                           rules `a ::= b`, `b ::= c`, ...): past it the fill stops climbing and
 //                           leaves the decision to the live parser, which is exact, just slower.
@@ -55,8 +57,7 @@ struct Limits {
   int64_t max_automaton_states = int64_t{1} << 19;
   // NFA states summed over the DFA states' subsets while determinizing (see above): 64 MiB, ~10 s.
   int64_t max_subset_members = int64_t{1} << 24;
-  // Live-parser work of one fill's uncertain-token checks (see above): ~1.5 s of one core. A JSON
-  // Schema fill on Gemma 3's vocabulary stays below 10^6.
+  // Parser work of one fill, entry builds included (see above): ~1.5 s of one core.
   int64_t max_fill_work = int64_t{1} << 28;
 };
 
