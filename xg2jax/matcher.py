@@ -62,7 +62,8 @@ class GrammarMatcher:
     terminate_without_stop_token : bool, optional
         Not supported yet; must be False (raises otherwise).
     max_rollback_tokens : int, optional
-        The most tokens :meth:`rollback` may undo at once; -1 (default) for unlimited. A bound also
+        How many of the last accepted tokens :meth:`rollback` may undo (as in xgrammar, tokens rolled back
+        count against it until new ones are accepted); -1 (default) for unlimited. A bound also
         bounds memory: the parse state older than the rollback window is compacted to what the rest of
         the generation can still read (open brackets, strings, rules), so a long generation holds memory
         in proportion to its nesting rather than its length. With -1 every token boundary is kept.
