@@ -146,20 +146,10 @@ void GrammarMatcher::Rollback(int32_t n) {
       << "GrammarMatcher.rollback: cannot roll back " << n << " tokens, only the last " << UndoableSteps()
       << " can be undone (max_rollback_tokens is " << max_rollback_tokens_ << ", less the tokens rolled back since)";
   if (max_rollback_tokens_ >= 0) undoable_ -= n;
-  for (int32_t i = 0; i < n; ++i) {
-    Step s = history_.back();
-    history_.pop_back();
-    if (s.terminated) {
-      terminated_ = false;
-    } else {
-      parser_.PopSets(parser_.NumSets() - s.sets_before);
-    }
-  }
+  for (int32_t i = 0; i < n; ++i) PopStep();
 }
 
-void GrammarMatcher::UndoLastToken() {
-  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.undo_last_token");
-  XG_ICHECK(!history_.empty()) << "UndoLastToken without an accepted token";
+GrammarMatcher::Step GrammarMatcher::PopStep() {
   const Step s = history_.back();
   history_.pop_back();
   if (s.terminated) {
@@ -167,6 +157,13 @@ void GrammarMatcher::UndoLastToken() {
   } else {
     parser_.PopSets(parser_.NumSets() - s.sets_before);
   }
+  return s;
+}
+
+void GrammarMatcher::UndoLastToken() {
+  ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.undo_last_token");
+  XG_ICHECK(!history_.empty()) << "UndoLastToken without an accepted token";
+  const Step s = PopStep();
   if (max_rollback_tokens_ >= 0) undoable_ = s.undoable_before;
 }
 

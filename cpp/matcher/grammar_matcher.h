@@ -96,6 +96,8 @@ class GrammarMatcher {
     bool terminated;          // the step was a stop token
     int32_t undoable_before;  // undoable_ before the step (UndoLastToken restores it)
   };
+  // Undoes the last step of history_ (its sets, or the termination) and returns it.
+  Step PopStep();
   // Parses `bytes` on top of the current state; on failure pops what it pushed. Returns success.
   bool TryAdvance(const std::string& bytes);
   // FillNextTokenBitmask without the use guard and the sticky-error bookkeeping.
