@@ -6,6 +6,7 @@
 #include "grammar/passes.h"
 #include "support/limits.h"
 #include "support/check.h"
+#include "support/fill_budget.h"
 #include "support/thread_pool.h"
 
 namespace xg {
@@ -52,6 +53,7 @@ const TokenMaskEntry& CompiledGrammar::Entry(int32_t state) const {
   std::lock_guard<std::mutex> lock(stripes_[state % kStripes]);
   e = entries_[state].load(std::memory_order_acquire);
   if (e) return *e;
+  FillWorkBudget budget(limits_.max_fill_work);  // within a fill, the fill's budget (this one is a no-op)
   auto build = [&] {
     // CPU time of this thread, so the figure does not depend on what else the machine runs.
     auto cpu_us = [] {
@@ -119,6 +121,7 @@ const ContextMaskEntry& CompiledGrammar::ContextEntry(int32_t state, const std::
     auto it = context_.find(key);
     if (it != context_.end()) return *it->second;
   }
+  FillWorkBudget budget(limits_.max_fill_work);  // within a fill, the fill's budget (this one is a no-op)
   auto built = std::make_unique<ContextMaskEntry>(BuildContextMaskEntry(
       fsm_, *tok_, state, parents, Uncertain(state), &loop_slices_,
       // The entry's bitset holds exactly Uncertain(state) when that list was kept unrefined.

@@ -50,7 +50,6 @@ void ParseConfigCache::Clear() {
   num_configs_ = 0;  // rows_ keeps its size: rows are filled as configurations are added
   ids_.Clear();
   parser_.ResetToItem(state_, follow_);
-  work_start_ = parser_.TotalWork();
   set_config_.clear();
   int32_t id = Intern();
   XG_ICHECK(id == 0) << "initial configuration must be 0";
@@ -159,12 +158,7 @@ int32_t ParseConfigCache::Compute(int32_t config, uint8_t byte) {
   int32_t result = kDead;
   const int64_t work_before = parser_.TotalWork();
   if (parser_.Advance(byte)) result = Intern();
-  FillWorkBudget::Charge(parser_.TotalWork() - work_before);
-  if (parser_.TotalWork() - work_start_ > kDefaultWorkLimit) {
-    throw LimitError("mask entry: reading the vocabulary from one grammar state took more than " +
-                     std::to_string(kDefaultWorkLimit) +
-                     " parser steps (Limits.max_fill_work): the grammar is too ambiguous for this vocabulary");
-  }
+  FillWorkBudget::Charge(parser_.TotalWork() - work_before);  // the fill's or the entry build's budget
   rows_[static_cast<size_t>(config) * 256 + byte] = result;
   return result;
 }

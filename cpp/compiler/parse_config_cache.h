@@ -31,7 +31,6 @@
 
 #include "fsm/grammar_fsm.h"
 #include "parser/earley_parser.h"
-#include "support/limits.h"
 #include "support/sequence_interner.h"
 
 namespace xg {
@@ -76,12 +75,8 @@ class ParseConfigCache {
   // The items of a configuration (origins as in Config below: a config id, kSelf or virtual).
   const std::vector<EarleyItem>& Items(int32_t config) const { return configs_[config].items; }
   size_t Size() const { return num_configs_; }
-  // Drops every configuration but the initial one (and starts the walk's work count over).
+  // Drops every configuration but the initial one.
   void Clear();
-  // Parser work one walk may spend (from Clear() on), summed over its bytes: past it Step raises
-  // LimitError. Each byte is bounded by Limits::max_work_per_byte, but a walk reads every token of
-  // the vocabulary from one state. Default: Limits::max_fill_work's default.
-  static constexpr int64_t kDefaultWorkLimit = Limits{}.max_fill_work;
 
  private:
   static constexpr int32_t kUnknown = -1;  // all bits set, so a new row is one memset
@@ -106,7 +101,6 @@ class ParseConfigCache {
   int32_t state_;
   const std::vector<int32_t>* follow_;
   EarleyParser parser_;
-  int64_t work_start_ = 0;  // parser_.TotalWork() when the walk began (Clear)
   std::vector<Config> configs_;  // [0, num_configs_) live; the rest keep their items' capacity
   size_t num_configs_ = 0;
   std::vector<int32_t> rows_;  // 256 per configuration; rows past num_configs_ are stale

@@ -8,10 +8,11 @@
 //
 // It is per thread: GrammarMatcher::FillUnchecked opens one for the fill it runs on its thread
 // (batch fills run each matcher's fill on one worker thread), and every parse on that thread
-// charges it until the fill returns. Work done with no budget open (eager mask builds at compile
-// time) is bounded per walk only. Past the budget, Charge throws LimitError; an entry being built is
-// then not cached (compiler/fenced_lru_cache.h hands the error to its waiters), and the matcher
-// keeps the error as its sticky state.
+// charges it until the fill returns. CompiledGrammar's entry builders open one too, which is a
+// no-op inside a fill and bounds each entry on its own outside one (eager builds at compile time,
+// prefetch). Past the budget, Charge throws LimitError; an entry being built is then not cached
+// (compiler/fenced_lru_cache.h hands the error to its waiters), and a matcher keeps the error as its
+// sticky state.
 #pragma once
 
 #include <cstdint>

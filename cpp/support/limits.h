@@ -28,8 +28,8 @@
 //                           builds (a walk of the vocabulary per state), context entries, and the
 //                           uncertain tokens it checks against the live parser. Each byte is bounded by
 //                           max_work_per_byte, but a first fill may build hundreds of entries; past
-//                           this the fill raises LimitError (sticky, as above). Eager builds at compile
-//                           time are bounded per entry walk by the default of this limit.
+//                           this the fill raises LimitError (sticky, as above). Outside a fill (eager
+//                           builds at compile time) it bounds each entry build on its own.
 //   max_resume_chain        how far a fill climbs through rules that complete at once (a chain of unit
 //                           rules `a ::= b`, `b ::= c`, ...): past it the fill stops climbing and
 //                           leaves the decision to the live parser, which is exact, just slower.
