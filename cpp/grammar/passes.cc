@@ -186,16 +186,15 @@ void CompressRepetitions(Grammar* g, int32_t unroll_limit) {
   // Post-order, so an inner repetition is a counted rule before its parent is looked at.
   std::function<void(int32_t, int32_t, bool)> visit = [&](int32_t id, int32_t rule, bool is_body) {
     for (int32_t c : std::vector<int32_t>(g->exprs[id].children)) visit(c, rule, false);
-    if (g->exprs[id].kind == ExprKind::kRepeat && big(g->exprs[id]) &&
-        ExprNullable(*g, g->exprs[id].children[0], nullable)) {
-      const int32_t part = non_empty_part(g->exprs[id].children[0]);
-      if (part >= 0) {
-        g->exprs[id].children[0] = part;
-        g->exprs[id].min = 0;
-      }
+    if (g->exprs[id].kind != ExprKind::kRepeat || !big(g->exprs[id])) return;
+    if (ExprNullable(*g, g->exprs[id].children[0], nullable)) {
+      const int32_t part = non_empty_part(g->exprs[id].children[0]);  // may add an expression
+      if (part < 0) return;
+      g->exprs[id].children[0] = part;
+      g->exprs[id].min = 0;
+      if (!big(g->exprs[id])) return;  // X{0,n} with a small n: unrolled
     }
     const Expr& e = g->exprs[id];
-    if (e.kind != ExprKind::kRepeat || !big(e) || ExprNullable(*g, e.children[0], nullable)) return;
     const int32_t child = e.children[0];
     const std::string base = g->rules[rule].name;
     if (g->exprs[child].kind != ExprKind::kRuleRef) {
