@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 from typing import Any
@@ -410,9 +411,7 @@ def _once_only(branches: list) -> list[int]:
     constraints. Without this, the exactly-one construction complements every copy against the others, and nested
     ``oneOf``s of repeated branches multiply the work per level."""
     keys = [json.dumps(b, sort_keys=True) for b in branches]
-    counts = {}
-    for k in keys:
-        counts[k] = counts.get(k, 0) + 1
+    counts = collections.Counter(keys)
     return [i for i, k in enumerate(keys) if counts[k] == 1]
 
 
