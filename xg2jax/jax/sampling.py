@@ -117,20 +117,34 @@ def _sample_jit(params, cache, prompt_tokens, prompt_lengths, grammar, key, *, s
     key = jax.random.key(0) if key is None else key
     grammar_step = _grammar_step(mesh, batch_axis, path, max_threads)
     positions = jnp.broadcast_to(jnp.arange(prompt_len, dtype=jnp.int32), (batch, prompt_len))
-    logits, cache = step_fn(params, prompt_tokens, cache, positions)
-    last = jnp.take_along_axis(logits, (prompt_lengths - 1)[:, None, None], axis=1)[:, 0, :]
-    mask, grammar = grammar_step(grammar, jnp.full((batch,), -1, jnp.int32))
-    constrained = grammar.handles >= 0
+    if hasattr(step_fn, "prefill"):  # logits after each row's last prompt token only
+        last, cache = step_fn.prefill(params, prompt_tokens, cache, positions, prompt_lengths)
+    else:
+        logits, cache = step_fn(params, prompt_tokens, cache, positions)
+        last = jnp.take_along_axis(logits, (prompt_lengths - 1)[:, None, None], axis=1)[:, 0, :]
+    if grammar is None:  # unconstrained: no grammar step and no mask at all (the baseline to compare with)
+        mask = jnp.zeros((batch, 0), jnp.int32)
+        constrained = jnp.zeros((batch,), bool)
+    else:
+        mask, grammar = grammar_step(grammar, jnp.full((batch,), -1, jnp.int32))
+        constrained = grammar.handles >= 0
     stops = jnp.asarray(stop_token_ids if stop_token_ids else (-2,), jnp.int32)
 
     def body(s: _LoopState) -> _LoopState:
         key, sub = jax.random.split(s.key)
-        masked = apply_token_bitmask(s.logits, s.mask, constrained=constrained)  # the one masking point
+        if s.grammar is None:
+            masked = s.logits
+        else:
+            masked = apply_token_bitmask(s.logits, s.mask, constrained=constrained)  # the one masking point
         token = jnp.where(s.done, pad_id, sampler(masked, sub))
         tokens = s.tokens.at[:, s.step].set(token)
         lengths = s.lengths + (~s.done).astype(jnp.int32)
-        mask, g = grammar_step(s.grammar, jnp.where(s.done, -1, token))
-        terminated = (g.status & StepStatus.TERMINATED) != 0
+        if s.grammar is None:
+            mask, g = s.mask, None
+            terminated = jnp.zeros((batch,), bool)
+        else:
+            mask, g = grammar_step(s.grammar, jnp.where(s.done, -1, token))
+            terminated = (g.status & StepStatus.TERMINATED) != 0
         stopped = jnp.where(constrained, terminated, jnp.isin(token, stops))
         at_limit = s.step + 1 >= max_new_tokens
         finish = jnp.where(s.done, s.finish,
@@ -155,7 +169,7 @@ def constrained_sample(
     cache: Any,
     prompt_tokens: jax.Array,
     prompt_lengths: jax.Array,
-    grammar_state: GrammarState,
+    grammar_state: GrammarState | None,
     *,
     max_new_tokens: int,
     sampler: Sampler = Sampler(),
@@ -176,14 +190,18 @@ def constrained_sample(
         ``step_fn(params, tokens int32[B, T], cache, positions int32[B, T]) -> (logits float[B, T, V], cache)``:
         a forward pass that writes the cache at ``positions`` and attends causally by position, so any
         Flax model fits. Must be hashable (a function or a frozen object): it is a static argument.
+        If it has a ``prefill(params, tokens, cache, positions, lengths) -> (logits float[B, V], cache)``
+        method, the prompt goes through that instead and only the logits after each row's last prompt
+        token are computed (a large vocabulary's [B, P, V] prefill logits need not fit in memory).
     params, cache
         The model's parameters and its (pre-allocated, fixed-size) cache.
     prompt_tokens : int32[B, P]
         Prompts, right-padded to a fixed P (bucket P so requests do not recompile).
     prompt_lengths : int32[B]
         Real prompt lengths (>= 1).
-    grammar_state : GrammarState
-        One matcher per row (-1: unconstrained). Advanced in place on the host.
+    grammar_state : GrammarState or None
+        One matcher per row (-1: unconstrained). Advanced in place on the host. ``None``: no grammar
+        step and no masking at all (plain decoding, the baseline to compare constrained runs with).
     max_new_tokens : int
         Size of the output buffer; static.
     sampler : Sampler
@@ -211,14 +229,14 @@ def constrained_sample(
     if prompt_lengths.dtype != jnp.int32 or prompt_lengths.shape != prompt_tokens.shape[:1]:
         raise TypeError(f"constrained_sample: prompt_lengths must be int32[{prompt_tokens.shape[0]}], got "
                         f"{prompt_lengths.dtype}{list(prompt_lengths.shape)}")
-    if grammar_state.batch_size != prompt_tokens.shape[0]:
+    if grammar_state is not None and grammar_state.batch_size != prompt_tokens.shape[0]:
         raise ValueError(f"constrained_sample: {grammar_state.batch_size} grammar rows for a batch of "
                          f"{prompt_tokens.shape[0]}")
     if (mesh is None) != (batch_axis is None):
         raise ValueError("constrained_sample: give both mesh and batch_axis, or neither")
     if sampler.temperature > 0 and rng is None:
         raise ValueError("constrained_sample: a sampling temperature > 0 needs rng")
-    if prefetch_states > 0 and jax.process_count() == 1:
+    if grammar_state is not None and prefetch_states > 0 and jax.process_count() == 1:
         grammar_state.prefetch_masks(prefetch_states, max_threads=max(1, max_threads // 2))
     return _sample_jit(params, cache, prompt_tokens, prompt_lengths, grammar_state, rng, step_fn=step_fn,
                        max_new_tokens=int(max_new_tokens), sampler=sampler,
