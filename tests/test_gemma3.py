@@ -8,7 +8,7 @@ and ``torch``/``transformers``/``accelerate`` (the ``reference`` extra); they sk
 
 from __future__ import annotations
 
-import json
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -27,9 +27,10 @@ TINY = gemma3.Gemma3Config(vocab_size=97, embed_dim=32, num_layers=3, num_heads=
                            hidden_dim=48, sliding_window=4, sliding_window_pattern=3)
 
 
+@functools.lru_cache(maxsize=None)
 def _random(config, seed=0):
     step = gemma3.Gemma3Step(config)
-    params = step.init(jax.random.key(seed))
+    params = jax.jit(step.init)(jax.random.key(seed))
     # Random norm scales around 1 (the GGUF stores 1 + w), so the test does not hide a missing norm.
     params = jax.tree_util.tree_map_with_path(
         lambda p, x: x * (1 + 0.3 * jax.random.normal(jax.random.key(len(str(p))), x.shape))
@@ -40,7 +41,7 @@ def _random(config, seed=0):
 def _full(step, params, tokens, max_len):
     b, t = tokens.shape
     positions = jnp.broadcast_to(jnp.arange(t, dtype=jnp.int32), (b, t))
-    return step(params, tokens, gemma3.init_cache(step.config, b, max_len), positions)[0]
+    return jax.jit(step)(params, tokens, gemma3.init_cache(step.config, b, max_len), positions)[0]
 
 
 def test_cached_decode_equals_one_full_pass():
@@ -49,10 +50,10 @@ def test_cached_decode_equals_one_full_pass():
     full = _full(step, params, tokens, 16)
     cache = gemma3.init_cache(TINY, 2, 16)
     pos = jnp.broadcast_to(jnp.arange(5, dtype=jnp.int32), (2, 5))
-    last, cache = step.prefill(params, tokens[:, :5], cache, pos, jnp.full((2,), 5, jnp.int32))
+    last, cache = jax.jit(step.prefill)(params, tokens[:, :5], cache, pos, jnp.full((2,), 5, jnp.int32))
     np.testing.assert_allclose(last, full[:, 4], atol=1e-4, rtol=1e-4)
     for p in range(5, 13):  # one token at a time through the cache, past the sliding window (4)
-        logits, cache = step(params, tokens[:, p:p + 1], cache, jnp.full((2, 1), p, jnp.int32))
+        logits, cache = jax.jit(step)(params, tokens[:, p:p + 1], cache, jnp.full((2, 1), p, jnp.int32))
         np.testing.assert_allclose(logits[:, 0], full[:, p], atol=1e-4, rtol=1e-4)
 
 
@@ -66,10 +67,10 @@ def test_right_padded_rows_match_unpadded_runs():
         padded[r, :len(row)] = row
         padded[r, len(row):] = rng.randint(0, TINY.vocab_size, 7 - len(row))  # padding garbage
     pos = jnp.broadcast_to(jnp.arange(7, dtype=jnp.int32), (3, 7))
-    last, cache = step.prefill(params, jnp.asarray(padded), gemma3.init_cache(TINY, 3, 12), pos,
-                               jnp.asarray(lengths, jnp.int32))
+    last, cache = jax.jit(step.prefill)(params, jnp.asarray(padded), gemma3.init_cache(TINY, 3, 12), pos,
+                                        jnp.asarray(lengths, jnp.int32))
     nxt = jnp.asarray([[11], [12], [13]], jnp.int32)
-    after, _ = step(params, nxt, cache, jnp.asarray(lengths, jnp.int32)[:, None])
+    after, _ = jax.jit(step)(params, nxt, cache, jnp.asarray(lengths, jnp.int32)[:, None])
     for r, row in enumerate(rows):
         alone = _full(step, params, jnp.asarray(np.r_[row, nxt[r]][None]), 12)
         np.testing.assert_allclose(last[r], alone[0, len(row) - 1], atol=1e-4, rtol=1e-4)

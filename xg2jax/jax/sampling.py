@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 import jax
 import jax.numpy as jnp
 
+from xg2jax.jax._nucleus import restrict_top_k_top_p
 from xg2jax.jax.ops import Path, apply_token_bitmask, next_token_mask, shard_next_token_mask
 from xg2jax.jax.state import GrammarState, StepStatus
 
@@ -45,6 +46,9 @@ class Sampler:
     """Greedy (``temperature == 0``), or temperature sampling restricted by top-k and/or top-p.
 
     Static (hashable): a different sampler compiles a different loop; the same one never recompiles.
+    Top-k and top-p select from the largest logits without sorting the vocabulary
+    (:func:`xg2jax.jax._nucleus.restrict_top_k_top_p`: the kept set of a sort, up to float32 rounding of
+    a mass that lands on ``top_p`` itself; ~0.6 ms instead of ~60 ms a row at V = 262,144 on a CPU).
     """
 
     temperature: float = 0.0
@@ -60,17 +64,8 @@ class Sampler:
         if self.temperature == 0.0:
             return jnp.argmax(logits, axis=-1).astype(jnp.int32)
         logits = logits.astype(jnp.float32) / self.temperature
-        neg_inf = jnp.asarray(-jnp.inf, logits.dtype)
-        if self.top_k:
-            kth = jax.lax.top_k(logits, self.top_k)[0][..., -1:]
-            logits = jnp.where(logits < kth, neg_inf, logits)
-        if self.top_p < 1.0:
-            sorted_logits = jnp.sort(logits, axis=-1)[..., ::-1]
-            probs = jax.nn.softmax(sorted_logits, axis=-1)
-            # Keep the smallest prefix whose mass reaches top_p (always at least the best token).
-            keep = jnp.cumsum(probs, axis=-1) - probs < self.top_p
-            cutoff = jnp.min(jnp.where(keep, sorted_logits, jnp.inf), axis=-1, keepdims=True)
-            logits = jnp.where(logits < cutoff, neg_inf, logits)
+        if self.top_k or self.top_p < 1.0:  # a partial selection, no sort of the vocabulary
+            logits = restrict_top_k_top_p(logits, top_k=self.top_k, top_p=self.top_p)
         return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
 
 
