@@ -106,7 +106,7 @@ class Demo:
         logging.info("loading Gemma 3 270M from %s", gguf)
         self.config, self.params = gemma3.load_params(gguf)
         self.text = gemma3.Gemma3Tokenizer.from_gguf(gguf)
-        self.tok = xg2jax.TokenizerInfo.from_loaded_vocab(vocab_packages.gemma3())
+        self.tok = xg2jax.TokenizerInfo.from_gguf(gguf)  # the grammar engine's view of the same vocabulary
         self.compiler = xg2jax.GrammarCompiler(self.tok)
         self.step = gemma3.Gemma3Step(self.config)
         self.path = path
