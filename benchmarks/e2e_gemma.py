@@ -769,16 +769,11 @@ def split_row(tokens: list[int], stop_ids) -> tuple[list[list[int]], list[int]]:
 
 
 def matcher_accepts(check_grammar, tokens: list[int], complete: bool, stop_id: int) -> bool:
-    import xg2jax
-    import xg2jax.vocab_packages
+    """A fresh xg2jax matcher accepts ``tokens`` (then ``stop_id`` and terminates, when ``complete``)."""
+    from xg2jax.testing import first_rejected_token
 
-    m = xg2jax.GrammarMatcher(check_grammar)
-    for t in tokens:
-        if not m.accept_token(int(t)):
-            return False
-    if complete:
-        return bool(m.accept_token(stop_id)) and m.is_terminated()
-    return True
+    ids = list(tokens) + [stop_id] if complete else list(tokens)
+    return first_rejected_token(check_grammar, ids, require_termination=complete) is None
 
 
 def check_outputs(workload: str, rows: list[list[int]], tok, check_grammar, stop_ids, constrained: bool) -> dict:

@@ -32,6 +32,7 @@ import numpy as np
 import xg2jax
 import xg2jax.jax as xj
 from xg2jax import vocab_packages
+from xg2jax.jax.flax_adapter import GrammarConstraint
 from xg2jax.models import gemma3
 from xg2jax.testing import first_rejected_token
 
@@ -175,7 +176,7 @@ def paired_step_ms(demo: Demo, prompts, grammars, steps: int = 48) -> tuple[floa
     sample, grammar step, forward) and the same without mask and grammar step. They run alternately, one
     step each, from the same prefilled prompts, so load from other jobs hits both alike; the overhead is the
     median over steps of (constrained / unconstrained) - 1. Rows whose grammar has finished feed -1 (no
-    advance), as in the loop.
+    advance), as in the loop; the grammar enters through the Flax adapter's ``GrammarConstraint``.
     """
     step = demo.step
     tokens, lengths = demo.encode_batch(prompts)
@@ -191,27 +192,24 @@ def paired_step_ms(demo: Demo, prompts, grammars, steps: int = 48) -> tuple[floa
         return logits[:, 0], cache
 
     @functools.partial(jax.jit, donate_argnames=("cache",))
-    def constrained(params, logits, cache, pos, mask, state, done):
-        masked = xj.apply_token_bitmask(logits, mask, constrained=state.handles >= 0)
-        token = jnp.argmax(masked, axis=-1).astype(jnp.int32)
-        mask, state = xj.next_token_mask(state, jnp.where(done, -1, token), path=demo.path)
-        done = done | ((state.status & xj.StepStatus.TERMINATED) != 0)
+    def constrained(params, logits, cache, pos, constraint: GrammarConstraint, done):
+        token = jnp.argmax(constraint.mask_logits(logits), axis=-1).astype(jnp.int32)
+        constraint = constraint.advance(token, done)  # finished rows feed -1: no advance
+        done = done | constraint.terminated
         logits, cache = step(params, token[:, None], cache, pos[:, None])
-        return logits[:, 0], cache, mask, state, done
+        return logits[:, 0], cache, constraint, done
 
-    cache_len = width + steps + 1
+    cache = gemma3.init_cache(demo.config, batch, width + steps + 1)
     with xj.GrammarState.create(grammars, vocab_size=demo.config.vocab_size) as state:
-        logits_c, cache_c = prefill(demo.params, jnp.asarray(tokens), gemma3.init_cache(demo.config, batch, cache_len),
-                                    positions, lengths)
-        logits_p, cache_p = prefill(demo.params, jnp.asarray(tokens), gemma3.init_cache(demo.config, batch, cache_len),
-                                    positions, lengths)
-        mask, state = xj.next_token_mask(state, jnp.full((batch,), -1, jnp.int32), path=demo.path)
+        logits_c, cache_c = prefill(demo.params, jnp.asarray(tokens), cache, positions, lengths)
+        logits_p, cache_p = logits_c, jax.tree.map(jnp.copy, cache_c)  # each variant updates its own cache
+        constraint = GrammarConstraint.start(state, path=demo.path)
         done = jnp.zeros((batch,), bool)
         times = {True: [], False: []}
         for k in range(steps):
             pos = lengths + k
             t0 = time.perf_counter()
-            logits_c, cache_c, mask, state, done = constrained(demo.params, logits_c, cache_c, pos, mask, state, done)
+            logits_c, cache_c, constraint, done = constrained(demo.params, logits_c, cache_c, pos, constraint, done)
             jax.block_until_ready(logits_c)
             t1 = time.perf_counter()
             logits_p, cache_p = plain(demo.params, logits_p, cache_p, pos)

@@ -35,6 +35,7 @@ __all__ = [
     "load_tokenizer_json",
     "load_gguf",
     "read_gguf_metadata",
+    "gguf_metadata_vocab",
     "load_tiktoken",
     "load_gpt2_encoder_json",
 ]
@@ -429,7 +430,11 @@ def load_gguf(path: PathLike | Sequence[PathLike], *, reader: str = "builtin") -
         meta = _read_gguf_metadata_with_gguf_package(path)
     else:
         raise ValueError(f"unknown reader {reader!r}: use 'builtin' or 'gguf'")
+    return gguf_metadata_vocab(meta)
 
+
+def gguf_metadata_vocab(meta: Mapping[str, Any]) -> LoadedVocab:
+    """The :class:`LoadedVocab` of GGUF metadata already read (see :func:`load_gguf` for the rules)."""
     tokens = meta.get("tokenizer.ggml.tokens")
     if tokens is None:
         raise ValueError("GGUF file has no tokenizer.ggml.tokens")

@@ -26,7 +26,6 @@ from typing import Iterable, Sequence
 __all__ = ["Gemma3Tokenizer"]
 
 _CONTROL, _USER_DEFINED, _BYTE = 3, 4, 6  # GGUF token types
-_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
 class Gemma3Tokenizer:
@@ -35,22 +34,20 @@ class Gemma3Tokenizer:
     Use :meth:`from_gguf`. ``bos_id``, ``eos_id``, ``pad_id`` and ``end_of_turn_id`` come from the file.
     """
 
-    def __init__(self, pieces: Sequence[str], types: Sequence[int], *, bos_id: int, eos_id: int, pad_id: int):
+    def __init__(self, pieces: Sequence[str], types: Sequence[int], token_bytes: Sequence[bytes], *, bos_id: int,
+                 eos_id: int, pad_id: int):
+        """``pieces``: SentencePiece spellings (``▁`` for spaces); ``types``: GGUF token types;
+        ``token_bytes``: what each token decodes to (:func:`xg2jax.vocab_decoding.decode_vocab`)."""
         self.pieces = list(pieces)
         self.bos_id, self.eos_id, self.pad_id = bos_id, eos_id, pad_id
+        self._token_bytes = list(token_bytes)
         self._ids = {}
         for i, p in enumerate(self.pieces):
             self._ids.setdefault(p, i)
-        self._bytes: dict[int, int] = {}  # byte value -> id of its <0xNN> piece
-        self._byte_of: dict[int, int] = {}  # id -> byte value
-        for i, (p, t) in enumerate(zip(self.pieces, types)):
-            m = _BYTE_PIECE.fullmatch(p)
-            if t == _BYTE and m:
-                self._bytes[int(m.group(1), 16)] = i
-                self._byte_of[i] = int(m.group(1), 16)
+        self._bytes = {self._token_bytes[i][0]: i for i, t in enumerate(types) if t == _BYTE}  # byte -> <0xNN>
         self._control = {p: i for i, (p, t) in enumerate(zip(self.pieces, types)) if t == _CONTROL and p}
         self._user = {p: i for i, (p, t) in enumerate(zip(self.pieces, types)) if t == _USER_DEFINED and p}
-        self._special_ids = {i for i, t in enumerate(types) if t == _CONTROL}
+        self._special_ids = set(self._control.values())
         self._splitters = {True: self._splitter({**self._user, **self._control}), False: self._splitter(self._user)}
         self.end_of_turn_id = self._control.get("<end_of_turn>")
 
@@ -64,19 +61,17 @@ class Gemma3Tokenizer:
     @classmethod
     def from_gguf(cls, path: str | os.PathLike | Sequence[str | os.PathLike]) -> "Gemma3Tokenizer":
         """Build the tokenizer from a GGUF file's metadata (weights are not read)."""
-        from xg2jax.tokenizer_loaders import read_gguf_metadata
+        from xg2jax.tokenizer_loaders import gguf_metadata_vocab, read_gguf_metadata
+        from xg2jax.vocab_decoding import decode_vocab
 
         meta = read_gguf_metadata(path)
         if meta.get("tokenizer.ggml.model") != "llama":
             raise ValueError(f"Gemma3Tokenizer: expected a SentencePiece ('llama') vocabulary, got "
                              f"{meta.get('tokenizer.ggml.model')!r}")
-        pieces = [p if isinstance(p, str) else p.decode("utf-8", "replace") for p in meta["tokenizer.ggml.tokens"]]
-        types = list(meta["tokenizer.ggml.token_type"])
-        # The file spells the multi-space user-defined pieces with plain spaces; SentencePiece uses ▁.
-        pieces = [p.replace(" ", "▁") if t == _USER_DEFINED and p and not p.strip(" ") else p
-                  for p, t in zip(pieces, types)]
-        return cls(pieces, types, bos_id=int(meta["tokenizer.ggml.bos_token_id"]),
-                   eos_id=int(meta["tokenizer.ggml.eos_token_id"]),
+        vocab = gguf_metadata_vocab(meta)  # spells the multi-space user-defined pieces with ▁, as SentencePiece
+        pieces = [p if isinstance(p, str) else p.decode("utf-8", "replace") for p in vocab.encoded_vocab]
+        return cls(pieces, list(meta["tokenizer.ggml.token_type"]), decode_vocab(vocab.encoded_vocab, vocab.vocab_type),
+                   bos_id=int(meta["tokenizer.ggml.bos_token_id"]), eos_id=int(meta["tokenizer.ggml.eos_token_id"]),
                    pad_id=int(meta.get("tokenizer.ggml.padding_token_id", 0)))
 
     @property
@@ -147,10 +142,7 @@ class Gemma3Tokenizer:
             i = int(i)
             if i < 0 or i >= len(self.pieces):
                 raise ValueError(f"Gemma3Tokenizer.decode: token id {i} is outside [0, {len(self.pieces)})")
-            if i in self._byte_of:
-                buf.append(self._byte_of[i])
-            elif skip_special and i in self._special_ids:
+            if skip_special and i in self._special_ids:
                 continue
-            else:
-                buf += self.pieces[i].replace("▁", " ").encode("utf-8")
+            buf += self._token_bytes[i]
         return buf.decode("utf-8", errors="replace")
