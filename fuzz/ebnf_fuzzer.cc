@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fuzz_common.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 4096) return -1;  // bound the per-input cost; -1: not added to the corpus

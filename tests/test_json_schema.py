@@ -153,6 +153,37 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
         for text in invalid:
             self.assertGrammarRejects(grammar, json.dumps(text))
 
+    @parameterized.named_parameters(*[(f.replace("-", "_"), f, *c) for f, c in FORMAT_CASES.items()])
+    def test_formats_with_lengths_patterns_and_constants(self, fmt, valid, invalid):
+        # The format's automaton intersected with a length, a pattern, and the complement of a constant: each
+        # valid example is accepted exactly when it also meets the other keyword; invalid ones never are.
+        lo, hi = min(1, len(valid[0])), len(valid[0])  # valid[0] always stays valid
+        for extra, keeps in [({"minLength": lo, "maxLength": hi}, lambda t: lo <= len(t) <= hi),
+                             ({"pattern": "^[^:]*$"}, lambda t: ":" not in t),
+                             ({"not": {"const": valid[0]}}, lambda t: t != valid[0])]:
+            try:
+                grammar = xg2jax.Grammar.from_json_schema({"type": "string", "format": fmt, **extra})
+            except UnsupportedSchemaError as e:  # the URI automata times a length exceed the automaton budget
+                self.assertIn(fmt, ("uri", "uri-reference"))
+                self.assertIn("more than", str(e))
+                continue
+            except UnsatisfiableSchemaError:  # e.g. date-times always contain ':'
+                self.assertFalse(any(keeps(t) for t in valid), (fmt, extra))
+                continue
+            for text in valid:
+                if keeps(text):
+                    self.assertGrammarAccepts(grammar, json.dumps(text))
+                else:
+                    self.assertGrammarRejects(grammar, json.dumps(text))
+            for text in invalid:
+                self.assertGrammarRejects(grammar, json.dumps(text))
+
+    def test_formats_filter_constants(self):
+        grammar = xg2jax.Grammar.from_json_schema({"enum": ["2024-01-02", "2024-13-02", 3], "format": "date"})
+        for text in ['"2024-01-02"', "3"]:
+            self.assertGrammarAccepts(grammar, text)
+        self.assertGrammarRejects(grammar, '"2024-13-02"')
+
     @parameterized.named_parameters(*[(name, *case) for name, case in CASES.items()])
     def test_instances(self, schema, valid, invalid):
         grammar = xg2jax.Grammar.from_json_schema(schema)
@@ -358,7 +389,7 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
     def test_key_regex_automaton_matches_python_re(self):
         import random
 
-        from xg2jax.json_schema._keydfa import matches, regex_dfa
+        from xg2jax.json_schema._automata import matches, regex_dfa
         rng = random.Random(1)
         alphabet = "abcdfoxy-0123 \n.á_]"
         for pattern in ["f.*o", "^a*$", "a+", "^fo", "[0-9]{2,}", "^x-", "ab|cd$", "^(ab|c)+d?$", "a{2,3}",
@@ -368,6 +399,30 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
                 text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
                 expected = re.search(pattern.replace("$", "\\Z"), text, re.ASCII) is not None  # ECMAScript \w is ASCII
                 self.assertEqual(matches(dfa, text), expected, (pattern, text))
+
+    def test_large_counts_and_categories_in_patterns_with_lengths(self):
+        # Counted repetitions of any size (within the automaton state limit) and \p{...} reach the automaton path,
+        # which also takes minLength / maxLength and a lone surrogate in a key.
+        ident = xg2jax.Grammar.from_json_schema({"type": "string", "pattern": "^[a-z0-9_-]{1,128}$", "minLength": 3})
+        self.assertGrammarAccepts(ident, json.dumps("a" * 128))
+        for bad in ["a" * 129, "ab", "a b"]:
+            self.assertGrammarRejects(ident, json.dumps(bad))
+        word = xg2jax.Grammar.from_json_schema({"type": "string", "pattern": "^\\p{Letter}+$", "maxLength": 3})
+        self.assertGrammarAccepts(word, '"añΩ"')
+        for bad in ['"añΩb"', '"a1"', '""']:
+            self.assertGrammarRejects(word, bad)
+        keys = xg2jax.Grammar.from_json_schema({"type": "object", "patternProperties": {"^\\p{Lu}{1,200}$": {}},
+                                                "additionalProperties": False})
+        self.assertGrammarAccepts(keys, '{"ÀB": 1}')
+        self.assertGrammarRejects(keys, '{"Àb": 1}')
+
+    def test_regex_errors_and_limits_are_reported_at_the_keyword(self):
+        with self.assertRaisesRegex(SchemaError, r"'/pattern'.*unterminated character class"):
+            xg2jax.Grammar.from_json_schema({"type": "string", "pattern": "a[b"})
+        with self.assertRaisesRegex(UnsupportedSchemaError,
+                                    r"'/patternProperties/.*more than 2000 DFA states"):
+            xg2jax.Grammar.from_json_schema({"type": "object", "patternProperties": {"(a|b)*a(a|b){12}": {}},
+                                             "additionalProperties": False})
 
     def test_non_strict_mode_ignores_unique_items(self):
         grammar = xg2jax.Grammar.from_json_schema({"type": "array", "uniqueItems": True}, strict_mode=False)

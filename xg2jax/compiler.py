@@ -320,7 +320,8 @@ class GrammarCompiler:
           \f \v \0 \xHH \uHHHH \u{H...} \cX`` and escaped punctuation (``\. \\ \/ \- ...``);
         - classes ``[a-z]``, ``[^...]``, with escapes and ``\d \w \s`` inside (``[\b]`` is backspace,
           ``[^]`` any code point); ``\d \w \s \D \W \S`` (ASCII digits, ASCII word characters,
-          ECMAScript white space);
+          ECMAScript white space); Unicode general categories ``\p{L}``, ``\p{Letter}``,
+          ``\p{gc=Lu}`` and their complements ``\P{...}`` (Unicode 14.0);
         - quantifiers ``* + ? {m} {m,} {m,n}`` and their lazy forms (same language; bounds up to
           1048576); groups ``( )``, ``(?: )``, ``(?<name> )``; alternation ``|``, empty alternatives;
           a ``{`` that starts no quantifier, and ``}`` / ``]`` outside a class, are literals;
@@ -328,7 +329,8 @@ class GrammarCompiler:
           (no-ops here: the whole output must match anyway).
 
         These raise ``ValueError`` naming the construct and its position: backreferences (``\1``,
-        ``\k<name>``), lookahead and lookbehind, word boundaries ``\b \B``, ``\p{...}``, flags and
+        ``\k<name>``), lookahead and lookbehind, word boundaries ``\b \B``, Unicode properties
+        other than general categories (``\p{Script=Greek}``), flags and
         inline modifiers (``(?i)``), atomic groups and possessive quantifiers, anchors anywhere
         else, unknown letter escapes (``\a``, ``\A``), classes that match nothing (``[]``), and
         syntax errors (unbalanced brackets, nothing to repeat, ``{3,2}``, reversed ranges).

@@ -2,7 +2,7 @@
 
 #include "frontends/regex.h"
 #include "grammar/builtin_grammars.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "grammar/printer.h"
 #include "support/check.h"
 

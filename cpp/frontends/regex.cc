@@ -32,7 +32,7 @@
 #include <utility>
 #include <vector>
 
-#include "frontends/regex_parser.h"
+#include "automata/regex_parser.h"
 #include "grammar/nesting_depth.h"
 #include "support/limits.h"
 #include "support/utf8.h"
@@ -40,45 +40,7 @@
 namespace xg {
 namespace {
 
-using regex::CodepointRanges;
 using regex::Node;
-
-// How a pattern is quoted in an error: one display unit per code point (an invalid byte is one
-// unit), control characters and line separators shown as '?', and a window around the error
-// position when the pattern is long. Returns the excerpt and the caret's column in it.
-std::pair<std::string, size_t> Excerpt(const std::string& pattern, size_t position) {
-  std::vector<std::string> units;
-  for (size_t i = 0; i < pattern.size();) {
-    size_t j = i;
-    uint32_t cp;
-    if (DecodeUtf8(pattern, &j, &cp)) {
-      bool unprintable = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
-      units.push_back(unprintable ? std::string("?") : pattern.substr(i, j - i));
-      i = j;
-    } else {
-      units.push_back("?");
-      ++i;
-    }
-  }
-  constexpr size_t kWindow = 72;
-  size_t begin = 0, end = units.size();
-  if (units.size() > kWindow) {
-    begin = position > kWindow / 2 ? position - kWindow / 2 : 0;
-    end = std::min(units.size(), begin + kWindow);
-    begin = end - kWindow;
-  }
-  std::string excerpt = begin > 0 ? "..." : "";
-  size_t caret = excerpt.size() + (position - std::min(position, begin));
-  for (size_t i = begin; i < end; ++i) excerpt += units[i];
-  if (end < units.size()) excerpt += "...";
-  return {excerpt, caret};
-}
-
-std::string FormatRegexError(const std::string& pattern, size_t position, const std::string& description) {
-  auto [excerpt, caret] = Excerpt(pattern, position);
-  return "regex error at position " + std::to_string(position) + ": " + description + "\n  " + excerpt + "\n  " +
-         std::string(caret, ' ') + "^";
-}
 
 const CodepointRanges kDotRanges = {{0, '\n' - 1}, {'\n' + 1, '\r' - 1}, {'\r' + 1, 0x2027}, {0x202A, kMaxCodepoint}};
 const CodepointRanges kAnyCodepoint = {{0, kMaxCodepoint}};
@@ -223,9 +185,6 @@ class Lowering {
 };
 
 }  // namespace
-
-RegexError::RegexError(const std::string& pattern, size_t position, const std::string& description)
-    : InputError(FormatRegexError(pattern, position, description)), position_(position), description_(description) {}
 
 namespace {
 

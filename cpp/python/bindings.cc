@@ -8,13 +8,14 @@
 #include "compiler/grammar_compiler.h"
 #include "frontends/regex.h"
 #include "grammar/builtin_grammars.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "grammar/passes.h"
 #include "grammar/printer.h"
 #include "matcher/grammar_matcher.h"
 #include "support/check.h"
 #include "support/limits.h"
 #include "tokenizer/tokenizer_info.h"
+#include "automata_bindings.h"
 #include "step_bindings.h"
 
 namespace py = pybind11;
@@ -339,4 +340,5 @@ PYBIND11_MODULE(_core, m) {
       py::arg("matchers"), py::arg("bitmask"), py::arg("indices"), py::arg("num_threads"));
 
   BindStep(m);
+  BindAutomata(m);
 }

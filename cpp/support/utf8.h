@@ -16,6 +16,9 @@ namespace xg {
 
 constexpr uint32_t kMaxCodepoint = 0x10FFFF;
 
+// A set of code points as sorted, disjoint [lo, hi] ranges (the alphabet of the automata library).
+using CodepointRanges = std::vector<std::pair<uint32_t, uint32_t>>;
+
 // Appends the UTF-8 encoding of cp (which must be a valid scalar value) to out.
 void AppendUtf8(uint32_t cp, std::string* out);
 
@@ -34,8 +37,7 @@ std::vector<Utf8Sequence> Utf8Sequences(uint32_t lo, uint32_t hi);
 
 // Merges overlapping/adjacent [lo, hi] code-point ranges; optionally complements over
 // [0, kMaxCodepoint]. Surrogates are dropped either way (they have no UTF-8 encoding).
-std::vector<std::pair<uint32_t, uint32_t>> NormalizeRanges(std::vector<std::pair<uint32_t, uint32_t>> r,
-                                                          bool negate);
+CodepointRanges NormalizeRanges(CodepointRanges r, bool negate);
 
 // Printable escape of a byte string for error messages and the printer ("a\n\x80").
 std::string EscapeBytes(const std::string& s, char quote = '"');

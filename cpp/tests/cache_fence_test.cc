@@ -11,7 +11,7 @@
 #include "compiler/compiled_grammar.h"
 #include "compiler/rule_mask_cache.h"
 #include "dense_vocab.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "matcher/grammar_matcher.h"
 
 namespace xg {

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "latch.h"
 #include "matcher/grammar_matcher.h"
 #include "support/thread_pool.h"

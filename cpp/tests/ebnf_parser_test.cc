@@ -1,4 +1,4 @@
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 
 #include <gtest/gtest.h>
 

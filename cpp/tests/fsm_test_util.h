@@ -6,7 +6,7 @@
 #include <string>
 
 #include "fsm/grammar_fsm.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "grammar/passes.h"
 #include "parser/earley_parser.h"
 

@@ -6,7 +6,7 @@
 #include <future>
 #include <thread>
 
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "grammar_step.h"
 #include "handle_registry.h"
 #include "latch.h"

@@ -11,7 +11,7 @@
 #include "compiler/grammar_compiler.h"
 #include "compiler/token_mask_cache.h"
 #include "dense_vocab.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 
 namespace xg {
 namespace {

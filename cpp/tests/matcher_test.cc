@@ -7,7 +7,7 @@
 #include <random>
 
 #include "dense_vocab.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "support/check.h"
 
 namespace xg {

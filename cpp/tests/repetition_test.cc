@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fsm_test_util.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "grammar/passes.h"
 #include "parser/earley_parser.h"
 

@@ -10,7 +10,7 @@
 #include "compiler/rule_mask_cache.h"
 #include "fsm/grammar_fsm.h"
 #include "fsm/rule_dfa_cache.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "grammar/passes.h"
 
 namespace xg {

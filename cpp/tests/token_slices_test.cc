@@ -10,7 +10,7 @@
 #include "compiler/byte_loop.h"
 #include "compiler/compiled_grammar.h"
 #include "compiler/token_mask_cache.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "grammar/passes.h"
 #include "matcher/grammar_matcher.h"
 #include "tokenizer/tokenizer_info.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "compiler/compiled_grammar.h"
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 #include "grammar/nesting_depth.h"
 #include "grammar/printer.h"
 #include "latch.h"

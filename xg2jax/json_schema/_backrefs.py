@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from xg2jax.json_schema._keydfa import regex_tokens
+from xg2jax.json_schema._regex_text import regex_tokens
 
 _NAMED_OPEN = re.compile(r"\(\?P?<([A-Za-z_$][\w$]*)>")
 _NAMED_REFERENCE = re.compile(r"\\k<([A-Za-z_$][\w$]*)>")

@@ -16,10 +16,8 @@ import json
 import math
 from typing import Any
 
-from xg2jax import _core
 from xg2jax.json_schema._common import TYPES, SchemaError, UnsupportedSchemaError, escape_pointer
-from xg2jax.json_schema._ebnf import literal
-from xg2jax.json_schema._keydfa import hoist_anchors
+from xg2jax.json_schema._automata import regex_syntax_error
 from xg2jax.json_schema._limits import MAX_DECIMAL_DIGITS, MAX_ENUM_VALUES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
 from xg2jax.json_schema._resources import (
     SCHEMA_LISTS,
@@ -256,12 +254,7 @@ def check_json_value(value: Any, kw: str, where: str | None) -> None:
 @functools.lru_cache(maxsize=4096)  # a pure function of the text; the document check and the converter both ask
 def regex_problem(pattern: str) -> str | None:
     """Why the regex front end rejects ``pattern`` (ECMAScript syntax, JSON Schema ``pattern``), or None."""
-    pattern = hoist_anchors(pattern)
-    try:
-        _core.Grammar.from_ebnf(f"root ::= Regex({literal(pattern)}, json_string=true, search=true)".encode(), "root")
-    except ValueError as e:
-        return str(e).split("\n")[0].split("in the Regex(...) pattern ", 1)[-1]
-    return None
+    return regex_syntax_error(pattern)
 
 
 def check_regex(pattern: str, where: str) -> None:

@@ -24,7 +24,7 @@ from xg2jax.json_schema._common import (
     strip_annotations,
 )
 from xg2jax.json_schema._ebnf import choice
-from xg2jax.json_schema._keydfa import other_keys_pattern
+from xg2jax.json_schema._automata import other_keys_pattern
 
 
 class CombinatorsMixin:

@@ -29,7 +29,7 @@ NOT_STRINGS = "x-xg2jax-not-strings"
 # multipleOf among numbers; non-numbers pass).
 NOT_MULTIPLE_OF = "x-xg2jax-not-multiple-of"
 # Internal keyword: [[pattern, schema], ...]: for each pair, some member whose key matches the pattern (a regex or an
-# other-keys pattern, see _keydfa.other_keys_pattern) has a value valid under the schema (the complement of
+# other-keys pattern, see _automata.other_keys_pattern) has a value valid under the schema (the complement of
 # patternProperties / additionalProperties; non-objects pass).
 SOME_MEMBER = "x-xg2jax-some-member"
 # Internal keyword: strings in which none of the listed patterns finds a match (the complement of pattern).

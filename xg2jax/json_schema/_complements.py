@@ -47,7 +47,7 @@ from xg2jax.json_schema._common import (
     strip_annotations,
 )
 from xg2jax.json_schema._formats import FORMATS
-from xg2jax.json_schema._keydfa import other_keys_pattern
+from xg2jax.json_schema._automata import other_keys_pattern
 
 # keyword -> (type it applies to, the keyword of the complementary bound, how the value changes)
 _BOUNDS = {

@@ -32,7 +32,7 @@ from xg2jax.json_schema._common import (
     SchemaError,
     strip_annotations,
 )
-from xg2jax.json_schema._keydfa import (
+from xg2jax.json_schema._automata import (
     RegexUnsupported,
     key_dfa,
     matches,
@@ -278,7 +278,7 @@ def _patterns_may_meet(pa: str, pb: str) -> bool:
     """Whether some string matches both patterns (True when the automata are unsupported or too big to tell). Cached:
     a ``oneOf`` over many branches asks the same pairs again (seconds for big schemas without the cache)."""
     try:
-        _, _, accept = product([regex_dfa(pa), regex_dfa(pb)])
+        _, accept = product([regex_dfa(pa), regex_dfa(pb)])
     except RegexUnsupported:
         return True
     return any(all(acc) for acc in accept)

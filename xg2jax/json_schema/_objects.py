@@ -15,7 +15,7 @@ from xg2jax.json_schema._common import (
     escape_pointer,
 )
 from xg2jax.json_schema._ebnf import EMPTY, KEY_TAIL_RULES, json_literal, literal, seq
-from xg2jax.json_schema._keydfa import matches
+from xg2jax.json_schema._automata import matches
 from xg2jax.json_schema._limits import (
     MAX_ANY_ORDER_PROPERTIES,
     MAX_ANY_ORDER_STATES,

@@ -1,5 +1,5 @@
 """``patternProperties`` and ``propertyNames``: which schema a key's value must satisfy, decided by regular
-languages of keys (``_keydfa``).
+languages of keys (the engine's code-point automata, ``_automata``).
 
 Algorithm. The declared names (``properties``, ``required``, ...) are checked one by one: a name that
 ``propertyNames`` rejects cannot appear; otherwise its value must satisfy ``properties[name]`` (or
@@ -28,15 +28,13 @@ from xg2jax.json_schema._common import (
     strip_annotations,
 )
 from xg2jax.json_schema._ebnf import choice, seq
-from xg2jax.json_schema._keydfa import (
+from xg2jax.json_schema._automata import (
     RegexUnsupported,
-    co_reachable,
+    emission_plan,
     key_dfa,
     length_dfa,
     matches,
-    merge_equivalent,
     names_dfa,
-    predecessors,
     product,
     spell,
 )
@@ -127,7 +125,7 @@ class PatternsMixin:
         filters = filters or []
         dfas = [names_dfa(names)] + [d for _, _, d in patterns] + filters
         try:
-            atoms, delta, accept = product(dfas)
+            keys, accept = product(dfas)
         except RegexUnsupported as e:
             raise UnsupportedSchemaError(f"{ptr}/patternProperties", str(e)) from None
         k = len(patterns)
@@ -149,30 +147,23 @@ class PatternsMixin:
                 value = self.visit(value_schema, where)
             except Unsatisfiable:
                 continue
-            members.append(seq(self._key_rule(atoms, delta, set(finals)), self.key_sep, value))
+            members.append(seq(self._key_rule(keys.with_accepting(finals)), self.key_sep, value))
         return choice(members) if members else None
 
-    def _key_rule(self, atoms, delta, finals: set[int]) -> str:
-        """A JSON string (with its quotes) whose content the automaton leads to ``finals``. Equivalent states are
-        merged first, and a state's edges back into itself become a loop ``(c)*`` in its rule: a pattern such as
+    def _key_rule(self, dfa) -> str:
+        """A JSON string (with its quotes) whose content ``dfa`` accepts. The engine trims and merges the automaton
+        (``emission_plan``); a state's edges back into itself become a loop ``(c)*`` in its rule: a pattern such as
         ``.*`` then reads its characters in one lexical loop, whose masks the engine takes from the vocabulary's
         token slices, rather than one rule reference per character."""
-        live = co_reachable(predecessors(delta), finals)  # the states that can still reach a final one
-        if 0 not in live:
+        start, states = emission_plan(dfa)
+        if start < 0:
             return "j_never"
-        rep = merge_equivalent(delta, live, finals)
-        names = {q: self.rules.reserve(f"key_{q}") for q in sorted(set(rep.values()))}
-        for q, name in names.items():
-            by_target: dict[int, list] = {}
-            for a, t in enumerate(delta[q]):
-                if t in live:
-                    by_target.setdefault(rep[t], []).append(atoms[a])
-            loop = spell(by_target.pop(q, []))
-            options = ['"\\""'] if q in finals else []
-            for t, ivs in by_target.items():
-                spelled = spell(ivs)
-                if spelled:
-                    options.append(seq(choice(spelled), names[t]))
+        names = {q: self.rules.reserve(f"key_{q}") for q, _, _, _ in states}
+        for q, accepting, loop_ranges, edges in states:
+            loop = spell(loop_ranges)
+            options = ['"\\""'] if accepting else []
+            for t, ranges in edges:
+                options.append(seq(choice(spell(ranges)), names[t]))
             body = " | ".join(options) if options else "j_never"
-            self.rules.define(name, f"( {choice(loop)} )* ( {body} )" if loop else body)
-        return seq('"\\""', names[rep[0]])
+            self.rules.define(names[q], f"( {choice(loop)} )* ( {body} )" if loop else body)
+        return seq('"\\""', names[start])

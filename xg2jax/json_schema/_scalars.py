@@ -19,14 +19,14 @@ from xg2jax.json_schema._common import (
     UnsupportedSchemaError,
 )
 from xg2jax.json_schema._ebnf import choice, literal
-from xg2jax.json_schema._formats import FORMATS
-from xg2jax.json_schema._keydfa import (
+from xg2jax.json_schema._formats import FORMATS, format_search_pattern
+from xg2jax.json_schema._automata import (
     RegexUnsupported,
-    hoist_anchors,
     names_dfa,
     product_with_length,
     regex_dfa,
 )
+from xg2jax.json_schema._regex_text import hoist_anchors
 from xg2jax.json_schema._limits import MAX_LISTED_MULTIPLES, MAX_LISTED_NON_MULTIPLES
 from xg2jax.json_schema._numbers import (
     decimal_multiple_of,
@@ -328,30 +328,28 @@ class ScalarsMixin:
         # Approximation (documented): a bounded number is spelled without an exponent.
         return self.rules.add("number_range", digits)
 
+    def _enforced_format(self, schema) -> str | None:
+        """The schema's ``format`` when it is one this converter enforces (``_formats``), else None."""
+        fmt = schema.get("format")
+        return fmt if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS else None
+
     def _type_string(self, schema, ptr):
         lo = self._int_keyword(schema, "minLength", ptr) or 0
         hi = self._int_keyword(schema, "maxLength", ptr)
         if hi is not None and hi < lo:
             raise Unsatisfiable(f"{ptr}/maxLength", f"'minLength' {lo} > 'maxLength' {hi}")
-        fmt = schema.get("format")
-        if NOT_PATTERNS in schema or (NOT_STRINGS in schema and (lo or hi is not None or "pattern" in schema)):
+        fmt = self._enforced_format(schema)
+        if NOT_PATTERNS in schema or (NOT_STRINGS in schema and (lo or hi is not None or "pattern" in schema or fmt)) \
+                or (fmt and (lo or hi is not None)):
             return self._string_automaton(schema, lo, hi, ptr)
         if NOT_STRINGS in schema:
-            if self.enforce_formats and fmt in FORMATS:
-                raise UnsupportedSchemaError(ptr, "strings other than given constants, with a length, 'pattern' or "
-                                             "'format', are not supported yet")
             return self.rules.add("string_except", self._key_except(list(schema[NOT_STRINGS])))
         if "pattern" in schema:
             return self._string_pattern(schema, lo, hi, ptr)
-        if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
-            if lo or hi is not None:
-                raise UnsupportedSchemaError(f"{ptr}/format", f"format '{fmt}' together with minLength / maxLength "
-                                             "is not supported yet")
-            name, body = FORMATS[fmt]
+        if fmt:
+            name, regex = FORMATS[fmt]
             if name not in self.rules.rules:
-                if fmt in ("uri", "uri-reference", "email"):  # they reference the IPv6 rule
-                    self.rules.define(*FORMATS["ipv6"]) if "ip_v6" not in self.rules.rules else None
-                self.rules.define(name, body)
+                self.rules.define(name, f"Regex({literal(regex)}, json_string=true)")
             return self.rules.add(f"string_{name}", f'"\\"" {name} "\\""')
         if lo == 0 and hi is None:
             return "j_string"
@@ -362,10 +360,7 @@ class ScalarsMixin:
         """Strings by one product automaton: ``pattern`` matches, the length is within bounds, the string is none of
         the excluded constants (complement of const / enum) and none of the excluded patterns finds a match
         (complement of ``pattern``)."""
-        fmt = schema.get("format")
-        if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
-            raise UnsupportedSchemaError(f"{ptr}/format", f"format '{fmt}' together with the complement of 'pattern' "
-                                         "or of string constants is not supported yet")
+        fmt = self._enforced_format(schema)
         pattern = schema.get("pattern")
         if pattern is not None and not isinstance(pattern, str):
             raise SchemaError(f"{ptr}/pattern", f"'pattern' must be a string, got {json.dumps(pattern)}")
@@ -374,18 +369,20 @@ class ScalarsMixin:
         excluded = list(schema.get(NOT_PATTERNS, []))
         try:
             must = [regex_dfa(pattern)] if pattern is not None else []
+            if fmt:
+                must.append(regex_dfa(format_search_pattern(fmt)))
             must_not = [names_dfa(list(schema.get(NOT_STRINGS, [])))] + [regex_dfa(p) for p in excluded]
-            m = len(must)
-            atoms, delta, finals = product_with_length(must + must_not,
-                                                       lambda vec: all(vec[:m]) and not any(vec[m:]), lo, hi)
+            strings = product_with_length(must, must_not, lo, hi)
         except RegexUnsupported as e:
-            where = f"{ptr}/pattern" if pattern is not None and not excluded else f"{ptr}/not/pattern"
-            raise UnsupportedSchemaError(where, f"strings by automaton (pattern {json.dumps(pattern)}, excluded "
-                                         f"patterns {json.dumps(excluded)}): {e}") from None
-        if not finals:
+            where = f"{ptr}/format" if fmt else f"{ptr}/pattern" if pattern is not None and not excluded \
+                else f"{ptr}/not/pattern"
+            raise UnsupportedSchemaError(where, f"strings by automaton (pattern {json.dumps(pattern)}, format "
+                                         f"{json.dumps(fmt)}, excluded patterns {json.dumps(excluded)}): {e}") from None
+        key = self._key_rule(strings)
+        if key == "j_never":
             raise Unsatisfiable(f"{ptr}/pattern" if pattern is not None else ptr,
-                                "no string satisfies the pattern, length and excluded patterns / constants")
-        return self._key_rule(atoms, delta, finals)
+                                "no string satisfies the pattern, format, length and excluded patterns / constants")
+        return key
 
     def _string_pattern(self, schema, lo: int, hi: int | None, ptr: str) -> str:
         """``pattern``: an unanchored ECMAScript search over the string's characters (the EBNF
@@ -396,18 +393,16 @@ class ScalarsMixin:
             raise SchemaError(f"{ptr}/pattern", f"'pattern' must be a string, got {json.dumps(pattern)}")
         if not self.strict:
             pattern = widen_backreferences(pattern)  # the documented approximation (_backrefs.py)
-        fmt = schema.get("format")
-        if self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
-            raise UnsupportedSchemaError(f"{ptr}/pattern", f"'pattern' together with format '{fmt}' is not "
-                                         "supported yet")
         detail = regex_problem(pattern)  # reported against the schema, not against the generated EBNF
         if detail is not None and "not supported" not in detail:
             raise SchemaError(f"{ptr}/pattern", f"invalid regex {json.dumps(pattern)}: {detail}")
-        # The pattern's automaton (see _keydfa) where it can be built: exact for every character, including those
+        if self._enforced_format(schema):
+            return self._string_automaton(schema, lo, hi, ptr)  # the pattern's and the format's automata
+        # The pattern's automaton (see _automata) where it can be built: exact for every character, including those
         # JSON must escape (which the engine's Regex(...) leaves out of '.' and classes), and it takes lengths. The
         # engine's regex front end otherwise (features the automaton lacks, or too many states).
         try:
-            atoms, delta, finals = product_with_length([regex_dfa(pattern)], all, lo, hi)
+            strings = product_with_length([regex_dfa(pattern)], [], lo, hi)
         except RegexUnsupported as e:
             if detail is not None or lo or hi is not None:
                 why = f"{detail or e}"
@@ -415,8 +410,9 @@ class ScalarsMixin:
                     why += " (pass strict_mode=False to widen each backreference to its group's pattern)"
                 raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: {why}") from None
         else:
-            if not finals:
+            key = self._key_rule(strings)
+            if key == "j_never":
                 raise Unsatisfiable(f"{ptr}/pattern", "no string matches the pattern within the length bounds")
-            return self._key_rule(atoms, delta, finals)
+            return key
         spelled = literal(hoist_anchors(pattern))
         return self.rules.add("string_pattern", f'"\\"" Regex({spelled}, json_string=true, search=true) "\\""')

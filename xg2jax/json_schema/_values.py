@@ -23,8 +23,8 @@ from xg2jax.json_schema._common import (
     strip_annotations,
 )
 from xg2jax.json_schema._ebnf import choice, json_literal, literal, seq
-from xg2jax.json_schema._formats import FORMATS
-from xg2jax.json_schema._keydfa import matches
+from xg2jax.json_schema._automata import matches, regex_dfa
+from xg2jax.json_schema._formats import FORMATS, format_search_pattern
 
 
 class ValuesMixin:
@@ -105,8 +105,6 @@ class ValuesMixin:
             return self._validate(value, target, ptr) and (self._draft < 2019 or self._validate(value, rest, ptr))
         schema = strip_annotations(schema)
         unchecked = set(schema) - _VALIDATED - ANNOTATIONS
-        if self.enforce_formats and schema.get("format") in FORMATS and isinstance(value, str):
-            unchecked.add("format")  # (a format asserts nothing about other types)
         if unchecked:
             kw = sorted(unchecked)[0]
             raise UnsupportedSchemaError(f"{ptr}/{kw}", f"'{kw}' next to 'enum' / 'const' is not supported yet")
@@ -197,6 +195,10 @@ class ValuesMixin:
                 return False
         if t == "string" and "pattern" in schema:
             if not matches(self._regex_dfa(schema["pattern"], f"{ptr}/pattern"), value):
+                return False
+        fmt = schema.get("format")
+        if t == "string" and self.enforce_formats and isinstance(fmt, str) and fmt in FORMATS:
+            if not matches(regex_dfa(format_search_pattern(fmt)), value):  # (a format asserts nothing else)
                 return False
         if t == "object":
             if not schema.get("minProperties", 0) <= len(value) <= schema.get("maxProperties", math.inf):

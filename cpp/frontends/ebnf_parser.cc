@@ -1,7 +1,7 @@
 // Recursive-descent parser for the EBNF dialect described in ebnf_parser.h. Rule references are
 // collected by name during parsing and resolved once all rules are known, so rules may be used
 // before they are defined. Each error names the line and column and shows the line.
-#include "grammar/ebnf_parser.h"
+#include "frontends/ebnf_parser.h"
 
 #include <algorithm>
 #include <cctype>

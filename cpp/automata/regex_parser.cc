@@ -1,4 +1,4 @@
-// Recursive-descent parser for the regex dialect of frontends/regex.h, over the pattern's code
+// Recursive-descent parser for the regex dialect of automata/regex_parser.h, over the pattern's code
 // points (decoded once up front, so positions in errors are code-point offsets).
 //
 //   pattern      ::= ( "^"* sequence "$"* ) ( "|" "^"* sequence "$"* )*     anchors: top level only
@@ -10,14 +10,59 @@
 //
 // Unsupported constructs are recognised explicitly (rather than failing as generic syntax errors)
 // so that every error names what the user wrote.
-#include "frontends/regex_parser.h"
+#include "automata/regex_parser.h"
 
 #include <algorithm>
+#include <utility>
 
-#include "frontends/regex.h"
+#include "automata/unicode_categories.h"
 #include "support/utf8.h"
 
 namespace xg {
+namespace {
+
+// How a pattern is quoted in an error: one display unit per code point (an invalid byte is one
+// unit), control characters and line separators shown as '?', and a window around the error
+// position when the pattern is long. Returns the excerpt and the caret's column in it.
+std::pair<std::string, size_t> Excerpt(const std::string& pattern, size_t position) {
+  std::vector<std::string> units;
+  for (size_t i = 0; i < pattern.size();) {
+    size_t j = i;
+    uint32_t cp;
+    if (DecodeUtf8(pattern, &j, &cp)) {
+      bool unprintable = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
+      units.push_back(unprintable ? std::string("?") : pattern.substr(i, j - i));
+      i = j;
+    } else {
+      units.push_back("?");
+      ++i;
+    }
+  }
+  constexpr size_t kWindow = 72;
+  size_t begin = 0, end = units.size();
+  if (units.size() > kWindow) {
+    begin = position > kWindow / 2 ? position - kWindow / 2 : 0;
+    end = std::min(units.size(), begin + kWindow);
+    begin = end - kWindow;
+  }
+  std::string excerpt = begin > 0 ? "..." : "";
+  size_t caret = excerpt.size() + (position - std::min(position, begin));
+  for (size_t i = begin; i < end; ++i) excerpt += units[i];
+  if (end < units.size()) excerpt += "...";
+  return {excerpt, caret};
+}
+
+std::string FormatRegexError(const std::string& pattern, size_t position, const std::string& description) {
+  auto [excerpt, caret] = Excerpt(pattern, position);
+  return "regex error at position " + std::to_string(position) + ": " + description + "\n  " + excerpt + "\n  " +
+         std::string(caret, ' ') + "^";
+}
+
+}  // namespace
+
+RegexError::RegexError(const std::string& pattern, size_t position, const std::string& description)
+    : InputError(FormatRegexError(pattern, position, description)), position_(position), description_(description) {}
+
 namespace regex {
 namespace {
 
@@ -452,8 +497,20 @@ class Parser {
         if (in_class) Fail(at, "unknown escape '\\B' in a character class");
         Fail(at, "word boundary '\\B' is not supported");
       case 'k': Fail(at, "backreference '\\k<name>' is not supported");
-      case 'p': case 'P':
-        Fail(at, std::string("Unicode property escape '\\") + static_cast<char>(c) + "{...}' is not supported");
+      case 'p': case 'P': {
+        if (Peek() != '{') Fail(at, std::string("expected '{' after '\\") + static_cast<char>(c) + "'");
+        const size_t name_start = pos_ + 1;
+        size_t close = name_start;
+        while (close < cps_.size() && cps_[close] != '}') ++close;
+        if (close == cps_.size()) Fail(at, "unterminated Unicode property escape '" + Text(at, close) + "'");
+        pos_ = close + 1;
+        CodepointRanges ranges;
+        if (!UnicodeCategoryRanges(Text(name_start, close), &ranges)) {
+          Fail(at, "Unicode property escape '" + Text(at, pos_) +
+                       "' is not supported (only general categories such as \\p{L} or \\p{Letter})");
+        }
+        return Set(ranges, /*negate=*/c == 'P');
+      }
       default: break;
     }
     if (c >= '1' && c <= '9') {

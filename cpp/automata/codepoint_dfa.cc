@@ -1,0 +1,637 @@
+// Code-point automata (codepoint_dfa.h).
+//
+// Algorithm. A pattern's syntax tree (automata/regex_parser.h) is lowered by Thompson's construction
+// to an NFA whose edges carry code-point ranges (interned: the copies of an unrolled repetition share
+// their body's range sets); each top-level alternative without an anchor is wrapped in an any-string
+// loop on that side. The alphabet is cut into atoms at every range boundary, and subset construction
+// follows, keyed by the NFA states that matter (those with an edge, and the accepting one). Products
+// are breadth-first over tuples of component states, on the atoms common to all components. Length
+// tracking pairs a product state with a count and drops the count as soon as the shortest and
+// longest completions (backward search; Kahn's algorithm on the live states, a cycle meaning
+// unbounded) show that the count can no longer decide. Emission trims to the states that reach an
+// accepting one (backward search) and merges equivalent states by Moore's partition refinement.
+#include "automata/codepoint_dfa.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "automata/regex_parser.h"
+#include "support/check.h"
+
+namespace xg {
+
+// Sets the private fields; only this file builds automata.
+class CodepointDfaBuilder {
+ public:
+  static CodepointDfa Make(CodepointRanges atoms, int32_t components, std::vector<int32_t> next,
+                           std::vector<uint8_t> accepts) {
+    CodepointDfa d;
+    d.atoms_ = std::move(atoms);
+    d.num_components_ = components;
+    d.next_ = std::move(next);
+    d.accepts_ = std::move(accepts);
+    XG_ICHECK(!d.atoms_.empty() && d.next_.size() == d.accepts_.size() / components * d.atoms_.size());
+    return d;
+  }
+};
+
+namespace {
+
+struct VectorHash {
+  size_t operator()(const std::vector<int32_t>& v) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t x : v) h = (h ^ static_cast<uint32_t>(x)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+// Atoms: the ranges between consecutive cuts, where the cuts are 0, 0x110000 and every lo and hi+1.
+CodepointRanges AtomsFromCuts(std::vector<uint32_t> cuts) {
+  cuts.push_back(0);
+  cuts.push_back(kMaxCodepoint + 1);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  CodepointRanges atoms;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) atoms.emplace_back(cuts[i], cuts[i + 1] - 1);
+  return atoms;
+}
+
+// The first atom index whose range starts at or after `cp` is found by binary search on the starts.
+int32_t AtomStartingAt(const CodepointRanges& atoms, uint32_t cp) {
+  auto it = std::lower_bound(atoms.begin(), atoms.end(), cp,
+                             [](const std::pair<uint32_t, uint32_t>& a, uint32_t v) { return a.first < v; });
+  return static_cast<int32_t>(it - atoms.begin());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Thompson's construction
+
+class Nfa {
+ public:
+  struct Edge {
+    int32_t ranges;  // index into range_sets
+    int32_t to;
+  };
+
+  explicit Nfa(const Limits& limits) : limits_(limits) {}
+
+  int32_t AddState() {
+    XG_LIMIT_CHECK(static_cast<int64_t>(eps.size()) < limits_.max_automaton_states)
+        << "regex automaton: more than " << limits_.max_automaton_states
+        << " NFA states (Limits::max_automaton_states; a bounded repetition is unrolled into copies of its body)";
+    eps.emplace_back();
+    edges.emplace_back();
+    return static_cast<int32_t>(eps.size()) - 1;
+  }
+
+  int32_t Intern(const CodepointRanges& r) {
+    auto [it, inserted] = range_index_.emplace(r, static_cast<int32_t>(range_sets.size()));
+    if (inserted) range_sets.push_back(r);
+    return it->second;
+  }
+
+  // A fragment (start, end) for `node`; recursion depth is the tree's, which the parser bounds.
+  std::pair<int32_t, int32_t> Build(const regex::Node& node) {
+    using Kind = regex::Node::Kind;
+    switch (node.kind) {
+      case Kind::kEmpty: {
+        const int32_t s = AddState();
+        return {s, s};
+      }
+      case Kind::kLiteral:
+      case Kind::kClass: {
+        const int32_t s = AddState(), e = AddState();
+        const int32_t r = node.kind == Kind::kLiteral ? Intern({{node.codepoint, node.codepoint}}) : Intern(node.ranges);
+        edges[s].push_back({r, e});
+        return {s, e};
+      }
+      case Kind::kConcat: {
+        auto [s, e] = Build(node.children[0]);
+        for (size_t i = 1; i < node.children.size(); ++i) {
+          auto [cs, ce] = Build(node.children[i]);
+          eps[e].push_back(cs);
+          e = ce;
+        }
+        return {s, e};
+      }
+      case Kind::kAlternate: {
+        const int32_t s = AddState(), e = AddState();
+        for (const regex::Node& child : node.children) {
+          auto [cs, ce] = Build(child);
+          eps[s].push_back(cs);
+          eps[ce].push_back(e);
+        }
+        return {s, e};
+      }
+      case Kind::kRepeat: {
+        const regex::Node& body = node.children[0];
+        const int32_t s = AddState(), e = AddState();
+        int32_t cur = s;
+        for (int32_t k = 0; k < node.min; ++k) {
+          auto [bs, be] = Build(body);
+          eps[cur].push_back(bs);
+          cur = be;
+        }
+        if (node.max == regex::Node::kUnbounded) {
+          auto [bs, be] = Build(body);
+          eps[cur].push_back(bs);
+          eps[cur].push_back(e);
+          eps[be].push_back(bs);
+          eps[be].push_back(e);
+        } else {
+          for (int32_t k = node.min; k < node.max; ++k) {
+            auto [bs, be] = Build(body);
+            eps[cur].push_back(e);
+            eps[cur].push_back(bs);
+            cur = be;
+          }
+          eps[cur].push_back(e);
+        }
+        return {s, e};
+      }
+    }
+    XG_ICHECK(false) << "unknown regex node kind";
+    return {0, 0};
+  }
+
+  std::vector<std::vector<int32_t>> eps;
+  std::vector<std::vector<Edge>> edges;
+  std::vector<CodepointRanges> range_sets;
+
+ private:
+  const Limits& limits_;
+  std::map<CodepointRanges, int32_t> range_index_;
+};
+
+const CodepointRanges kEcmaDot = {{0, '\n' - 1}, {'\n' + 1, '\r' - 1}, {'\r' + 1, 0x2027}, {0x202A, kMaxCodepoint}};
+
+// Subset construction from `start` to `accept` (see the file comment).
+CodepointDfa Determinize(const Nfa& nfa, int32_t start, int32_t accept, int64_t max_states, const Limits& limits) {
+  std::vector<uint32_t> cuts;
+  for (const CodepointRanges& r : nfa.range_sets) {
+    for (auto [lo, hi] : r) {
+      cuts.push_back(lo);
+      cuts.push_back(hi + 1);
+    }
+  }
+  CodepointRanges atoms = AtomsFromCuts(std::move(cuts));
+  const size_t num_atoms = atoms.size();
+  // Per range set, its atoms as [first, last] index spans.
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> spans(nfa.range_sets.size());
+  for (size_t i = 0; i < nfa.range_sets.size(); ++i) {
+    for (auto [lo, hi] : nfa.range_sets[i]) {
+      spans[i].emplace_back(AtomStartingAt(atoms, lo), AtomStartingAt(atoms, hi + 1) - 1);
+    }
+  }
+
+  const int32_t n = static_cast<int32_t>(nfa.eps.size());
+  std::vector<int32_t> mark(n, -1);
+  int32_t epoch = 0;
+  std::vector<int32_t> stack;
+  // The closure of `seeds`, reduced to the states that matter, sorted.
+  auto closure = [&](const std::vector<int32_t>& seeds) {
+    ++epoch;
+    std::vector<int32_t> key;
+    stack.clear();
+    for (int32_t q : seeds) {
+      if (mark[q] != epoch) {
+        mark[q] = epoch;
+        stack.push_back(q);
+      }
+    }
+    while (!stack.empty()) {
+      const int32_t q = stack.back();
+      stack.pop_back();
+      if (!nfa.edges[q].empty() || q == accept) key.push_back(q);
+      for (int32_t t : nfa.eps[q]) {
+        if (mark[t] != epoch) {
+          mark[t] = epoch;
+          stack.push_back(t);
+        }
+      }
+    }
+    std::sort(key.begin(), key.end());
+    return key;
+  };
+
+  std::unordered_map<std::vector<int32_t>, int32_t, VectorHash> index;
+  std::vector<std::vector<int32_t>> order;
+  int64_t members = 0;
+  auto intern = [&](std::vector<int32_t> key) {
+    auto it = index.find(key);
+    if (it != index.end()) return it->second;
+    XG_LIMIT_CHECK(static_cast<int64_t>(order.size()) < max_states)
+        << "regex automaton: more than " << max_states << " DFA states";
+    members += static_cast<int64_t>(key.size());
+    XG_LIMIT_CHECK(members <= limits.max_subset_members)
+        << "regex automaton: more than " << limits.max_subset_members
+        << " NFA states summed over the DFA's subsets (Limits::max_subset_members)";
+    const int32_t id = static_cast<int32_t>(order.size());
+    index.emplace(key, id);
+    order.push_back(std::move(key));
+    return id;
+  };
+  intern(closure({start}));
+
+  std::vector<int32_t> next;
+  std::vector<uint8_t> accepts;
+  std::vector<std::vector<int32_t>> buckets(num_atoms);
+  for (size_t d = 0; d < order.size(); ++d) {
+    for (auto& b : buckets) b.clear();
+    const std::vector<int32_t> subset = order[d];  // a copy: intern() may grow `order`
+    accepts.push_back(std::binary_search(subset.begin(), subset.end(), accept) ? 1 : 0);
+    for (int32_t q : subset) {
+      for (const Nfa::Edge& edge : nfa.edges[q]) {
+        for (auto [a0, a1] : spans[edge.ranges]) {
+          for (int32_t a = a0; a <= a1; ++a) buckets[a].push_back(edge.to);
+        }
+      }
+    }
+    for (size_t a = 0; a < num_atoms; ++a) {
+      next.push_back(buckets[a].empty() ? -1 : intern(closure(buckets[a])));
+    }
+  }
+  return CodepointDfaBuilder::Make(std::move(atoms), 1, std::move(next), std::move(accepts));
+}
+
+// For each atom of `common`, the index of the atom of `d` that contains it (common refines d's atoms).
+std::vector<int32_t> AtomMap(const CodepointRanges& common, const CodepointDfa& d) {
+  std::vector<int32_t> out(common.size());
+  int32_t j = 0;
+  for (size_t a = 0; a < common.size(); ++a) {
+    while (d.atoms()[j].second < common[a].first) ++j;
+    out[a] = j;
+  }
+  return out;
+}
+
+// Per state, the states with a transition into it, each once, ascending.
+std::vector<std::vector<int32_t>> Predecessors(const CodepointDfa& d) {
+  std::vector<std::vector<int32_t>> preds(d.num_states());
+  for (int32_t q = 0; q < d.num_states(); ++q) {
+    for (int32_t a = 0; a < d.num_atoms(); ++a) {
+      const int32_t t = d.Next(q, a);
+      if (t >= 0 && (preds[t].empty() || preds[t].back() != q)) preds[t].push_back(q);
+    }
+  }
+  return preds;
+}
+
+}  // namespace
+
+int32_t CodepointDfa::AtomOf(uint32_t cp) const {
+  auto it = std::upper_bound(atoms_.begin(), atoms_.end(), cp,
+                             [](uint32_t v, const std::pair<uint32_t, uint32_t>& a) { return v < a.first; });
+  return static_cast<int32_t>(it - atoms_.begin()) - 1;
+}
+
+int32_t CodepointDfa::Run(const std::vector<uint32_t>& codepoints) const {
+  int32_t q = 0;
+  for (uint32_t cp : codepoints) {
+    if (cp > kMaxCodepoint) return -1;
+    q = Next(q, AtomOf(cp));
+    if (q < 0) return -1;
+  }
+  return q;
+}
+
+CodepointDfa CodepointDfa::WithAccepting(const std::vector<int32_t>& states) const {
+  std::vector<uint8_t> accepts(num_states(), 0);
+  for (int32_t q : states) {
+    XG_USER_CHECK(q >= 0 && q < num_states()) << "automaton state " << q << " out of range [0, " << num_states() << ")";
+    accepts[q] = 1;
+  }
+  return CodepointDfaBuilder::Make(atoms_, 1, next_, std::move(accepts));
+}
+
+CodepointDfa SearchDfa(const std::string& pattern, int64_t max_states, const Limits& limits) {
+  const std::vector<regex::TopLevelAlternative> alternatives = regex::ParseRegexPattern(pattern, kEcmaDot);
+  Nfa nfa(limits);
+  const int32_t start = nfa.AddState(), accept = nfa.AddState();
+  const int32_t any = nfa.Intern({{0, kMaxCodepoint}});
+  for (const regex::TopLevelAlternative& alt : alternatives) {
+    auto [s, e] = nfa.Build(alt.body);
+    if (alt.anchored_start) {
+      nfa.eps[start].push_back(s);
+    } else {
+      const int32_t loop = nfa.AddState();
+      nfa.eps[start].push_back(loop);
+      nfa.edges[loop].push_back({any, loop});
+      nfa.eps[loop].push_back(s);
+    }
+    if (alt.anchored_end) {
+      nfa.eps[e].push_back(accept);
+    } else {
+      const int32_t tail = nfa.AddState();
+      nfa.eps[e].push_back(tail);
+      nfa.edges[tail].push_back({any, tail});
+      nfa.eps[tail].push_back(accept);
+    }
+  }
+  return Determinize(nfa, start, accept, max_states, limits);
+}
+
+CodepointDfa NamesDfa(const std::vector<std::string>& names) {
+  std::vector<std::vector<uint32_t>> decoded;
+  std::vector<uint32_t> cuts;
+  for (const std::string& name : names) {
+    std::vector<uint32_t> cps;
+    for (size_t i = 0; i < name.size();) {
+      uint32_t cp;
+      XG_USER_CHECK(DecodeUtf8(name, &i, &cp)) << "name " << EscapeBytes(name) << " is not valid UTF-8";
+      cps.push_back(cp);
+      cuts.push_back(cp);
+      cuts.push_back(cp + 1);
+    }
+    decoded.push_back(std::move(cps));
+  }
+  CodepointRanges atoms = AtomsFromCuts(std::move(cuts));
+  const size_t num_atoms = atoms.size();
+  std::vector<int32_t> next(num_atoms, -1);  // the trie, one row per node
+  std::vector<uint8_t> accepts(1, 0);
+  for (const std::vector<uint32_t>& cps : decoded) {
+    int32_t q = 0;
+    for (uint32_t cp : cps) {
+      const size_t cell = static_cast<size_t>(q) * num_atoms + AtomStartingAt(atoms, cp);
+      if (next[cell] < 0) {
+        next[cell] = static_cast<int32_t>(accepts.size());
+        accepts.push_back(0);
+        next.resize(next.size() + num_atoms, -1);
+      }
+      q = next[cell];
+    }
+    accepts[q] = 1;
+  }
+  return CodepointDfaBuilder::Make(std::move(atoms), 1, std::move(next), std::move(accepts));
+}
+
+CodepointDfa LengthDfa(int64_t lo, int64_t hi, int64_t max_states) {
+  XG_USER_CHECK(lo >= 0 && (hi < 0 || hi >= lo)) << "length bounds [" << lo << ", " << hi << "] are empty";
+  const int64_t top = hi < 0 ? lo : hi;
+  XG_LIMIT_CHECK(top < max_states) << "length automaton: a bound of " << top << " needs more than " << max_states
+                                   << " states";
+  std::vector<int32_t> next;
+  std::vector<uint8_t> accepts;
+  for (int64_t q = 0; q <= top; ++q) {
+    next.push_back(q < top ? static_cast<int32_t>(q + 1) : (hi < 0 ? static_cast<int32_t>(top) : -1));
+    accepts.push_back(q >= lo ? 1 : 0);
+  }
+  return CodepointDfaBuilder::Make({{0, kMaxCodepoint}}, 1, std::move(next), std::move(accepts));
+}
+
+CodepointDfa ProductDfa(const std::vector<const CodepointDfa*>& dfas, int64_t max_states) {
+  XG_USER_CHECK(!dfas.empty()) << "a product needs at least one automaton";
+  std::vector<uint32_t> cuts;
+  for (const CodepointDfa* d : dfas) {
+    XG_USER_CHECK(d->num_components() == 1) << "a product's inputs must have one component each";
+    for (auto [lo, hi] : d->atoms()) cuts.push_back(lo);
+  }
+  CodepointRanges atoms = AtomsFromCuts(std::move(cuts));
+  const size_t k = dfas.size(), num_atoms = atoms.size();
+  std::vector<std::vector<int32_t>> maps;
+  for (const CodepointDfa* d : dfas) maps.push_back(AtomMap(atoms, *d));
+
+  std::unordered_map<std::vector<int32_t>, int32_t, VectorHash> index;
+  std::vector<std::vector<int32_t>> order;
+  auto intern = [&](std::vector<int32_t>&& tuple) {
+    auto it = index.find(tuple);
+    if (it != index.end()) return it->second;
+    XG_LIMIT_CHECK(static_cast<int64_t>(order.size()) < max_states)
+        << "product automaton: more than " << max_states << " states";
+    const int32_t id = static_cast<int32_t>(order.size());
+    index.emplace(tuple, id);
+    order.push_back(std::move(tuple));
+    return id;
+  };
+  intern(std::vector<int32_t>(k, 0));
+  std::vector<int32_t> next;
+  std::vector<uint8_t> accepts;
+  std::vector<int32_t> tuple(k);
+  for (size_t s = 0; s < order.size(); ++s) {
+    for (size_t i = 0; i < k; ++i) accepts.push_back(order[s][i] >= 0 && dfas[i]->Accepts(order[s][i]) ? 1 : 0);
+    for (size_t a = 0; a < num_atoms; ++a) {
+      for (size_t i = 0; i < k; ++i) {
+        const int32_t q = order[s][i];
+        tuple[i] = q < 0 ? -1 : dfas[i]->Next(q, maps[i][a]);
+      }
+      // Every component dead is a state too: "matches none of them" may be what a caller wants.
+      next.push_back(intern(std::vector<int32_t>(tuple)));
+    }
+  }
+  return CodepointDfaBuilder::Make(std::move(atoms), static_cast<int32_t>(k), std::move(next), std::move(accepts));
+}
+
+CodepointDfa ProductWithLength(const std::vector<const CodepointDfa*>& dfas, int32_t num_required, int64_t lo,
+                               int64_t hi, int64_t max_states) {
+  const CodepointDfa p = ProductDfa(dfas, max_states);
+  const int32_t n = p.num_states(), num_atoms = p.num_atoms(), k = p.num_components();
+  std::vector<uint8_t> good(n);
+  for (int32_t q = 0; q < n; ++q) {
+    bool ok = true;
+    for (int32_t i = 0; i < k && ok; ++i) ok = p.Accepts(q, i) == (i < num_required);
+    good[q] = ok;
+  }
+  const std::vector<std::vector<int32_t>> preds = Predecessors(p);
+  // Shortest completion (backward BFS from the good states); unset = cannot reach one (not live).
+  constexpr int64_t kUnset = -1, kInfinite = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> shortest(n, kUnset);
+  std::deque<int32_t> queue;
+  for (int32_t q = 0; q < n; ++q) {
+    if (good[q]) {
+      shortest[q] = 0;
+      queue.push_back(q);
+    }
+  }
+  while (!queue.empty()) {
+    const int32_t t = queue.front();
+    queue.pop_front();
+    for (int32_t q : preds[t]) {
+      if (shortest[q] == kUnset) {
+        shortest[q] = shortest[t] + 1;
+        queue.push_back(q);
+      }
+    }
+  }
+  auto live = [&](int32_t q) { return q >= 0 && shortest[q] != kUnset; };
+  // Longest completion over live states: Kahn's algorithm on reversed edges; a state left over lies
+  // on or before a cycle (unbounded).
+  std::vector<std::vector<int32_t>> succ(n);
+  std::vector<int32_t> outdeg(n, 0);
+  std::vector<int64_t> longest(n, kInfinite);
+  std::vector<int32_t> ready;
+  for (int32_t q = 0; q < n; ++q) {
+    if (!live(q)) continue;
+    for (int32_t a = 0; a < num_atoms; ++a) {
+      const int32_t t = p.Next(q, a);
+      if (live(t)) succ[q].push_back(t);
+    }
+    std::sort(succ[q].begin(), succ[q].end());
+    succ[q].erase(std::unique(succ[q].begin(), succ[q].end()), succ[q].end());
+    outdeg[q] = static_cast<int32_t>(succ[q].size());
+    if (outdeg[q] == 0) {
+      longest[q] = 0;
+      ready.push_back(q);
+    }
+  }
+  while (!ready.empty()) {
+    const int32_t t = ready.back();
+    ready.pop_back();
+    for (int32_t q : preds[t]) {
+      if (!live(q) || --outdeg[q] != 0) continue;
+      int64_t best = 0;
+      for (int32_t s : succ[q]) best = std::max(best, longest[s]);
+      longest[q] = best + 1;
+      ready.push_back(q);
+    }
+  }
+  // A length state is (product state, count), count -1 once the count no longer matters.
+  constexpr int64_t kDropped = -1;
+  auto norm = [&](int32_t q, int64_t c, std::pair<int32_t, int64_t>* out) {
+    if (!live(q)) return false;
+    if (c != kDropped) {
+      if (hi >= 0 && c > hi) return false;
+      const bool within_lo = c + shortest[q] >= lo;
+      const bool within_hi = hi < 0 || (longest[q] != kInfinite && c + longest[q] <= hi);
+      if (within_lo && within_hi) c = kDropped;
+    }
+    *out = {q, c};
+    return true;
+  };
+  std::pair<int32_t, int64_t> first;
+  if (!norm(0, 0, &first)) {
+    return CodepointDfaBuilder::Make(p.atoms(), 1, std::vector<int32_t>(num_atoms, -1), {0});
+  }
+  std::map<std::pair<int32_t, int64_t>, int32_t> index;
+  std::vector<std::pair<int32_t, int64_t>> order;
+  const int64_t budget = 5 * max_states;
+  auto intern = [&](const std::pair<int32_t, int64_t>& st) {
+    auto it = index.find(st);
+    if (it != index.end()) return it->second;
+    XG_LIMIT_CHECK(static_cast<int64_t>(order.size()) < budget)
+        << "pattern and length automaton: more than " << budget << " states (5x the automaton state limit)";
+    const int32_t id = static_cast<int32_t>(order.size());
+    index.emplace(st, id);
+    order.push_back(st);
+    return id;
+  };
+  intern(first);
+  std::vector<int32_t> next;
+  std::vector<uint8_t> accepts;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto [q, c] = order[i];
+    accepts.push_back(good[q] && (c == kDropped || c >= lo) ? 1 : 0);
+    for (int32_t a = 0; a < num_atoms; ++a) {
+      std::pair<int32_t, int64_t> st;
+      const int32_t t = p.Next(q, a);
+      next.push_back(t >= 0 && norm(t, c == kDropped ? kDropped : c + 1, &st) ? intern(st) : -1);
+    }
+  }
+  return CodepointDfaBuilder::Make(p.atoms(), 1, std::move(next), std::move(accepts));
+}
+
+EmissionPlan PlanEmission(const CodepointDfa& dfa, int64_t max_merge_work) {
+  const int32_t n = dfa.num_states(), num_atoms = dfa.num_atoms();
+  // Live: reaches an accepting state (backward search).
+  const std::vector<std::vector<int32_t>> preds = Predecessors(dfa);
+  std::vector<uint8_t> live(n, 0);
+  std::vector<int32_t> stack;
+  for (int32_t q = 0; q < n; ++q) {
+    if (dfa.Accepts(q)) {
+      live[q] = 1;
+      stack.push_back(q);
+    }
+  }
+  while (!stack.empty()) {
+    const int32_t t = stack.back();
+    stack.pop_back();
+    for (int32_t q : preds[t]) {
+      if (!live[q]) {
+        live[q] = 1;
+        stack.push_back(q);
+      }
+    }
+  }
+  EmissionPlan plan;
+  if (!live[0]) return plan;
+  std::vector<int32_t> states;
+  for (int32_t q = 0; q < n; ++q) {
+    if (live[q]) states.push_back(q);
+  }
+  const int32_t m = static_cast<int32_t>(states.size());
+  std::vector<int32_t> dense(n, m);  // m: dead
+  for (int32_t i = 0; i < m; ++i) dense[states[i]] = i;
+
+  // Moore's refinement: a state's class is refined by its successors' classes until nothing splits.
+  std::vector<int32_t> block(m + 1);
+  for (int32_t i = 0; i < m; ++i) block[i] = dfa.Accepts(states[i]) ? 1 : 0;
+  block[m] = -1;
+  int32_t count = -1;
+  {
+    std::vector<uint8_t> seen(2, 0);
+    for (int32_t i = 0; i < m; ++i) seen[block[i]] = 1;
+    count = seen[0] + seen[1];
+  }
+  bool merged = true;
+  int64_t work = 0;
+  while (true) {
+    work += static_cast<int64_t>(m) * (num_atoms + 1);
+    if (work > max_merge_work) {
+      merged = false;
+      break;
+    }
+    std::unordered_map<std::vector<int32_t>, int32_t, VectorHash> ids;
+    std::vector<int32_t> refined(m + 1, -1);
+    std::vector<int32_t> signature(num_atoms + 1);
+    for (int32_t i = 0; i < m; ++i) {
+      signature[0] = block[i];
+      for (int32_t a = 0; a < num_atoms; ++a) {
+        const int32_t t = dfa.Next(states[i], a);
+        signature[a + 1] = block[t < 0 ? m : dense[t]];
+      }
+      refined[i] = ids.emplace(signature, static_cast<int32_t>(ids.size())).first->second;
+    }
+    const bool stable = static_cast<int32_t>(ids.size()) == count;
+    count = static_cast<int32_t>(ids.size());
+    block = std::move(refined);
+    if (stable) break;
+  }
+  // Each state's representative: the smallest state of its class.
+  std::vector<int32_t> rep(m);
+  {
+    std::unordered_map<int32_t, int32_t> first;
+    for (int32_t i = 0; i < m; ++i) rep[i] = merged ? first.emplace(block[i], states[i]).first->second : states[i];
+  }
+  for (int32_t i = 0; i < m; ++i) {
+    if (rep[i] != states[i]) continue;
+    EmissionPlan::State st;
+    st.id = states[i];
+    st.accepting = dfa.Accepts(states[i]);
+    std::vector<int32_t> target_order;
+    std::unordered_map<int32_t, CodepointRanges> by_target;
+    for (int32_t a = 0; a < num_atoms; ++a) {
+      const int32_t t = dfa.Next(states[i], a);
+      if (t < 0 || !live[t]) continue;
+      const int32_t r = rep[dense[t]];
+      auto [it, inserted] = by_target.emplace(r, CodepointRanges{});
+      if (inserted) target_order.push_back(r);
+      it->second.push_back(dfa.atoms()[a]);
+    }
+    for (int32_t t : target_order) {
+      CodepointRanges ranges = NormalizeRanges(std::move(by_target[t]), /*negate=*/false);
+      if (ranges.empty()) continue;  // surrogates only: no UTF-8 string reads them
+      if (t == st.id) {
+        st.loop = std::move(ranges);
+      } else {
+        st.edges.emplace_back(t, std::move(ranges));
+      }
+    }
+    plan.states.push_back(std::move(st));
+  }
+  plan.start = rep[dense[0]];
+  return plan;
+}
+
+}  // namespace xg

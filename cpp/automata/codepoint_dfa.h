@@ -1,0 +1,97 @@
+// Deterministic automata over Unicode code points: the key and string languages of JSON Schema
+// (`pattern`, `patternProperties`, `propertyNames`, length bounds, finite name sets), their products,
+// and the trimmed, merged form a front end emits as grammar rules.
+//
+// Call order: build plain DFAs (SearchDfa, NamesDfa, LengthDfa), combine them (ProductDfa, or
+// ProductWithLength for "these match, those do not, and the length is in [lo, hi]"), pick the
+// accepting states (WithAccepting), then PlanEmission. Every builder is a pure function of its
+// arguments; a CodepointDfa is immutable once built, so one may be shared across threads.
+//
+// Contracts
+//   * A DFA is complete over its atoms: a partition of [0, 0x10FFFF] into ranges, cut at every
+//     range boundary of the automata it was built from, so that one transition per atom describes
+//     every code point. Next() == -1 is the dead state (never stored). State 0 is the start; every
+//     DFA has at least one state.
+//   * A plain DFA has one component (one accepting set); a product has one per input DFA, and its
+//     component i accepts where input i does (an input in its dead state accepts nothing).
+//   * Budgets: `max_states` bounds the states of the automaton being built (5x for
+//     ProductWithLength, whose states also count code points); NFA states and subset members are
+//     bounded by Limits::max_automaton_states / max_subset_members. Exceeding one throws LimitError
+//     naming it; regex syntax errors throw RegexError (automata/regex_parser.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support/limits.h"
+#include "support/utf8.h"
+
+namespace xg {
+
+class CodepointDfa {
+ public:
+  const CodepointRanges& atoms() const { return atoms_; }
+  int32_t num_states() const { return static_cast<int32_t>(accepts_.size() / num_components_); }
+  int32_t num_components() const { return num_components_; }
+  int32_t num_atoms() const { return static_cast<int32_t>(atoms_.size()); }
+  // The state after reading a code point of atom `atom` in `state`; -1 is the dead state.
+  int32_t Next(int32_t state, int32_t atom) const { return next_[static_cast<size_t>(state) * atoms_.size() + atom]; }
+  bool Accepts(int32_t state, int32_t component = 0) const {
+    return accepts_[static_cast<size_t>(state) * num_components_ + component] != 0;
+  }
+  // The atom holding `cp` (binary search).
+  int32_t AtomOf(uint32_t cp) const;
+  // The state reached from the start by reading `codepoints` (any values, surrogates included), or -1.
+  int32_t Run(const std::vector<uint32_t>& codepoints) const;
+  // A one-component copy whose accepting states are exactly `states` (each in range).
+  CodepointDfa WithAccepting(const std::vector<int32_t>& states) const;
+
+ private:
+  friend class CodepointDfaBuilder;
+  CodepointRanges atoms_;
+  int32_t num_components_ = 1;
+  std::vector<int32_t> next_;     // num_states() x atoms_.size()
+  std::vector<uint8_t> accepts_;  // num_states() x num_components_
+};
+
+// The strings in which the ECMAScript `pattern` finds a match (JSON Schema `pattern` semantics: a
+// top-level alternative without `^` may be preceded, one without `$` followed, by any string).
+// `.` is any code point but a line terminator.
+CodepointDfa SearchDfa(const std::string& pattern, int64_t max_states, const Limits& limits = DefaultLimits());
+
+// Exactly the strings `names` (UTF-8; duplicates allowed).
+CodepointDfa NamesDfa(const std::vector<std::string>& names);
+
+// The strings of `lo` to `hi` code points (`hi` < 0: no upper bound). One state per count.
+CodepointDfa LengthDfa(int64_t lo, int64_t hi, int64_t max_states);
+
+// The reachable product of one-component `dfas` (at least one) over their common atoms.
+CodepointDfa ProductDfa(const std::vector<const CodepointDfa*>& dfas, int64_t max_states);
+
+// One component: the strings that the first `num_required` of `dfas` accept, none of the others
+// accepts, and whose length is within [lo, hi] (`hi` < 0: no upper bound). The length is tracked
+// only while it still matters: at product state q after c code points it is dropped once every
+// completion to an accepting state keeps it within bounds, so long bounded patterns stay small.
+CodepointDfa ProductWithLength(const std::vector<const CodepointDfa*>& dfas, int32_t num_required, int64_t lo,
+                               int64_t hi, int64_t max_states);
+
+// A DFA (component 0) as grammar rules: the states that can reach an accepting one, equivalent
+// states merged (Moore's partition refinement while its work, states x atoms x rounds, stays within
+// `max_merge_work`; past it the states are kept as they are: the same language, more rules). Each
+// state's transitions are grouped by target, surrogates left out; transitions back into the state
+// itself are its `loop` (a front end writes them as one repetition, which masks per token slice).
+struct EmissionPlan {
+  struct State {
+    int32_t id = 0;
+    bool accepting = false;
+    CodepointRanges loop;
+    std::vector<std::pair<int32_t, CodepointRanges>> edges;  // (target id, code points), first-seen order
+  };
+  int32_t start = -1;  // -1: the language is empty
+  std::vector<State> states;  // ascending ids
+};
+EmissionPlan PlanEmission(const CodepointDfa& dfa, int64_t max_merge_work);
+
+}  // namespace xg
