@@ -20,6 +20,7 @@
 
 #include "automata/regex_parser.h"
 #include "support/check.h"
+#include "support/sequence_interner.h"
 
 namespace xg {
 
@@ -39,14 +40,6 @@ class CodepointDfaBuilder {
 };
 
 namespace {
-
-struct VectorHash {
-  size_t operator()(const std::vector<int32_t>& v) const {
-    uint64_t h = 1469598103934665603ull;
-    for (int32_t x : v) h = (h ^ static_cast<uint32_t>(x)) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
 
 // Atoms: the ranges between consecutive cuts, where the cuts are 0, 0x110000 and every lo and hi+1.
 CodepointRanges AtomsFromCuts(std::vector<uint32_t> cuts) {
@@ -217,31 +210,28 @@ CodepointDfa Determinize(const Nfa& nfa, int32_t start, int32_t accept, int64_t 
     return key;
   };
 
-  std::unordered_map<std::vector<int32_t>, int32_t, VectorHash> index;
-  std::vector<std::vector<int32_t>> order;
+  SequenceInterner subsets;  // DFA state id -> its subset
   int64_t members = 0;
-  auto intern = [&](std::vector<int32_t> key) {
-    auto it = index.find(key);
-    if (it != index.end()) return it->second;
-    XG_LIMIT_CHECK(static_cast<int64_t>(order.size()) < max_states)
+  auto intern = [&](const std::vector<int32_t>& key) {
+    const int32_t found = subsets.Find(key.data(), key.size());
+    if (found >= 0) return found;
+    XG_LIMIT_CHECK(static_cast<int64_t>(subsets.Size()) < max_states)
         << "regex automaton: more than " << max_states << " DFA states";
     members += static_cast<int64_t>(key.size());
     XG_LIMIT_CHECK(members <= limits.max_subset_members)
         << "regex automaton: more than " << limits.max_subset_members
         << " NFA states summed over the DFA's subsets (Limits::max_subset_members)";
-    const int32_t id = static_cast<int32_t>(order.size());
-    index.emplace(key, id);
-    order.push_back(std::move(key));
-    return id;
+    return subsets.Intern(key).first;
   };
   intern(closure({start}));
 
   std::vector<int32_t> next;
   std::vector<uint8_t> accepts;
   std::vector<std::vector<int32_t>> buckets(num_atoms);
-  for (size_t d = 0; d < order.size(); ++d) {
+  for (int32_t d = 0; d < static_cast<int32_t>(subsets.Size()); ++d) {
     for (auto& b : buckets) b.clear();
-    const std::vector<int32_t> subset = order[d];  // a copy: intern() may grow `order`
+    // A copy: intern() may grow the interner's buffer.
+    const std::vector<int32_t> subset(subsets.Data(d), subsets.Data(d) + subsets.Length(d));
     accepts.push_back(std::binary_search(subset.begin(), subset.end(), accept) ? 1 : 0);
     for (int32_t q : subset) {
       for (const Nfa::Edge& edge : nfa.edges[q]) {
@@ -394,31 +384,25 @@ CodepointDfa ProductDfa(const std::vector<const CodepointDfa*>& dfas, int64_t ma
   std::vector<std::vector<int32_t>> maps;
   for (const CodepointDfa* d : dfas) maps.push_back(AtomMap(atoms, *d));
 
-  std::unordered_map<std::vector<int32_t>, int32_t, VectorHash> index;
-  std::vector<std::vector<int32_t>> order;
-  auto intern = [&](std::vector<int32_t>&& tuple) {
-    auto it = index.find(tuple);
-    if (it != index.end()) return it->second;
-    XG_LIMIT_CHECK(static_cast<int64_t>(order.size()) < max_states)
+  SequenceInterner tuples;  // product state id -> its components' states
+  auto intern = [&](const std::vector<int32_t>& tuple) {
+    const int32_t found = tuples.Find(tuple.data(), k);
+    if (found >= 0) return found;
+    XG_LIMIT_CHECK(static_cast<int64_t>(tuples.Size()) < max_states)
         << "product automaton: more than " << max_states << " states";
-    const int32_t id = static_cast<int32_t>(order.size());
-    index.emplace(tuple, id);
-    order.push_back(std::move(tuple));
-    return id;
+    return tuples.Intern(tuple).first;
   };
   intern(std::vector<int32_t>(k, 0));
   std::vector<int32_t> next;
   std::vector<uint8_t> accepts;
-  std::vector<int32_t> tuple(k);
-  for (size_t s = 0; s < order.size(); ++s) {
-    for (size_t i = 0; i < k; ++i) accepts.push_back(order[s][i] >= 0 && dfas[i]->Accepts(order[s][i]) ? 1 : 0);
+  std::vector<int32_t> current(k), tuple(k);
+  for (int32_t s = 0; s < static_cast<int32_t>(tuples.Size()); ++s) {
+    current.assign(tuples.Data(s), tuples.Data(s) + k);
+    for (size_t i = 0; i < k; ++i) accepts.push_back(current[i] >= 0 && dfas[i]->Accepts(current[i]) ? 1 : 0);
     for (size_t a = 0; a < num_atoms; ++a) {
-      for (size_t i = 0; i < k; ++i) {
-        const int32_t q = order[s][i];
-        tuple[i] = q < 0 ? -1 : dfas[i]->Next(q, maps[i][a]);
-      }
+      for (size_t i = 0; i < k; ++i) tuple[i] = current[i] < 0 ? -1 : dfas[i]->Next(current[i], maps[i][a]);
       // Every component dead is a state too: "matches none of them" may be what a caller wants.
-      next.push_back(intern(std::vector<int32_t>(tuple)));
+      next.push_back(intern(tuple));
     }
   }
   return CodepointDfaBuilder::Make(std::move(atoms), static_cast<int32_t>(k), std::move(next), std::move(accepts));
@@ -426,6 +410,7 @@ CodepointDfa ProductDfa(const std::vector<const CodepointDfa*>& dfas, int64_t ma
 
 CodepointDfa ProductWithLength(const std::vector<const CodepointDfa*>& dfas, int32_t num_required, int64_t lo,
                                int64_t hi, int64_t max_states) {
+  XG_USER_CHECK(lo >= 0 && lo < INT32_MAX && hi < INT32_MAX) << "length bounds [" << lo << ", " << hi << "] out of range";
   const CodepointDfa p = ProductDfa(dfas, max_states);
   const int32_t n = p.num_states(), num_atoms = p.num_atoms(), k = p.num_components();
   std::vector<uint8_t> good(n);
@@ -504,24 +489,22 @@ CodepointDfa ProductWithLength(const std::vector<const CodepointDfa*>& dfas, int
   if (!norm(0, 0, &first)) {
     return CodepointDfaBuilder::Make(p.atoms(), 1, std::vector<int32_t>(num_atoms, -1), {0});
   }
-  std::map<std::pair<int32_t, int64_t>, int32_t> index;
-  std::vector<std::pair<int32_t, int64_t>> order;
+  SequenceInterner pairs;  // length state id -> (product state, count or kDropped)
   const int64_t budget = 5 * max_states;
   auto intern = [&](const std::pair<int32_t, int64_t>& st) {
-    auto it = index.find(st);
-    if (it != index.end()) return it->second;
-    XG_LIMIT_CHECK(static_cast<int64_t>(order.size()) < budget)
+    const int32_t key[2] = {st.first, static_cast<int32_t>(st.second)};
+    const int32_t found = pairs.Find(key, 2);
+    if (found >= 0) return found;
+    XG_LIMIT_CHECK(static_cast<int64_t>(pairs.Size()) < budget)
         << "pattern and length automaton: more than " << budget << " states (5x the automaton state limit)";
-    const int32_t id = static_cast<int32_t>(order.size());
-    index.emplace(st, id);
-    order.push_back(st);
-    return id;
+    return pairs.Intern(key, 2).first;
   };
   intern(first);
   std::vector<int32_t> next;
   std::vector<uint8_t> accepts;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const auto [q, c] = order[i];
+  for (int32_t i = 0; i < static_cast<int32_t>(pairs.Size()); ++i) {
+    const int32_t q = pairs.Data(i)[0];
+    const int64_t c = pairs.Data(i)[1];
     accepts.push_back(good[q] && (c == kDropped || c >= lo) ? 1 : 0);
     for (int32_t a = 0; a < num_atoms; ++a) {
       std::pair<int32_t, int64_t> st;
@@ -582,7 +565,7 @@ EmissionPlan PlanEmission(const CodepointDfa& dfa, int64_t max_merge_work) {
       merged = false;
       break;
     }
-    std::unordered_map<std::vector<int32_t>, int32_t, VectorHash> ids;
+    SequenceInterner ids;  // signature -> new class
     std::vector<int32_t> refined(m + 1, -1);
     std::vector<int32_t> signature(num_atoms + 1);
     for (int32_t i = 0; i < m; ++i) {
@@ -591,10 +574,10 @@ EmissionPlan PlanEmission(const CodepointDfa& dfa, int64_t max_merge_work) {
         const int32_t t = dfa.Next(states[i], a);
         signature[a + 1] = block[t < 0 ? m : dense[t]];
       }
-      refined[i] = ids.emplace(signature, static_cast<int32_t>(ids.size())).first->second;
+      refined[i] = ids.Intern(signature).first;
     }
-    const bool stable = static_cast<int32_t>(ids.size()) == count;
-    count = static_cast<int32_t>(ids.size());
+    const bool stable = static_cast<int32_t>(ids.Size()) == count;
+    count = static_cast<int32_t>(ids.Size());
     block = std::move(refined);
     if (stable) break;
   }
