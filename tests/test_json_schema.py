@@ -356,6 +356,12 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
          "('minProperties' 3 > 'maxProperties' 1)"),
         ("false_schema", False, UnsatisfiableSchemaError,
          "JSON Schema at '/': the schema accepts no JSON value (the schema is false)"),
+        ("ref_to_itself", {"$ref": "#"}, UnsatisfiableSchemaError,
+         "JSON Schema at '/': the schema accepts no finite JSON value: every value would have to contain itself "
+         "through '$ref' (a reference cycle that never reaches a value without one)"),
+        ("required_member_of_itself", {"type": "object", "properties": {"a": {"$ref": "#"}}, "required": ["a"]},
+         UnsatisfiableSchemaError, "JSON Schema at '/': the schema accepts no finite JSON value: every value would "
+         "have to contain itself through '$ref' (a reference cycle that never reaches a value without one)"),
         ("unknown_remote", {"$ref": "https://example.com/other.json"}, UnsupportedSchemaError,
          "JSON Schema at '/$ref': $ref 'https://example.com/other.json' names a document that is neither this "
          "schema nor in the 'refs' registry (remote documents are never fetched)"),

@@ -11,6 +11,7 @@
 #include "frontends/ebnf_parser.h"
 #include "grammar/passes.h"
 #include "grammar/printer.h"
+#include "grammar/productivity.h"
 #include "matcher/grammar_matcher.h"
 #include "support/check.h"
 #include "support/limits.h"
@@ -127,6 +128,16 @@ PYBIND11_MODULE(_core, m) {
         NormalizeGrammar(&copy);
         return copy;
       })
+      .def("unproductive_rules",
+           [](const Grammar& g) {
+             const std::vector<uint8_t> productive = ProductiveRules(g);
+             std::vector<std::string> names;
+             for (size_t r = 0; r < productive.size(); ++r) {
+               if (!productive[r]) names.push_back(g.rules[r].name);
+             }
+             return names;
+           },
+           "names of the rules that cannot match any finite string (grammar/productivity.h)")
       .def_property_readonly("root_rule_name", [](const Grammar& g) { return g.RootName(); })
       .def_property_readonly("num_rules", [](const Grammar& g) { return g.rules.size(); });
 

@@ -4,6 +4,7 @@
 
 #include "grammar/passes.h"
 #include "grammar/printer.h"
+#include "grammar/productivity.h"
 #include "support/check.h"
 
 namespace xg {
@@ -80,6 +81,39 @@ TEST(EbnfParser, InliningStaysLinearOnBranchingChains) {
   Grammar g = ParseEbnf(text);
   NormalizeGrammar(&g);
   EXPECT_LT(PrintGrammar(g).size(), 60u * n) << "inlining blew up";
+}
+
+}  // namespace
+}  // namespace xg
+
+namespace xg {
+namespace {
+
+std::vector<std::string> Unproductive(const std::string& ebnf) {
+  const Grammar g = ParseEbnf(ebnf);
+  const std::vector<uint8_t> productive = ProductiveRules(g);
+  std::vector<std::string> out;
+  for (size_t r = 0; r < productive.size(); ++r) {
+    if (!productive[r]) out.push_back(g.rules[r].name);
+  }
+  return out;
+}
+
+TEST(ProductiveRules, LeastFixpoint) {
+  EXPECT_EQ(Unproductive("root ::= root | \"a\""), std::vector<std::string>{});
+  EXPECT_EQ(Unproductive("root ::= a\na ::= b\nb ::= a"), (std::vector<std::string>{"root", "a", "b"}));
+  EXPECT_EQ(Unproductive("root ::= \"x\" root"), std::vector<std::string>{"root"});
+  EXPECT_EQ(Unproductive("root ::= a*\na ::= \"(\" a \")\""), std::vector<std::string>{"a"});
+  EXPECT_EQ(Unproductive("root ::= a a\na ::= \"x\" | a"), std::vector<std::string>{});
+  EXPECT_EQ(Unproductive("root ::= \"a\" | b c\nb ::= b{2}\nc ::= \"c\""), std::vector<std::string>{"b"});
+}
+
+TEST(ProductiveRules, LongChainsNeedNoRecursion) {
+  std::string ebnf = "root ::= r0\n";
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) ebnf += "r" + std::to_string(i) + " ::= \"a\" r" + std::to_string(i + 1) + "\n";
+  ebnf += "r" + std::to_string(n) + " ::= \"b\"\n";
+  EXPECT_TRUE(Unproductive(ebnf).empty());
 }
 
 }  // namespace

@@ -31,6 +31,8 @@ import json
 import sys
 from typing import Any
 
+from xg2jax import _core
+
 from xg2jax.json_schema._arrays import ArraysMixin
 from xg2jax.json_schema._check import check_document, check_shape
 from xg2jax.json_schema._combinators import CombinatorsMixin
@@ -131,7 +133,14 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         except Unsatisfiable as e:
             reason = f" ({e.reason})" if e.reason else ""
             raise UnsatisfiableSchemaError(e.pointer, f"the schema accepts no JSON value{reason}") from None
-        return self.rules.text(root)
+        text = self.rules.text(root)
+        if self._res.sites:  # only references ($ref, $dynamicRef) make rules recursive: check they can finish
+            stuck = _core.Grammar.from_ebnf(text.encode(), "root").unproductive_rules()
+            if "root" in stuck:
+                raise UnsatisfiableSchemaError("", "the schema accepts no finite JSON value: every value would have "
+                                               "to contain itself through '$ref' (a reference cycle that never "
+                                               "reaches a value without one)")
+        return text
 
     def visit(self, schema: Any, ptr: str) -> str:
         if schema is True:
