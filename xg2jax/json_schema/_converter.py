@@ -32,7 +32,6 @@ import sys
 from typing import Any
 
 from xg2jax import _core
-
 from xg2jax.json_schema._arrays import ArraysMixin
 from xg2jax.json_schema._check import check_document, check_shape
 from xg2jax.json_schema._combinators import CombinatorsMixin
