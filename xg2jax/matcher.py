@@ -200,31 +200,109 @@ def batch_fill_next_token_bitmask(
     _core.batch_fill(handles, arr, idx, int(num_threads))
 
 
-def apply_token_bitmask_inplace(logits: np.ndarray, bitmask: np.ndarray, *, indices: Sequence[int] | None = None) -> None:
-    """Set ``logits[i, t] = -inf`` where bit t of ``bitmask[i]`` is 0 (numpy, in place).
+def apply_token_bitmask_inplace(logits, bitmask, *, vocab_size: int | None = None,
+                                indices: Sequence[int] | None = None) -> None:
+    """Set ``logits[i, t] = -inf`` where bit ``t`` of ``bitmask[i]`` is 0, in place (xgrammar's signature).
 
-    Rows of ``logits`` and ``bitmask`` correspond; ``indices`` restricts masking to those rows.
-    ``logits`` may be wider than the bitmask's vocabulary (tokens past it are masked) or narrower
-    (extra bits are ignored). 1-D logits pair with a 1-D or single-row bitmask.
+    Parameters
+    ----------
+    logits : numpy array, torch tensor (any device, any float dtype) or another writable DLPack CPU array
+        ``[batch, n]`` or ``[n]``. JAX arrays are immutable: use :func:`xg2jax.jax.apply_token_bitmask`, which
+        returns the masked logits.
+    bitmask : int32 array (numpy, torch, or DLPack)
+        ``[batch, words]`` or ``[words]``, packed as :func:`allocate_token_bitmask` makes it.
+    vocab_size : int, optional
+        The real vocabulary size when ``logits`` or ``bitmask`` carry padding: only ``logits[..., :vocab_size]`` is
+        masked, columns past it are left as they are (xgrammar's convention). Without it every column of
+        ``logits`` is covered and columns past the bitmask's bits are masked (a model's padded, never-trained ids
+        can then not be sampled; xgrammar leaves them unmasked with a warning).
+    indices : sequence of int, optional
+        Only these rows; then ``logits`` and ``bitmask`` need not have the same number of rows.
+
+    Raises
+    ------
+    TypeError
+        On a JAX array or an object that is not an array.
+    ValueError
+        On a wrong dtype, shape, row index or ``vocab_size``.
     """
-    if not isinstance(logits, np.ndarray) or not isinstance(bitmask, np.ndarray):
-        raise TypeError("apply_token_bitmask_inplace: logits and bitmask must be numpy arrays")
+    what = "apply_token_bitmask_inplace"
+    module = type(logits).__module__.split(".")[0]
+    if module in ("jax", "jaxlib"):
+        raise TypeError(f"{what}: JAX arrays are immutable; use xg2jax.jax.apply_token_bitmask(logits, bitmask), "
+                        "which returns the masked logits")
+    if module == "torch":
+        _apply_torch(logits, bitmask, vocab_size, indices, what)
+        return
+    if not isinstance(logits, np.ndarray):
+        if not hasattr(logits, "__dlpack__"):
+            raise TypeError(f"{what}: logits must be a numpy array, a torch tensor or a DLPack CPU array, got "
+                            f"{type(logits).__name__}")
+        logits = _as_numpy(logits, what)
+    if type(bitmask).__module__.split(".")[0] == "torch":
+        bitmask = bitmask.cpu()
+    bitmask = _as_numpy(bitmask, what)
     if bitmask.dtype != np.int32:
-        raise ValueError(f"apply_token_bitmask_inplace: the bitmask must have dtype int32, got {bitmask.dtype}")
+        raise ValueError(f"{what}: the bitmask must have dtype int32, got {bitmask.dtype}")
     if not np.issubdtype(logits.dtype, np.floating):
-        raise ValueError(f"apply_token_bitmask_inplace: logits must be floating point, got {logits.dtype}")
+        raise ValueError(f"{what}: logits must be floating point, got {logits.dtype}")
+    if not logits.flags.writeable:
+        raise ValueError(f"{what}: logits are read-only")
     lg = logits[None, :] if logits.ndim == 1 else logits
     bm = bitmask[None, :] if bitmask.ndim == 1 else bitmask
-    if lg.ndim != 2 or bm.ndim != 2:
-        raise ValueError(f"apply_token_bitmask_inplace: bad shapes logits {logits.shape}, bitmask {bitmask.shape}")
-    if bm.shape[0] != lg.shape[0]:
-        raise ValueError(f"apply_token_bitmask_inplace: {lg.shape[0]} logits rows but {bm.shape[0]} bitmask rows")
-    rows = range(lg.shape[0]) if indices is None else [int(i) for i in indices]
-    vocab = lg.shape[1]
+    rows, cols = _apply_plan(lg.shape, bm.shape, vocab_size, indices, what)
     for r in rows:
-        if not 0 <= r < lg.shape[0]:
-            raise ValueError(f"apply_token_bitmask_inplace: index {r} out of range")
-        bits = np.unpackbits(bm[r].view(np.uint8), bitorder="little")[:vocab].astype(bool)
-        allowed = np.zeros(vocab, dtype=bool)  # columns past the bitmask's vocabulary stay masked
+        bits = np.unpackbits(bm[r].view(np.uint8), bitorder="little")[:cols].astype(bool)
+        allowed = np.zeros(cols, dtype=bool)  # columns past the bitmask's bits stay masked
         allowed[: bits.size] = bits
-        lg[r, ~allowed] = -np.inf
+        lg[r, :cols][~allowed] = -np.inf
+
+
+def _apply_plan(logits_shape, bitmask_shape, vocab_size, indices, what: str) -> tuple[list[int], int]:
+    """The rows to mask and how many columns, after checking shapes (both 2-D here)."""
+    if len(logits_shape) != 2 or len(bitmask_shape) != 2:
+        raise ValueError(f"{what}: bad shapes logits {tuple(logits_shape)}, bitmask {tuple(bitmask_shape)}")
+    if indices is None:
+        if bitmask_shape[0] != logits_shape[0]:
+            raise ValueError(f"{what}: {logits_shape[0]} logits rows but {bitmask_shape[0]} bitmask rows")
+        rows = list(range(logits_shape[0]))
+    else:
+        rows = [int(i) for i in indices]
+        for r in rows:
+            if not (0 <= r < logits_shape[0] and r < bitmask_shape[0]):
+                raise ValueError(f"{what}: index {r} out of range ({logits_shape[0]} logits rows, "
+                                 f"{bitmask_shape[0]} bitmask rows)")
+    cols = logits_shape[1]
+    if vocab_size is not None:
+        vocab_size = int(vocab_size)
+        if not 0 <= vocab_size <= cols or bitmask_shape[1] * 32 < vocab_size:
+            raise ValueError(f"{what}: vocab_size {vocab_size} must be at most the logits' {cols} columns and the "
+                             f"bitmask's {bitmask_shape[1] * 32} bits")
+        cols = vocab_size
+    return rows, cols
+
+
+def _apply_torch(logits, bitmask, vocab_size, indices, what: str) -> None:
+    """The torch path: the bits are unpacked and applied with torch ops on the logits' device (no copy of the
+    logits, any float dtype)."""
+    import torch
+
+    if not logits.is_floating_point():
+        raise ValueError(f"{what}: logits must be floating point, got {logits.dtype}")
+    if not isinstance(bitmask, torch.Tensor):
+        bitmask = torch.from_numpy(_as_numpy(bitmask, what))
+    if bitmask.dtype != torch.int32:
+        raise ValueError(f"{what}: the bitmask must have dtype int32, got {bitmask.dtype}")
+    lg = logits.unsqueeze(0) if logits.dim() == 1 else logits
+    bm = bitmask.unsqueeze(0) if bitmask.dim() == 1 else bitmask
+    rows, cols = _apply_plan(tuple(lg.shape), tuple(bm.shape), vocab_size, indices, what)
+    if not rows or cols == 0:
+        return
+    index = torch.tensor(rows, dtype=torch.long, device=logits.device)
+    words = bm.to(logits.device).index_select(0, index)
+    shifts = torch.arange(32, dtype=torch.int32, device=logits.device)
+    bits = ((words.unsqueeze(-1) >> shifts) & 1).reshape(len(rows), -1)[:, :cols].bool()
+    allowed = torch.zeros((len(rows), cols), dtype=torch.bool, device=logits.device)
+    allowed[:, : bits.shape[1]] = bits  # columns past the bitmask's bits stay masked
+    block = lg[index, :cols]
+    lg[index, :cols] = block.masked_fill(~allowed, float("-inf"))
