@@ -106,6 +106,53 @@ class TokenizerInfo:
         return cls.from_loaded_vocab(load_tokenizer_json(path), vocab_size=vocab_size, stop_token_ids=stop_token_ids)
 
     @classmethod
+    def from_huggingface(
+        cls, tokenizer, *, vocab_size: int | None = None, stop_token_ids: Iterable[int] | int | None = None
+    ) -> "TokenizerInfo":
+        """Build from a ``transformers`` tokenizer object, as xgrammar's ``TokenizerInfo.from_huggingface``.
+
+        A fast tokenizer is read through its ``tokenizers`` backend (vocabulary, added and special tokens, and the
+        vocab type and prefix space from its decoder / pre-tokenizer / normalizer); a slow one is first converted
+        with ``transformers.convert_slow_tokenizer``.
+
+        Parameters
+        ----------
+        tokenizer : transformers.PreTrainedTokenizerBase
+        vocab_size : int, optional
+            Width of the model's logits (``model.config.vocab_size``), which may exceed the tokenizer's vocabulary;
+            default: the tokenizer's vocabulary with its added tokens.
+        stop_token_ids : int or sequence of int, optional
+            Default: the tokenizer's ``eos_token_id`` (one id or a list), else its special tokens spelled like an
+            end of text (``</s>``, ``<|endoftext|>``, ``<|im_end|>``, ``<eos>``, ...).
+
+        Raises
+        ------
+        ValueError
+            If the tokenizer has no ``tokenizers`` backend and cannot be converted to one (e.g. a tiktoken-based
+            tokenizer: use :meth:`from_tiktoken`).
+        """
+        from xg2jax.tokenizer_loaders import load_tokenizers_object
+
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if backend is None:
+            try:
+                from transformers.convert_slow_tokenizer import convert_slow_tokenizer
+
+                backend = convert_slow_tokenizer(tokenizer)
+            except Exception as e:  # transformers raises several types for tokenizers it cannot convert
+                raise ValueError(f"TokenizerInfo.from_huggingface: {type(tokenizer).__name__} has no fast "
+                                 f"(tokenizers) backend and could not be converted to one ({e}); load its "
+                                 "vocabulary with from_tokenizer_json / from_tiktoken / from_gguf instead") from e
+        loaded = load_tokenizers_object(backend)
+        if stop_token_ids is None:
+            eos = getattr(tokenizer, "eos_token_id", None)
+            if eos is not None:
+                stop_token_ids = [eos] if isinstance(eos, int) else list(eos)
+        return cls.from_loaded_vocab(loaded, vocab_size=vocab_size,
+                                     stop_token_ids=[stop_token_ids] if isinstance(stop_token_ids, int)
+                                     else stop_token_ids)
+
+    @classmethod
     def from_gguf(
         cls, path: str | os.PathLike, *, vocab_size: int | None = None, stop_token_ids: Iterable[int] | None = None
     ) -> "TokenizerInfo":

@@ -167,7 +167,12 @@ def load_tokenizer_json(path: PathLike) -> LoadedVocab:
     except ImportError as exc:  # pragma: no cover - depends on environment
         raise _missing("tokenizers", "load_tokenizer_json") from exc
 
-    tok = Tokenizer.from_file(os.fspath(path))
+    return load_tokenizers_object(Tokenizer.from_file(os.fspath(path)))
+
+
+def load_tokenizers_object(tok) -> LoadedVocab:
+    """The vocabulary of a ``tokenizers.Tokenizer`` object (as :func:`load_tokenizer_json` reads one from a file;
+    a ``transformers`` fast tokenizer holds one as ``backend_tokenizer``)."""
     cfg = json.loads(tok.to_str())
     vocab: dict[str, int] = tok.get_vocab(with_added_tokens=True)
     added_decoder = tok.get_added_tokens_decoder()  # id -> AddedToken
