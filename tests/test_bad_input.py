@@ -359,10 +359,6 @@ class MatcherMisuseTest(parameterized.TestCase):
                 xgr.GrammarMatcher(self.compiled, override_stop_tokens=[bad])
         self.assertEqual(xgr.GrammarMatcher(self.compiled, override_stop_tokens=3).stop_token_ids, [3])
 
-    def test_terminate_without_stop_token_not_supported(self):
-        with self.assertRaisesRegex(ValueError, "terminate_without_stop_token=True is not supported yet"):
-            xgr.GrammarMatcher(self.compiled, terminate_without_stop_token=True)
-
     def test_matcher_needs_compiled_grammar(self):
         with self.assertRaisesWithLiteralMatch(TypeError, "GrammarMatcher: expected a CompiledGrammar, got str"):
             xgr.GrammarMatcher('root ::= "a"')
@@ -417,10 +413,6 @@ class ConstructorMisuseTest(parameterized.TestCase):
     def test_tokenizer_info_errors(self, kwargs, message):
         with self.assertRaisesWithLiteralMatch(ValueError, message):
             xgr.TokenizerInfo([b"a", b"b", b"c"], **kwargs)
-
-    def test_empty_vocabulary(self):
-        with self.assertRaisesWithLiteralMatch(ValueError, "TokenizerInfo: the vocabulary is empty"):
-            xgr.TokenizerInfo([])
 
 
 # --------------------------------------------------------------------------------------------

@@ -60,7 +60,9 @@ class GrammarMatcher:
     override_stop_tokens : int or sequence of int, optional
         Replaces the tokenizer's stop tokens.
     terminate_without_stop_token : bool, optional
-        Not supported yet; must be False (raises otherwise).
+        End without a stop token (xgrammar's option): stop tokens are never allowed or accepted, and
+        :meth:`is_terminated` is true whenever the output so far is a complete sentence (the same as
+        :meth:`is_completed`; the grammar may still continue).
     max_rollback_tokens : int, optional
         How many of the last accepted tokens :meth:`rollback` may undo (as in xgrammar, tokens rolled back
         count against it until new ones are accepted); -1 (default) for unlimited. A bound also
@@ -85,12 +87,13 @@ class GrammarMatcher:
     ) -> None:
         if not isinstance(compiled_grammar, CompiledGrammar):
             raise TypeError(f"GrammarMatcher: expected a CompiledGrammar, got {type(compiled_grammar).__name__}")
-        if terminate_without_stop_token:
-            raise ValueError("GrammarMatcher: terminate_without_stop_token=True is not supported yet")
         if isinstance(override_stop_tokens, int):
             override_stop_tokens = [override_stop_tokens]
         stops = None if override_stop_tokens is None else [int(t) for t in override_stop_tokens]
+        if terminate_without_stop_token:
+            stops = []  # no token ends the output: completion does
         self._compiled = compiled_grammar
+        self._terminate_without_stop_token = bool(terminate_without_stop_token)
         self._handle = _core.GrammarMatcher(compiled_grammar._handle, stops, int(max_rollback_tokens))
 
     @classmethod
@@ -98,6 +101,7 @@ class GrammarMatcher:
         m = cls.__new__(cls)
         m._compiled = compiled
         m._handle = handle
+        m._terminate_without_stop_token = False
         return m
 
     @property
@@ -168,10 +172,15 @@ class GrammarMatcher:
 
     def fork(self) -> "GrammarMatcher":
         """An independent copy of this matcher's state."""
-        return GrammarMatcher._wrap(self._compiled, self._handle.fork())
+        forked = GrammarMatcher._wrap(self._compiled, self._handle.fork())
+        forked._terminate_without_stop_token = self._terminate_without_stop_token
+        return forked
 
     def is_terminated(self) -> bool:
-        """True after a stop token was accepted."""
+        """True after a stop token was accepted (with ``terminate_without_stop_token``: whenever the output so far
+        is a complete sentence)."""
+        if self._terminate_without_stop_token:
+            return self._handle.is_completed()
         return self._handle.is_terminated()
 
     def is_completed(self) -> bool:

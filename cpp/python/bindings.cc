@@ -48,7 +48,7 @@ std::pair<uint32_t*, int32_t> BitmaskRow(py::array arr, int64_t index, int32_t v
   XG_USER_CHECK(words >= need) << what << ": the bitmask row has " << words << " int32 words, but vocab_size "
                                << vocab_size << " needs " << need;
   XG_USER_CHECK(arr.writeable()) << what << ": the bitmask is read-only";
-  XG_USER_CHECK(arr.strides(arr.ndim() - 1) == 4) << what << ": the bitmask must be C-contiguous";
+  XG_USER_CHECK(words == 0 || arr.strides(arr.ndim() - 1) == 4) << what << ": the bitmask must be C-contiguous";
   auto* base = static_cast<char*>(arr.mutable_data());
   if (arr.ndim() == 2) base += index * arr.strides(0);
   return {reinterpret_cast<uint32_t*>(base), words};

@@ -11,7 +11,6 @@ TokenizerInfo::TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size
                              const std::vector<int32_t>& special_ids, const std::vector<int32_t>& stop_ids)
     : tokens_(std::move(tokens)), vocab_size_(vocab_size) {
   const int32_t n = NumTokens();
-  XG_USER_CHECK(n > 0) << "TokenizerInfo: the vocabulary is empty";
   XG_USER_CHECK(vocab_size_ >= n) << "TokenizerInfo: vocab_size (" << vocab_size_
                                   << ") is smaller than the number of tokens (" << n << ")";
   is_special_.assign(n, 0);

@@ -1,0 +1,62 @@
+"""Behaviour xgrammar users rely on: an empty vocabulary (string matching without tokens) and
+``terminate_without_stop_token`` (the output ends when the grammar does), each checked against what xgrammar 0.2.9
+does (the expected values below were read off xgrammar)."""
+
+from __future__ import annotations
+
+import numpy as np
+from absl.testing import absltest, parameterized
+
+import xg2jax as xgr
+
+
+class EmptyVocabularyTest(absltest.TestCase):
+    def test_strings_match_without_tokens(self):
+        tok = xgr.TokenizerInfo([])
+        self.assertEqual(tok.vocab_size, 0)
+        compiler = xgr.GrammarCompiler(tok)
+        matcher = xgr.GrammarMatcher(compiler.compile_grammar('root ::= "ab" [0-9]*'))
+        self.assertTrue(matcher.accept_string("ab1"))
+        self.assertTrue(matcher.is_completed())
+        self.assertFalse(matcher.accept_string("x"))
+        bitmask = xgr.allocate_token_bitmask(1, 0)
+        self.assertEqual(bitmask.shape, (1, 0))
+        matcher.fill_next_token_bitmask(bitmask)
+        xgr.batch_fill_next_token_bitmask([matcher], xgr.allocate_token_bitmask(1, 0))
+        schema = compiler.compile_json_schema({"type": "object", "properties": {"a": {"type": "string"}}},
+                                              precompute_masks=True)
+        self.assertTrue(xgr.GrammarMatcher(schema).accept_string('{"a": "x"}'))
+        with self.assertRaisesRegex(ValueError, r"token id 0 is out of range \[0, 0\)"):
+            matcher.accept_token(0)
+
+
+class TerminateWithoutStopTokenTest(parameterized.TestCase):
+    # (grammar, terminated after "a", allowed tokens after "a" as bits of a|b|</s>, accepts a second "a")
+    @parameterized.named_parameters(
+        ("plus", 'root ::= "a"+', 0b001, True),
+        ("optional_tail", 'root ::= "a" "b"?', 0b010, False),
+        ("single", 'root ::= "a"', 0b000, False),
+    )
+    def test_like_xgrammar(self, grammar, mask_after_a, second_a):
+        tok = xgr.TokenizerInfo(["a", "b", "</s>"], stop_token_ids=[2])
+        compiled = xgr.GrammarCompiler(tok).compile_grammar(grammar)
+        m = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+        self.assertFalse(m.is_terminated())
+        self.assertTrue(m.accept_token(0))
+        self.assertTrue(m.is_terminated())
+        bitmask = xgr.allocate_token_bitmask(1, 3)
+        m.fill_next_token_bitmask(bitmask)
+        self.assertEqual(int(bitmask[0, 0]) & 0b111, mask_after_a)  # the stop token is never allowed
+        self.assertTrue(m.fork().is_terminated())
+        self.assertEqual(m.accept_token(0), second_a)
+        self.assertTrue(m.is_terminated())
+        self.assertFalse(m.accept_token(2))  # nor accepted
+        plain = xgr.GrammarMatcher(compiled)
+        plain.accept_token(0)
+        self.assertFalse(plain.is_terminated())
+        self.assertTrue(plain.accept_token(2) and plain.is_terminated())
+        np.testing.assert_equal(bitmask.dtype, np.int32)
+
+
+if __name__ == "__main__":
+    absltest.main()
