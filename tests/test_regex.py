@@ -339,6 +339,29 @@ class AcceptanceTest(GrammarTestCase, parameterized.TestCase):
         self.assertGrammarAccepts(g(r"\s"), "\u00a0")
         self.assertGrammarRejects(g(r"\s"), "\x85")  # NEL: Python's \s has it, ECMAScript's does not
 
+    @parameterized.named_parameters(
+        ("ignore_case", 'Regex("abc", flags="i")', ["aBc", "ABC"], ["abd"]),
+        ("ignore_case_class", 'Regex("[a-d]+", flags="i")', ["AbCd"], ["E"]),
+        ("ascii_only_folding", 'Regex("Σ", flags="i")', ["Σ"], ["σ"]),
+        ("negated_class_folds_first", 'Regex("[^kσ]+", flags="i")', ["A", "Σ"], ["K", "k", "σ"]),
+        ("non_ascii_range_not_folded", 'Regex("[À-Ö]+", flags="i")', ["À"], ["à"]),
+        ("flags_dot_excludes_newline", 'Regex("a.b", flags="")', ["acb", "a\rb"], ["a\nb"]),
+        ("dot_all", 'Regex("a.b", flags="s")', ["a\nb"], ["ab"]),
+        ("leading_group", 'Regex("(?i)abc")', ["aBc"], ["abd"]),
+        ("leading_group_combined", 'Regex("(?is)a.c")', ["A\nC"], ["ac"]),
+        ("no_flags_dot_any", 'Regex("a.b")', ["a\nb"], ["ab"]),
+    )
+    def test_flags(self, call, accepted, rejected):
+        grammar = xgr.Grammar.from_ebnf(f"root ::= {call}")
+        for text in accepted:
+            self.assertGrammarAccepts(grammar, text)
+        for text in rejected:
+            self.assertGrammarRejects(grammar, text)
+
+    def test_unknown_flag(self):
+        with self.assertRaisesRegex(ValueError, "Regex\\(...\\) flag 'x' is not supported \\(i, s and u are\\)"):
+            xgr.Grammar.from_ebnf('root ::= Regex("a", flags="x")')
+
     def test_unicode_general_categories(self):
         g = xgr.Grammar.from_regex
         for pattern, yes, no in [(r"\p{Lu}+", "ÀBΣ", "aB"), (r"\p{Letter}+", "añΩ中", "a1"),
@@ -370,7 +393,7 @@ ERRORS = [
     ("non_word_boundary", r"a\B", r"word boundary '\B' is not supported", 1),
     ("unicode_script", r"\p{Script=Greek}+", r"Unicode property escape '\p{Script=Greek}' is not supported", 0),
     ("unicode_property_unterminated", r"x\P{L", r"unterminated Unicode property escape '\P{L'", 1),
-    ("inline_flags", r"(?i)abc", "inline modifier '(?i)' is not supported", 0),
+    ("inline_flags", r"a(?i)bc", "inline modifier '(?i)' is not supported", 1),
     ("scoped_flags", r"a(?s:.)", "inline modifier '(?s:' is not supported", 1),
     ("atomic_group", r"(?>a+)b", "atomic group '(?>' is not supported", 0),
     ("possessive", r"a++", "possessive quantifier '++' is not supported", 1),
@@ -466,7 +489,7 @@ class EbnfBuiltinAndCompilerTest(GrammarTestCase):
         self.assertEqual(str(ctx.exception),
                          "EBNF syntax error at 2:18: in the Regex(...) pattern at position 6: lookbehind assertion "
                          "'(?<=' is not supported\n    | Regex(\"[0-9]+(?<=1)\")\n                   ^")
-        for text, fragment in (('root ::= Regex("a", flags="i")', "Regex(...) argument 'flags' is not supported"),
+        for text, fragment in (('root ::= Regex("a", mode="i")', "Regex(...) argument 'mode' is not supported"),
                                ("root ::= Regex(abc)", "Regex(...) takes a string literal pattern"),
                                ('root ::= Regex("a" "b")', "expected ')' to close Regex(...)"),
                                ('root ::= TagDispatch(("a", b))', "builtin 'TagDispatch(...)' is not supported")):

@@ -13,6 +13,7 @@
 #include "automata/regex_parser.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "automata/unicode_categories.h"
@@ -137,7 +138,8 @@ struct Quantifier {
 
 class Parser {
  public:
-  Parser(const std::string& pattern, const CodepointRanges& dot) : pattern_(pattern), dot_(dot) {
+  Parser(const std::string& pattern, const CodepointRanges& dot, bool ignore_case)
+      : pattern_(pattern), dot_(dot), ignore_case_(ignore_case) {
     for (size_t i = 0; i < pattern.size();) {
       uint32_t cp;
       size_t before = i;
@@ -149,6 +151,7 @@ class Parser {
   }
 
   std::vector<TopLevelAlternative> Parse() {
+    ParseLeadingFlags();
     std::vector<TopLevelAlternative> alternatives;
     while (true) {
       TopLevelAlternative alt;
@@ -288,10 +291,10 @@ class Parser {
     switch (c) {
       case '(': return ParseGroup();
       case '[': return ParseClass();
-      case '.': ++pos_; return Class(dot_);
+      case '.': ++pos_; return Class(dot_.get());
       case '\\': {
         ClassAtom a = ParseEscape(/*in_class=*/false);
-        return a.is_set ? Class(std::move(a.set)) : Literal(a.codepoint);
+        return a.is_set ? Class(std::move(a.set)) : Char(a.codepoint);
       }
       case '*': case '+': case '?': {
         Fail(at, "quantifier '" + Text(at, at + 1) + "' has nothing to repeat");
@@ -302,7 +305,7 @@ class Parser {
         ++pos_;
         return Literal('{');
       }
-      default: ++pos_; return Literal(c);
+      default: ++pos_; return Char(c);
     }
   }
 
@@ -329,6 +332,40 @@ class Parser {
     return inner;
   }
 
+  // A literal code point, or with ignore_case an ASCII letter and its other case.
+  Node Char(uint32_t c) const {
+    if (ignore_case_ && IsAsciiLetter(c)) return Class(NormalizeRanges(FoldAsciiCase({{c, c}}), false));
+    return Literal(c);
+  }
+
+  // `ranges` plus the other case of every ASCII letter in them (only ASCII folds, as in xgrammar).
+  static CodepointRanges FoldAsciiCase(CodepointRanges ranges) {
+    const size_t n = ranges.size();
+    for (size_t i = 0; i < n; ++i) {
+      for (const auto [lo, hi] : {std::pair<uint32_t, uint32_t>{'a', 'z'}, {'A', 'Z'}}) {
+        const uint32_t a = std::max(ranges[i].first, lo), b = std::min(ranges[i].second, hi);
+        if (a > b) continue;
+        const uint32_t shift = 'a' - 'A';
+        ranges.push_back(lo == 'a' ? std::make_pair(a - shift, b - shift) : std::make_pair(a + shift, b + shift));
+      }
+    }
+    return ranges;
+  }
+
+  // A leading inline flag group `(?i)`, `(?s)`, `(?u)` or a combination (`(?is)`): i = ASCII case
+  // folding, s = `.` matches every code point, u = no effect (patterns are code points anyway).
+  void ParseLeadingFlags() {
+    if (Peek() != '(' || Peek(1) != '?') return;
+    size_t i = 2;
+    while (Peek(i) == 'i' || Peek(i) == 's' || Peek(i) == 'u') ++i;
+    if (i == 2 || Peek(i) != ')') return;
+    for (size_t k = 2; k < i; ++k) {
+      if (Peek(k) == 'i') ignore_case_ = true;
+      if (Peek(k) == 's') dot_storage_ = {{0, kMaxCodepoint}}, dot_ = dot_storage_;
+    }
+    pos_ += i + 1;
+  }
+
   // The message for `(?` followed by anything but `:`, `<name>` or `P<name>`.
   std::string UnsupportedGroup(size_t open) const {
     const uint32_t k = Peek(1), k2 = Peek(2);
@@ -348,7 +385,8 @@ class Parser {
     size_t i = open + 2;
     while (i < cps_.size() && is_flag(cps_[i])) ++i;
     if (i > open + 2 && i < cps_.size() && (cps_[i] == ')' || cps_[i] == ':')) {
-      return "inline modifier '" + Text(open, i + 1) + "' is not supported (regex flags are not supported)";
+      return "inline modifier '" + Text(open, i + 1) +
+             "' is not supported (flags apply only as a leading group: (?i), (?s), (?u))";
     }
     return "invalid group '" + Text(open, std::min(open + 3, cps_.size())) +
            "' (expected '(?:', '(?<name>' or a plain '(')";
@@ -405,6 +443,7 @@ class Parser {
         ranges.push_back({lo.codepoint, lo.codepoint});
       }
     }
+    if (ignore_case_) ranges = FoldAsciiCase(std::move(ranges));  // before negation: [^a]/i excludes 'A' too
     CodepointRanges set = NormalizeRanges(std::move(ranges), negated);
     if (set.empty()) Fail(open, "character class matches no character");
     return Class(std::move(set));
@@ -524,7 +563,9 @@ class Parser {
   }
 
   const std::string& pattern_;
-  const CodepointRanges& dot_;
+  CodepointRanges dot_storage_;
+  std::reference_wrapper<const CodepointRanges> dot_;
+  bool ignore_case_;
   std::vector<uint32_t> cps_;
   size_t pos_ = 0;
   int depth_ = 0;
@@ -532,8 +573,9 @@ class Parser {
 
 }  // namespace
 
-std::vector<TopLevelAlternative> ParseRegexPattern(const std::string& pattern, const CodepointRanges& dot) {
-  return Parser(pattern, dot).Parse();
+std::vector<TopLevelAlternative> ParseRegexPattern(const std::string& pattern, const CodepointRanges& dot,
+                                                   bool ignore_case) {
+  return Parser(pattern, dot, ignore_case).Parse();
 }
 
 }  // namespace regex

@@ -14,7 +14,8 @@
 //     ECMAScript white space and line terminators), Unicode general categories \p{L} \p{Letter}
 //     \p{gc=Lu} and their complements \P{...} (automata/unicode_categories.h), quantifiers * + ? {m} {m,} {m,n} and their
 //     lazy forms (same language), groups ( ), (?: ), (?<name> ) (and Python's (?P<name> )),
-//     alternation | with empty alternatives. `{` that does not start a valid quantifier, and `}`
+//     alternation | with empty alternatives; a leading inline flag group (?i) (?s) (?u) or a
+//     combination (ASCII case folding, `.` matching every code point, no effect). `{` that does not start a valid quantifier, and `}`
 //     and `]` outside a class, are literals (ECMAScript Annex B).
 //   * Anchors: `^` only at the start and `$` only at the end of a top-level alternative
 //     (`^a$|^b$`). What they mean is the consumer's (frontends/regex.h, automata/codepoint_dfa.h).
@@ -87,8 +88,11 @@ struct TopLevelAlternative {
 };
 
 // Parses a pattern into its top-level alternatives (at least one). `dot` is the class `.` stands
-// for. Throws RegexError.
-std::vector<TopLevelAlternative> ParseRegexPattern(const std::string& pattern, const CodepointRanges& dot);
+// for; `ignore_case` folds ASCII letters (literals and classes, before a class's negation; other
+// scripts are not folded, as in xgrammar). A leading `(?i)`, `(?s)` or `(?u)` group (or a combination)
+// sets the same from the pattern: `s` makes `.` every code point. Throws RegexError.
+std::vector<TopLevelAlternative> ParseRegexPattern(const std::string& pattern, const CodepointRanges& dot,
+                                                   bool ignore_case = false);
 
 // The largest m or n accepted in {m,n}: the same limit as the EBNF front end.
 constexpr int32_t kMaxRegexRepeatBound = 1 << 20;

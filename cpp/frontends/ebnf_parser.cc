@@ -475,24 +475,42 @@ class EbnfParser {
     std::vector<size_t> sources;
     std::string pattern = ParseStringLiteral(&sources);
     SkipSpace();
-    // Keyword arguments: json_string=true|false (xgrammar's: the match spelled as JSON string content)
-    // and search=true|false (xg2jax's: JSON Schema `pattern` semantics, an unanchored search with
-    // ECMAScript's `.`, which excludes line terminators).
-    bool json_string = false, search = false;
+    // Keyword arguments: json_string=true|false (xgrammar's: the match spelled as JSON string content),
+    // flags="..." (xgrammar's: i = ASCII case folding, s = `.` matches newlines, u = no effect; with
+    // flags, `.` excludes only "\n") and search=true|false (xg2jax's: JSON Schema `pattern` semantics,
+    // an unanchored search with ECMAScript's `.`, which excludes line terminators).
+    bool json_string = false, search = false, has_flags = false, ignore_case = false, dot_all = false;
     while (Peek() == ',') {
       ++pos_;
       SkipSpace();
       size_t arg = pos_;
       std::string name = IsNameStart(Peek()) ? ParseName() : "";
-      if (name != "json_string" && name != "search") {
+      if (name != "json_string" && name != "search" && name != "flags") {
         pos_ = arg;
         Fail(name.empty() ? std::string("Regex(...) expects name=value arguments after the pattern")
-                          : "Regex(...) argument '" + name + "' is not supported (json_string and search are)");
+                          : "Regex(...) argument '" + name + "' is not supported (json_string, search and flags are)");
       }
       SkipSpace();
       if (Peek() != '=') Fail("expected '=' after Regex(...) argument '" + name + "'");
       ++pos_;
       SkipSpace();
+      if (name == "flags") {
+        if (Peek() != '"' && Peek() != '\'') Fail("Regex(...) argument 'flags' takes a string such as \"is\"");
+        const size_t flags_at = pos_;
+        std::vector<size_t> ignored;
+        const std::string flags = ParseStringLiteral(&ignored);
+        for (char f : flags) {
+          if (f != 'i' && f != 's' && f != 'u') {
+            pos_ = flags_at;
+            Fail(std::string("Regex(...) flag '") + f + "' is not supported (i, s and u are)");
+          }
+          ignore_case = ignore_case || f == 'i';
+          dot_all = dot_all || f == 's';
+        }
+        has_flags = true;
+        SkipSpace();
+        continue;
+      }
       size_t value_at = pos_;
       std::string value = IsNameStart(Peek()) ? ParseName() : "";
       if (value != "true" && value != "false") {
@@ -505,9 +523,12 @@ class EbnfParser {
     if (Peek() != ')') Fail("expected ')' to close Regex(...)");
     ++pos_;
     try {
-      return AddRegex(&g_, pattern, search ? RegexMode::kSearch : RegexMode::kFullMatch,
-                      search ? RegexDot::kNoLineTerminators : RegexDot::kAnyCodePoint,
-                      json_string ? RegexSpelling::kJsonString : RegexSpelling::kRaw);
+      const RegexDot dot = dot_all ? RegexDot::kAnyCodePoint
+                           : has_flags ? RegexDot::kNoNewline
+                           : search ? RegexDot::kNoLineTerminators
+                                    : RegexDot::kAnyCodePoint;
+      return AddRegex(&g_, pattern, search ? RegexMode::kSearch : RegexMode::kFullMatch, dot,
+                      json_string ? RegexSpelling::kJsonString : RegexSpelling::kRaw, ignore_case);
     } catch (const RegexError& e) {
       pos_ = sources[std::min(e.position(), sources.size() - 1)];
       Fail("in the Regex(...) pattern at position " + std::to_string(e.position()) + ": " + e.description());

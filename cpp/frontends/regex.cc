@@ -44,6 +44,7 @@ using regex::Node;
 
 const CodepointRanges kDotRanges = {{0, '\n' - 1}, {'\n' + 1, '\r' - 1}, {'\r' + 1, 0x2027}, {0x202A, kMaxCodepoint}};
 const CodepointRanges kAnyCodepoint = {{0, kMaxCodepoint}};
+const CodepointRanges kNoNewline = {{0, '\n' - 1}, {'\n' + 1, kMaxCodepoint}};
 
 // JSON-string spelling (RegexSpelling::kJsonString): the characters a JSON string cannot hold raw.
 bool NeedsJsonEscape(uint32_t cp) { return cp < 0x20 || cp == '"' || cp == '\\'; }
@@ -219,9 +220,11 @@ int32_t SearchLanguage(Grammar* g, Lowering* lowering, const std::vector<regex::
 
 }  // namespace
 
-int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode, RegexDot dot, RegexSpelling spelling) {
-  std::vector<regex::TopLevelAlternative> alternatives =
-      regex::ParseRegexPattern(pattern, dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : kDotRanges);
+int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode, RegexDot dot, RegexSpelling spelling,
+                 bool ignore_case) {
+  const CodepointRanges& dot_ranges =
+      dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : dot == RegexDot::kNoNewline ? kNoNewline : kDotRanges;
+  std::vector<regex::TopLevelAlternative> alternatives = regex::ParseRegexPattern(pattern, dot_ranges, ignore_case);
   Lowering lowering(g, spelling == RegexSpelling::kJsonString);
   std::vector<int32_t> bodies;
   for (const regex::TopLevelAlternative& alt : alternatives) bodies.push_back(lowering.Lower(alt.body));

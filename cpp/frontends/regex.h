@@ -23,6 +23,7 @@ enum class RegexMode {
 // What `.` matches. ECMAScript excludes line terminators; xgrammar's EBNF Regex(...) macro does not.
 enum class RegexDot {
   kNoLineTerminators,  // [^\n\r\u2028\u2029]
+  kNoNewline,          // [^\n]: Python's and Lark's `.`, xgrammar's Regex(..., flags=...)
   kAnyCodePoint,
 };
 
@@ -37,9 +38,11 @@ enum class RegexSpelling {
 };
 
 // Appends expression nodes for `pattern` to `g` (no rules are added) and returns the index of the
-// root expression. Throws RegexError; `g` may then hold unreferenced nodes.
+// root expression. `ignore_case` folds ASCII letters (automata/regex_parser.h). Throws RegexError;
+// `g` may then hold unreferenced nodes.
 int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode,
-                 RegexDot dot = RegexDot::kNoLineTerminators, RegexSpelling spelling = RegexSpelling::kRaw);
+                 RegexDot dot = RegexDot::kNoLineTerminators, RegexSpelling spelling = RegexSpelling::kRaw,
+                 bool ignore_case = false);
 
 // A grammar with the single rule `root ::= <pattern>`.
 Grammar RegexToGrammar(const std::string& pattern, RegexMode mode = RegexMode::kFullMatch);

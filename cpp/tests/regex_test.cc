@@ -188,7 +188,7 @@ TEST(Regex, UnsupportedConstructsAreNamed) {
       {"\\Bx", "word boundary '\\B' is not supported"},
       {"\\p{Script=Greek}", "Unicode property escape '\\p{Script=Greek}' is not supported"},
       {"\\P{Emoji}", "Unicode property escape '\\P{Emoji}' is not supported"},
-      {"(?i)abc", "inline modifier '(?i)' is not supported"},
+      {"a(?i)bc", "inline modifier '(?i)' is not supported"},
       {"(?i:abc)", "inline modifier '(?i:' is not supported"},
       {"(?>abc)", "atomic group '(?>' is not supported"},
       {"a*+", "possessive quantifier '*+' is not supported"},
