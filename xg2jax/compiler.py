@@ -107,6 +107,22 @@ class Grammar:
             refs=refs))
 
     @staticmethod
+    def from_lark(lark_string: str, start: str = "start", *, tokenizer_info=None) -> "Grammar":
+        """The grammar of a Lark grammar's start rule (xg2jax.lark lists the dialect).
+
+        ``tokenizer_info`` is accepted for xgrammar's signature; special-token elements, which would need it, are
+        not supported.
+
+        Raises
+        ------
+        xg2jax.lark.LarkError
+            (a ``ValueError`` and a ``RuntimeError``) naming the line, column and construct.
+        """
+        from xg2jax.lark import lark_to_ebnf
+
+        return Grammar.from_ebnf(lark_to_ebnf(lark_string, start))
+
+    @staticmethod
     def from_regex(pattern: str, *, search: bool = False) -> "Grammar":
         """A grammar with one rule, ``root``, for a regular expression.
 

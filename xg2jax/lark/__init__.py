@@ -1,0 +1,15 @@
+"""Lark front end: a Lark grammar (the dialect xgrammar and llguidance accept) -> EBNF text for the engine.
+
+Supported: rules and terminals (``name: ...``, ``NAME: ...``, the ``?`` / ``!`` / ``_`` prefixes and ``-> alias``,
+which change Lark's tree, not the language), string literals (JSON-style escapes, ``"abc"i`` for ASCII case
+folding), ``/regex/flags`` (``i``, ``s``, ``u``), character ranges ``"a".."z"``, groups, ``[optional]``,
+``? * +``, ``x~n``, ``x~n..m``, ``x{n}``, ``x{n,m}``, ``x{n,}``, ``x{,m}``, ``%import common.NAME [-> ALIAS]`` and
+``%import common (A, B)``, ``%ignore``, ``%grammar_options {"allow_initial_skip": ...}`` and ``%json {schema}``.
+Everything else raises :class:`LarkError` naming the construct (priorities, templates, ``%declare``, special tokens,
+rule attributes, other modules). See ``_convert.py`` for how the language is read.
+"""
+
+from xg2jax.lark._convert import lark_to_ebnf
+from xg2jax.lark._syntax import LarkError
+
+__all__ = ["LarkError", "lark_to_ebnf"]
