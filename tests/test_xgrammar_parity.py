@@ -1,6 +1,6 @@
-"""Behaviour xgrammar users rely on: an empty vocabulary (string matching without tokens) and
-``terminate_without_stop_token`` (the output ends when the grammar does), each checked against what xgrammar 0.2.9
-does (the expected values below were read off xgrammar)."""
+"""Behaviour xgrammar users rely on: an empty vocabulary (string matching without tokens),
+``terminate_without_stop_token`` (the output ends when the grammar does) and ``BatchGrammarMatcher``, each checked
+against what xgrammar 0.2.9 does (the expected values below were read off xgrammar)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,37 @@ class TerminateWithoutStopTokenTest(parameterized.TestCase):
         self.assertFalse(plain.is_terminated())
         self.assertTrue(plain.accept_token(2) and plain.is_terminated())
         np.testing.assert_equal(bitmask.dtype, np.int32)
+
+
+class BatchGrammarMatcherTest(absltest.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.tok = xgr.TokenizerInfo(["<s>", "</s>", "a", "b", "1", "ab"], stop_token_ids=[1])
+        compiler = xgr.GrammarCompiler(self.tok)
+        self.matchers = [xgr.GrammarMatcher(compiler.compile_grammar(g))
+                         for g in ('root ::= "a"', "root ::= [0-9]+", 'root ::= "ab"')]
+
+    def test_accept_token_and_string(self):
+        self.assertEqual(xgr.BatchGrammarMatcher.batch_accept_token(self.matchers, [2, 3, 2]), [True, False, True])
+        self.assertEqual(xgr.BatchGrammarMatcher.batch_accept_string(self.matchers, ["", "12", "b"]),
+                         [True, True, True])
+        with self.assertRaisesRegex(ValueError, "3 matchers but 2 tokens"):
+            xgr.BatchGrammarMatcher.batch_accept_token(self.matchers, [2, 2])
+
+    def test_fill_matches_single_fills_and_rollback_restores(self):
+        batch = xgr.BatchGrammarMatcher(max_threads=2)
+        for m, t in zip(self.matchers, [2, 4, 2]):
+            self.assertTrue(m.accept_token(t))
+        bitmask = xgr.allocate_token_bitmask(3, self.tok.vocab_size)
+        batch.batch_fill_next_token_bitmask(self.matchers, bitmask)
+        for i, m in enumerate(self.matchers):
+            single = xgr.allocate_token_bitmask(1, self.tok.vocab_size)
+            m.fill_next_token_bitmask(single)
+            np.testing.assert_array_equal(bitmask[i], single[0])
+        xgr.BatchGrammarMatcher.batch_rollback(self.matchers, [1, 0, 1])
+        self.assertEqual([m.accept_token(2) for m in self.matchers], [True, False, True])
+        with self.assertRaisesRegex(ValueError, "max_threads must be a positive int"):
+            xgr.BatchGrammarMatcher(max_threads=0)
 
 
 if __name__ == "__main__":

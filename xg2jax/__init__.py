@@ -6,7 +6,8 @@ Map of the key types, in the order a user meets them:
 - :class:`Grammar`: parsed EBNF (xgrammar / GBNF dialect); ``str()`` prints it back.
 - :class:`GrammarCompiler` -> :class:`CompiledGrammar`: a grammar compiled for one vocabulary;
   token masks are built lazily per parser state and shared by all matchers.
-- :class:`GrammarMatcher`: one generation; ``fill_next_token_bitmask`` then ``accept_token``.
+- :class:`GrammarMatcher`: one generation; ``fill_next_token_bitmask`` then ``accept_token``;
+  :class:`BatchGrammarMatcher` for many at once.
 - :class:`Limits`: resource limits for untrusted grammars (``GrammarCompiler(..., limits=...)``);
   exceeding one raises :class:`LimitError` (a ``ValueError``).
 - :func:`allocate_token_bitmask`, :func:`apply_token_bitmask_inplace`: packed int32 bitmasks
@@ -17,6 +18,7 @@ Moving from xgrammar is an import change: ``import xg2jax as xgr``.
 
 from xg2jax.compiler import CompiledGrammar, Grammar, GrammarCompiler, LimitError, Limits
 from xg2jax.matcher import (
+    BatchGrammarMatcher,
     GrammarMatcher,
     allocate_token_bitmask,
     apply_token_bitmask_inplace,
@@ -37,6 +39,7 @@ __all__ = [
     "Limits",
     "LimitError",
     "GrammarMatcher",
+    "BatchGrammarMatcher",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",
     "batch_fill_next_token_bitmask",

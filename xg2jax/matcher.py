@@ -7,6 +7,7 @@ DLPack (numpy, torch, ...) with dtype int32 works too.
 
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 import numpy as np
@@ -20,6 +21,7 @@ __all__ = [
     "get_bitmask_shape",
     "apply_token_bitmask_inplace",
     "batch_fill_next_token_bitmask",
+    "BatchGrammarMatcher",
 ]
 
 
@@ -207,6 +209,56 @@ def batch_fill_next_token_bitmask(
     if len({id(h) for h in handles}) != len(handles):
         raise ValueError("batch_fill_next_token_bitmask: the same matcher appears twice")
     _core.batch_fill(handles, arr, idx, int(num_threads))
+
+
+class BatchGrammarMatcher:
+    """Operations over many matchers at once (xgrammar's ``BatchGrammarMatcher``): a batch fill on a thread pool,
+    and batch accept / rollback, one call per row.
+
+    Parameters
+    ----------
+    max_threads : int or "auto"
+        Threads for :meth:`batch_fill_next_token_bitmask` ("auto": the machine's cores, at most 8).
+    """
+
+    def __init__(self, max_threads: int | str = "auto") -> None:
+        if max_threads == "auto":
+            max_threads = min(8, os.cpu_count() or 1)
+        if isinstance(max_threads, bool) or not isinstance(max_threads, int) or max_threads < 1:
+            raise ValueError(f"BatchGrammarMatcher: max_threads must be a positive int or 'auto', got {max_threads!r}")
+        self.max_threads = max_threads
+
+    def batch_fill_next_token_bitmask(self, matchers: Sequence[GrammarMatcher], bitmask,
+                                      indices: Sequence[int] | None = None, debug_print: bool = False) -> None:
+        """Fill ``bitmask[indices[i]]`` (row i without ``indices``) from ``matchers[i]``. ``debug_print`` is
+        accepted for xgrammar's signature and prints nothing."""
+        batch_fill_next_token_bitmask(matchers, bitmask, indices, num_threads=self.max_threads)
+
+    @staticmethod
+    def batch_accept_token(matchers: Sequence[GrammarMatcher], tokens: Sequence[int],
+                           debug_print: bool = False) -> list[bool]:
+        """``matchers[i].accept_token(tokens[i])`` for every i."""
+        if len(matchers) != len(tokens):
+            raise ValueError(f"batch_accept_token: {len(matchers)} matchers but {len(tokens)} tokens")
+        return [m.accept_token(int(t)) for m, t in zip(matchers, tokens)]
+
+    @staticmethod
+    def batch_accept_string(matchers: Sequence[GrammarMatcher], strings: Sequence[str | bytes],
+                            debug_print: bool = False) -> list[bool]:
+        """``matchers[i].accept_string(strings[i])`` for every i."""
+        if len(matchers) != len(strings):
+            raise ValueError(f"batch_accept_string: {len(matchers)} matchers but {len(strings)} strings")
+        return [m.accept_string(s) for m, s in zip(matchers, strings)]
+
+    @staticmethod
+    def batch_rollback(matchers: Sequence[GrammarMatcher], num_tokens: Sequence[int] | int = 1) -> None:
+        """``matchers[i].rollback(num_tokens[i])`` (or the same count for all)."""
+        counts = [int(num_tokens)] * len(matchers) if isinstance(num_tokens, int) else [int(n) for n in num_tokens]
+        if len(counts) != len(matchers):
+            raise ValueError(f"batch_rollback: {len(matchers)} matchers but {len(counts)} counts")
+        for m, n in zip(matchers, counts):
+            if n:
+                m.rollback(n)
 
 
 def apply_token_bitmask_inplace(logits, bitmask, *, vocab_size: int | None = None,
