@@ -98,11 +98,10 @@ SYNTAX_ERRORS = [
     ("builtin_tag_dispatch", 'root ::= TagDispatch(("a", b))\nb ::= "b"', "builtin 'TagDispatch(...)' is not supported",
      (1, 10)),
     # Regex("...") is supported (tests/test_regex.py); its other arguments and bad patterns are errors.
-    ("builtin_regex_flags", 'root ::= Regex("[a-z]+", flags="i")', "Regex(...) argument 'flags' is not supported",
-     (1, 26)),
+    ("builtin_regex_flag", 'root ::= Regex("[a-z]+", flags="m")', "Regex(...) flag 'm' is not supported", (1, 32)),
     ("builtin_regex_bad_pattern", 'root ::= Regex("a(?=b)")',
      "in the Regex(...) pattern at position 1: lookahead assertion '(?=' is not supported", (1, 18)),
-    ("builtin_substring", 'root ::= "x" Substring("abc")', "builtin 'Substring(...)' is not supported", (1, 14)),
+    ("builtin_json_schema", 'root ::= "x" JSONSchema("{}")', "builtin 'JSONSchema(...)' is not supported", (1, 14)),
     ("rule_attribute", 'root ::= r\nr[lazy] ::= "a"', "rule attributes such as 'r[...]' are not supported", (2, 2)),
     ("rule_attribute_root", 'root[lazy] ::= "a"', "rule attributes such as 'root[...]' are not supported", (1, 5)),
     # lookahead placement

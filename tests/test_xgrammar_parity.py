@@ -1,5 +1,6 @@
 """Behaviour xgrammar users rely on: an empty vocabulary (string matching without tokens),
-``terminate_without_stop_token`` (the output ends when the grammar does) and ``BatchGrammarMatcher``, each checked
+``terminate_without_stop_token`` (the output ends when the grammar does), ``BatchGrammarMatcher`` and the EBNF
+``Substring(...)`` builtin, each checked
 against what xgrammar 0.2.9 does (the expected values below were read off xgrammar)."""
 
 from __future__ import annotations
@@ -87,6 +88,35 @@ class BatchGrammarMatcherTest(absltest.TestCase):
         self.assertEqual([m.accept_token(2) for m in self.matchers], [True, False, True])
         with self.assertRaisesRegex(ValueError, "max_threads must be a positive int"):
             xgr.BatchGrammarMatcher(max_threads=0)
+
+
+class SubstringTest(parameterized.TestCase):
+    @parameterized.named_parameters(
+        ("chunks", 'root ::= Substring("abc", "de", "fg")', ["", "abc", "de", "abcde", "defg", "abcdefg"],
+         ["ab", "cde", "abcfg", "deabc"]),
+        ("repeated_and_empty_chunks", 'root ::= Substring("a", "", "b", "a", "b")', ["", "ab", "ba", "abab"],
+         ["aa", "abba"]),
+        ("no_chunks", "root ::= Substring()", [""], ["a"]),
+        ("in_a_sequence_next_to_a_user_rule_of_a_helper_name",
+         'root ::= "x" Substring("abc", "d") "y" substring_0\nsubstring_0 ::= "q"', ["xyq", "xabcdyq", "xdyq"],
+         ["xay", "xyq q", "xdabcyq"]),
+    )
+    def test_language(self, ebnf, accepted, rejected):
+        from xg2jax.testing import is_grammar_accept_string
+
+        grammar = xgr.Grammar.from_ebnf(ebnf)
+        for text in accepted:
+            self.assertTrue(is_grammar_accept_string(grammar, text), text)
+        for text in rejected:
+            self.assertFalse(is_grammar_accept_string(grammar, text), text)
+        again = xgr.Grammar.from_ebnf(str(grammar))  # the printed helper rules parse back
+        self.assertEqual(str(again), str(grammar))
+
+    def test_errors(self):
+        with self.assertRaisesRegex(ValueError, "Substring\\(...\\) takes string literals"):
+            xgr.Grammar.from_ebnf("root ::= Substring(abc)")
+        with self.assertRaisesRegex(ValueError, "expected ',' or '\\)' in Substring"):
+            xgr.Grammar.from_ebnf('root ::= Substring("a" "b")')
 
 
 if __name__ == "__main__":

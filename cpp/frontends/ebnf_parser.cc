@@ -54,11 +54,75 @@ class EbnfParser {
     XG_USER_CHECK(it != rule_index_.end())
         << "EBNF: the root rule '" << root_name << "' is not defined (rules: " << RuleNames() << ")";
     g_.root = it->second;
+    NameHelperRules();
     CheckNestingDepth(g_, limits_.max_nesting_depth);
     return std::move(g_);
   }
 
  private:
+  // xgrammar's `Substring("c0", "c1", ...)`: any contiguous run of the chunks, in order, each whole,
+  // the empty run included. Written as one helper rule per chunk, S_i ::= c_i S_{i+1}? (the runs that
+  // start at chunk i), and the choice "" | S_0 | ... | S_{n-1}: linear in the chunks, no nesting.
+  int32_t ParseSubstringCall() {
+    ++pos_;  // '('
+    std::vector<std::string> chunks;
+    SkipSpace();
+    while (Peek() != ')') {
+      if (Peek() != '"' && Peek() != '\'') Fail("Substring(...) takes string literals, as in Substring(\"ab\", \"cd\")");
+      std::vector<size_t> ignored;
+      std::string chunk = ParseStringLiteral(&ignored);
+      if (!chunk.empty()) chunks.push_back(std::move(chunk));  // an empty chunk changes nothing
+      SkipSpace();
+      if (Peek() == ',') {
+        ++pos_;
+        SkipSpace();
+      } else if (Peek() != ')') {
+        Fail("expected ',' or ')' in Substring(...)");
+      }
+    }
+    ++pos_;
+    const int32_t n = static_cast<int32_t>(chunks.size());
+    std::vector<int32_t> alternatives = {g_.Add(Expr{})};  // the empty run
+    const int32_t first_rule = static_cast<int32_t>(g_.rules.size());
+    for (int32_t i = 0; i < n; ++i) {
+      g_.rules.push_back(Rule{"", -1, -1});
+      helper_rules_.push_back(first_rule + i);
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      std::vector<int32_t> items = {g_.AddBytes(chunks[i])};
+      if (i + 1 < n) {
+        Expr next;
+        next.kind = ExprKind::kRuleRef;
+        next.rule = first_rule + i + 1;
+        Expr optional;
+        optional.kind = ExprKind::kRepeat;
+        optional.min = 0;
+        optional.max = 1;
+        optional.children = {g_.Add(std::move(next))};
+        items.push_back(g_.Add(std::move(optional)));
+      }
+      g_.rules[first_rule + i].body = items.size() == 1 ? items[0] : g_.AddNode(ExprKind::kSequence, items);
+      Expr ref;
+      ref.kind = ExprKind::kRuleRef;
+      ref.rule = first_rule + i;
+      alternatives.push_back(g_.Add(std::move(ref)));
+    }
+    return g_.AddNode(ExprKind::kChoice, alternatives);
+  }
+
+  // Names helper rules (Substring's) once every user rule is known, so that no name collides.
+  void NameHelperRules() {
+    int32_t k = 0;
+    for (int32_t r : helper_rules_) {
+      std::string name;
+      do {
+        name = "substring_" + std::to_string(k++);
+      } while (rule_index_.count(name));
+      g_.rules[r].name = name;
+      rule_index_[name] = r;
+    }
+  }
+
   struct PendingRef {
     std::string name;
     size_t pos;
@@ -357,6 +421,7 @@ class EbnfParser {
       size_t name_pos = pos_;
       std::string name = ParseName();
       if (Peek() == '(' && name == "Regex") return ParseRegexCall();
+      if (Peek() == '(' && name == "Substring") return ParseSubstringCall();
       if (Peek() == '(' && IsBuiltinName(name)) {
         pos_ = name_pos;
         Fail("builtin '" + name + "(...)' is not supported by this version of xg2jax");
@@ -584,6 +649,7 @@ class EbnfParser {
   int32_t last_lookahead_ = -1;
   Grammar g_;
   std::unordered_map<std::string, int32_t> rule_index_;
+  std::vector<int32_t> helper_rules_;  // rules a builtin added (named last, see NameHelperRules)
   std::vector<std::pair<int32_t, PendingRef>> pending_refs_;
 };
 
