@@ -18,7 +18,7 @@ whole string. A test is
 Engines and options:
 
 * **xg2jax**: exactly as ``tests/test_json_schema_suite.py``: ``xg2jax.Grammar.from_json_schema(schema,
-  any_order=True, enforce_formats=False, refs=<the suite's remotes folder>)`` and
+  any_order=True, enforce_formats=False, refs=<the suite's remotes folder>, plain_integers=False)`` and
   ``xg2jax.testing.is_grammar_accept_string`` (free whitespace is the default); ``UnsatisfiableSchemaError`` ("no
   value is valid") rejects every instance.
 * **xgrammar**: ``xgrammar.Grammar.from_json_schema(json.dumps(schema), any_whitespace=True, strict_mode=False,
@@ -113,7 +113,8 @@ class XG2Jax:
         from xg2jax.json_schema import UnsatisfiableSchemaError
 
         try:
-            return self.x.Grammar.from_json_schema(schema, any_order=True, enforce_formats=False, refs=_REMOTES)
+            return self.x.Grammar.from_json_schema(schema, any_order=True, enforce_formats=False, refs=_REMOTES,
+                                                   plain_integers=False)
         except UnsatisfiableSchemaError:
             return _ACCEPTS_NOTHING  # "no value is valid" is an answer, as in the test runner
 

@@ -17,14 +17,15 @@ CASES = {
         {"type": "object", "properties": {"a": {"type": "integer"},
                                           "b": {"type": "array", "items": {"type": "string", "maxLength": 3},
                                                 "minItems": 1}}, "required": ["a"]},
-        ['{"a": 1}', '{"a":1,"b":["x","yyy"]}', '{"a":1,"c":null}', '{"a": 1.0}', '{ "a" : 1 }'],
-        ['{"b":["x"]}', '{"a":1,"b":[]}', '{"a":1,"b":["xxxx"]}', '{"a":1,"a":2}', '{"a": 1.5}', '[]']),
+        ['{"a": 1}', '{"a":1,"b":["x","yyy"]}', '{"a":1,"c":null}', '{ "a" : 1 }'],
+        ['{"b":["x"]}', '{"a":1,"b":[]}', '{"a":1,"b":["xxxx"]}', '{"a":1,"a":2}', '{"a": 1.5}', '[]',
+         '{"a": 1.0}']),
     "prefix_items": (
         {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "boolean"}], "items": False, "minItems": 1},
         ["[1]", "[1,true]", "[ 1 , false ]"], ["[]", "[1,true,3]", "[true]"]),
     "enum_intersected_with_type": (
         {"enum": [1, "a", {"x": [1, 2]}], "type": ["integer", "object"]},
-        ["1", "1.0", '{"x": [1, 2]}'], ['"a"', '{"x":[1]}', "2"]),
+        ["1", '{"x": [1, 2]}'], ['"a"', '{"x":[1]}', "2", "1.0"]),
     "recursive_ref": (
         {"$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},
                             "required": ["v"], "additionalProperties": False}}, "$ref": "#/$defs/node"},
@@ -47,7 +48,7 @@ CASES = {
         {"allOf": [{"properties": {"foo": {}}, "additionalProperties": {"type": "boolean"}},
                    {"properties": {"bar": {}}}]},
         ['{"foo":true,"bar":false}', '{"foo":1,"bar":true}'], ['{"foo":1,"bar":1}']),
-    "contains": ({"type": "array", "contains": {"const": 5}}, ["[1,5,2]", "[5]", "[5.0]"], ["[1,2]", "[]"]),
+    "contains": ({"type": "array", "contains": {"const": 5}}, ["[1,5,2]", "[5]"], ["[1,2]", "[]", "[5.0]"]),
     "pattern_search_semantics": ({"type": "string", "pattern": "[0-9]{3}"}, ['"ab123"', '"123"', '"x1234y"'],
                                  ['"12"', '"1a2b3"', "123"]),
     "pattern_anchored": ({"type": "string", "pattern": "^[a-z]+$"}, ['"abc"'], ['"abc1"', '""']),
@@ -105,7 +106,7 @@ CASES = {
         ["[1]", "[]"], ["[1,2]", '["a"]']),
     "decimal_multiple_of": ({"multipleOf": 1.5}, ["4.5", "0", "-3", "1.50"], ["35", "0.75", "1.6"]),
     "integer_multiple_of_with_bounds": ({"type": "integer", "multipleOf": 2, "minimum": -5, "maximum": 9},
-                                        ["-4", "0", "8", "8.0"], ["-6", "10", "3"]),
+                                        ["-4", "0", "8"], ["-6", "10", "3", "8.0", "-0"]),
     "non_integral_with_bounds": ({"oneOf": [{"type": "integer"}, {"minimum": 2}]}, ["1", "2.5", "-1"],
                                  ["3", "1.5", "2"]),
     "contains_with_item_schema": ({"type": "array", "items": {"type": "integer"}, "contains": {"minimum": 5}},
@@ -429,6 +430,28 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
                                     r"'/patternProperties/.*more than 2000 DFA states"):
             xg2jax.Grammar.from_json_schema({"type": "object", "patternProperties": {"(a|b)*a(a|b){12}": {}},
                                              "additionalProperties": False})
+
+    def test_plain_integers_option(self):
+        # Default: integers as a generator writes them. plain_integers=False: every spelling JSON Schema counts as
+        # an integer (1.0, 1.00, -0), as a validator reads them.
+        for schema, accepted, other_spellings in [
+                ({"type": "integer"}, ["2", "0", "-12"], ["2.0", "0.00", "-0", "-12.000"]),
+                ({"type": "integer", "minimum": -3, "maximum": 3}, ["2", "0", "-3"], ["2.0", "-0"]),
+                ({"type": "integer", "multipleOf": 2}, ["2", "0", "-4"], ["2.0", "-0"]),
+                ({"enum": [2, 0]}, ["2", "0"], ["2.0", "0.0"]),
+                ({"const": 0}, ["0"], ["0.00"])]:
+            plain = xg2jax.Grammar.from_json_schema(schema)
+            wide = xg2jax.Grammar.from_json_schema(schema, plain_integers=False)
+            for text in accepted:
+                self.assertGrammarAccepts(plain, text)
+                self.assertGrammarAccepts(wide, text)
+            for text in other_spellings:
+                self.assertGrammarRejects(plain, text)
+                self.assertGrammarAccepts(wide, text)
+        compiler = xg2jax.GrammarCompiler(xg2jax.TokenizerInfo([b"1", b".", b"0"]))
+        for plain in (True, False, True):  # the option is part of the compiler's cache key
+            m = xg2jax.GrammarMatcher(compiler.compile_json_schema({"type": "integer"}, plain_integers=plain))
+            self.assertEqual(m.accept_string("1.0"), not plain)
 
     def test_non_strict_mode_ignores_unique_items(self):
         grammar = xg2jax.Grammar.from_json_schema({"type": "array", "uniqueItems": True}, strict_mode=False)

@@ -314,7 +314,7 @@ def _acceptor(schema: dict):
     """``text -> bool``: whether the schema's grammar accepts ``text``, compiled once (is_grammar_accept_string
     compiles per call)."""
     compiled = xg2jax.GrammarCompiler(_byte_tokenizer(), cache_enabled=False).compile_grammar(
-        xg2jax.Grammar.from_json_schema(schema))
+        xg2jax.Grammar.from_json_schema(schema, plain_integers=False))  # a validator's spellings
 
     def accepts(text: str) -> bool:
         m = xg2jax.GrammarMatcher(compiled)

@@ -85,7 +85,8 @@ class Grammar:
     def from_json_schema(schema, *, any_whitespace: bool = True, indent: int | None = None,
                          separators: tuple[str, str] | None = None, strict_mode: bool = True,
                          max_whitespace_cnt: int | None = None, any_order: bool = False,
-                         enforce_formats: bool = True, refs: dict | None = None) -> "Grammar":
+                         enforce_formats: bool = True, refs: dict | None = None,
+                         plain_integers: bool = True) -> "Grammar":
         """The grammar of the JSON texts valid under a JSON Schema (str, dict, or pydantic model class).
 
         Options follow xgrammar: ``any_whitespace`` allows any JSON whitespace between tokens (else the fixed
@@ -95,7 +96,8 @@ class Grammar:
         group's pattern; docs/json_schema.md); ``any_order`` accepts declared properties in any order; ``enforce_formats`` (an xg2jax
         extension, default True as in xgrammar) checks ``format`` (JSON Schema's default: annotation only);
         ``refs`` (an xg2jax extension) maps URIs to further schema documents that ``$ref`` may name (nothing is
-        ever fetched).
+        ever fetched); ``plain_integers`` (an xg2jax extension, default True) spells integers as plain JSON
+        integers (``-12``; False also accepts ``1.0`` and ``-0``, which JSON Schema counts as integers).
         Keywords not supported raise ``UnsupportedSchemaError`` (a ``ValueError``) naming the JSON pointer of the
         keyword (docs/json_schema.md lists them); ``indent`` with ``any_whitespace=False`` raises too.
         """
@@ -104,7 +106,7 @@ class Grammar:
         return Grammar.from_ebnf(json_schema_to_ebnf(
             schema, any_whitespace=any_whitespace, indent=indent, separators=separators, strict_mode=strict_mode,
             max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats,
-            refs=refs))
+            refs=refs, plain_integers=plain_integers))
 
     @staticmethod
     def from_lark(lark_string: str, start: str = "start", *, tokenizer_info=None) -> "Grammar":
@@ -305,7 +307,7 @@ class GrammarCompiler:
                             separators: tuple[str, str] | None = None, strict_mode: bool = True,
                             max_whitespace_cnt: int | None = None, any_order: bool = False,
                             enforce_formats: bool = True, refs: dict | None = None,
-                            precompute_masks: bool = False) -> CompiledGrammar:
+                            precompute_masks: bool = False, plain_integers: bool = True) -> CompiledGrammar:
         """Compile a JSON Schema (see :meth:`Grammar.from_json_schema` for the options).
 
         The grammar-level cache keys a schema given as text or as a JSON value by that text and the options, so a
@@ -315,7 +317,7 @@ class GrammarCompiler:
 
         options = dict(any_whitespace=any_whitespace, indent=indent, separators=separators, strict_mode=strict_mode,
                        max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats,
-                       refs=refs)
+                       refs=refs, plain_integers=plain_integers)
         key = _json_schema_cache_key(schema, options)
         if key is not None:
             h = self._handle.lookup_source("json_schema", key[0], key[1], bool(precompute_masks))

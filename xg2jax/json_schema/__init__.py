@@ -43,12 +43,17 @@ def schema_as_dict(schema: Any) -> Any:
 def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
                         separators: tuple[str, str] | None = None, strict_mode: bool = True,
                         max_whitespace_cnt: int | None = None, any_order: bool = False,
-                        enforce_formats: bool = True, refs: dict[str, Any] | None = None) -> str:
+                        enforce_formats: bool = True, refs: dict[str, Any] | None = None,
+                        plain_integers: bool = True) -> str:
     """EBNF text (root rule ``root``) accepting exactly the JSON texts valid under ``schema``.
 
     ``enforce_formats`` (an xg2jax extension): check ``format`` for the formats in ``_formats.FORMATS``, as
     xgrammar does and as generation wants. JSON Schema's default treats ``format`` as an annotation only; pass
     False for that (unknown formats are always annotations).
+
+    ``plain_integers`` (an xg2jax extension, default True): integers (``"type": "integer"``, integral constants)
+    are spelled as plain JSON integers (``0``, ``-12``), as a generator writes them; False accepts every spelling
+    JSON Schema counts as an integer (``1.0``, ``1.00``, ``-0``), as a validator reads them.
 
     ``refs`` (an xg2jax extension): a registry of further schema documents, ``{uri: schema}``, that ``$ref`` may
     name (remote documents are never fetched). ``$id`` values inside the schema and the registry's documents are
@@ -64,6 +69,7 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
         return SchemaConverter(document, any_whitespace=any_whitespace, indent=indent,
                                separators=separators, strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt,
                                any_order=any_order, enforce_formats=enforce_formats, refs=registry,
+                               plain_integers=plain_integers,
                                # parsed here from text: nobody else holds it
                                schema_is_private=isinstance(schema, str),
                                source_text=schema if isinstance(schema, str) else None).convert()

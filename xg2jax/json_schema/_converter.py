@@ -76,10 +76,12 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
     def __init__(self, schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
                  separators: tuple[str, str] | None = None, strict_mode: bool = True,
                  max_whitespace_cnt: int | None = None, any_order: bool = False, enforce_formats: bool = True,
-                 refs: dict[str, Any] | None = None, schema_is_private: bool = False, source_text: str | None = None):
+                 refs: dict[str, Any] | None = None, schema_is_private: bool = False, source_text: str | None = None,
+                 plain_integers: bool = True):
         # schema_is_private: the caller parsed ``schema`` for this conversion alone, so it may be rewritten in place.
         # source_text: the JSON text ``schema`` was parsed from (lets the resource walk be skipped; _resources.py).
         self.any_order = any_order
+        self.plain_integers = plain_integers
         self._depth = 0
         self._work = 0  # subschema conversions, merges and disjointness checks so far (MAX_WORK)
         self.enforce_formats = enforce_formats
@@ -121,7 +123,7 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
             item, key = separators if separators is not None else (", ", ": ")
         self.item_sep = seq(self.ws, literal(item), self.ws)
         self.key_sep = seq(self.ws, literal(key), self.ws)
-        self.rules = RuleTable(lexical_rules(self.ws, self.item_sep, self.key_sep, ws))
+        self.rules = RuleTable(lexical_rules(self.ws, self.item_sep, self.key_sep, ws, plain_integers))
 
     # ----------------------------------------------------------------------------------------------------------
     def convert(self) -> str:

@@ -55,8 +55,6 @@ BASE_RULES = {
     "j_string": r'"\"" j_char* "\""',
     "j_int": r'"-"? ( "0" | [1-9] [0-9]* )',
     "j_number": r'"-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [+\-]? [0-9]+ )?',
-    # An integer per JSON Schema (draft 6+): a number with a zero fractional part is an integer too.
-    "j_integer": r'j_int ( "." "0"+ )?',
     "j_bool": r'"true" | "false"',
     "j_null": r'"null"',
     "j_value": r'j_object | j_array | j_string | j_number | j_bool | j_null',
@@ -77,13 +75,15 @@ KEY_TAIL_RULES = {
 
 
 @functools.lru_cache(maxsize=64)
-def lexical_rules(ws: str, item_sep: str, key_sep: str, ws_body: str) -> dict[str, str]:
-    """The JSON lexical rules of a conversion: ``BASE_RULES``, then members, objects and arrays spelled with the
-    conversion's whitespace ``ws`` and separators (as every object and array of the schema is, ``true`` and ``{}``
-    values too), then ``j_ws`` as ``ws_body``. Memoised (a conversion's options are almost always the same few);
-    callers copy it."""
+def lexical_rules(ws: str, item_sep: str, key_sep: str, ws_body: str, plain_integers: bool = True) -> dict[str, str]:
+    """The JSON lexical rules of a conversion: ``BASE_RULES``, ``j_integer`` (plain: ``0``, ``-12``; else every
+    spelling JSON Schema (draft 6+) counts as an integer: ``1.0``, ``-0``), then members, objects and arrays spelled
+    with the conversion's whitespace ``ws`` and separators (as every object and array of the schema is, ``true`` and
+    ``{}`` values too), then ``j_ws`` as ``ws_body``. Memoised (a conversion's options are almost always the same
+    few); callers copy it."""
     return {
         **BASE_RULES,
+        "j_integer": r'"0" | "-"? [1-9] [0-9]*' if plain_integers else r'j_int ( "." "0"+ )?',
         "j_member": seq("j_string", key_sep, "j_value"),
         "j_object": seq('"{"', ws, f"( j_member ( {item_sep} j_member )* {ws} )?".replace("  ", " "), '"}"'),
         "j_array": seq('"["', ws, f"( j_value ( {item_sep} j_value )* {ws} )?".replace("  ", " "), '"]"'),

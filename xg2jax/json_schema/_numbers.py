@@ -104,8 +104,9 @@ def _non_negative_range(lo: int, hi: int | None) -> list[str]:
     return out
 
 
-def integer_range(lo: int | None, hi: int | None) -> str | None:
-    """An EBNF expression for the spellings of the integers in [lo, hi] (None = open end), or None if empty."""
+def integer_range(lo: int | None, hi: int | None, negative_zero: bool = True) -> str | None:
+    """An EBNF expression for the spellings of the integers in [lo, hi] (None = open end), or None if empty;
+    ``negative_zero``: whether ``-0`` is one of them (JSON Schema's spellings; not the plain ones)."""
     if lo is not None and hi is not None and lo > hi:
         return None
     options = []
@@ -117,17 +118,18 @@ def integer_range(lo: int | None, hi: int | None) -> str | None:
         neg = _non_negative_range(max(1, -hi) if hi is not None else 1, None if lo is None else -lo)
         if neg:
             options.append('"-" ' + _group(neg))
-    if (lo is None or lo <= 0) and (hi is None or hi >= 0):
+    if negative_zero and (lo is None or lo <= 0) and (hi is None or hi >= 0):
         options.append('"-0"')  # -0 is 0
     return _group(options) if options else None
 
 
-def multiple_of(k: int, rules: RuleTable, sign: str = "any", ok=None) -> str:
+def multiple_of(k: int, rules: RuleTable, sign: str = "any", ok=None, negative_zero: bool = True) -> str:
     """An EBNF expression for the spellings of the integers divisible by k (k >= 1): all of them (``sign="any"``),
     the non-negative ones (``"nonneg"``) or the negative ones (``"neg"``). With ``ok``: the integers whose
-    remainder r modulo k (of the absolute value) has ok(r), instead of r == 0."""
+    remainder r modulo k (of the absolute value) has ok(r), instead of r == 0. ``negative_zero``: whether ``-0``
+    is a spelling of 0 (with ``sign="any"``)."""
     if k == 1 and sign == "any" and ok is None:
-        return 'j_int'
+        return 'j_int' if negative_zero else '( "0" | "-"? [1-9] [0-9]* )'
     if k > MAX_MULTIPLE_OF_RULES:
         raise ValueError(f"multipleOf {k} needs {k} grammar rules (the limit is {MAX_MULTIPLE_OF_RULES})")
     ok = ok or (lambda r: r == 0)
@@ -144,6 +146,8 @@ def multiple_of(k: int, rules: RuleTable, sign: str = "any", ok=None) -> str:
         return f'( {zero}{first} )'
     if sign == "neg":
         return f'( "-" ( {first} ) )'
+    if not negative_zero:
+        return f'( {zero}"-"? ( {first} ) )'
     return f'( "-"? ( {zero}{first} ) )'
 
 

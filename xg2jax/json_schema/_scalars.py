@@ -119,10 +119,10 @@ class ScalarsMixin:
         elif lo is None and hi is None:
             return "j_integer"
         else:
-            digits = integer_range(lo, hi)
+            digits = integer_range(lo, hi, negative_zero=not self.plain_integers)
             if digits is None:
                 raise self._empty_range(schema, ptr)
-        return self.rules.add(f"integer_{lo}_{hi}_{k}", f'{digits} ( "." "0"+ )?')
+        return self.rules.add(f"integer_{lo}_{hi}_{k}", digits if self.plain_integers else f'{digits} ( "." "0"+ )?')
 
     def _non_integral(self, lo, hi, schema, ptr) -> str:
         """Numbers with a non-zero fraction within integer bounds (strict or not: no such number equals one):
@@ -149,7 +149,7 @@ class ScalarsMixin:
         0 with a digit-by-digit comparison) or finite (listed when few, else the bounded automaton of
         ``scaled_multiples``)."""
         if lo is None and hi is None:
-            return multiple_of(k, self.rules, ok=ok)
+            return multiple_of(k, self.rules, ok=ok, negative_zero=not self.plain_integers)
         if lo is not None and hi is not None and lo > hi:
             raise self._empty_range(schema, ptr)
         parts = []

@@ -86,8 +86,8 @@ class ValuesMixin:
             body = f" {self.item_sep} ".join(self._value_expr(v) for v in value)
             return seq(literal("["), self.ws, body, self.ws, literal("]"))
         if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer():
-            # 1, 1.0 and 1.00 are the same JSON Schema value.
-            return seq(json_literal(int(value)), '( "." "0"+ )?')
+            # 1, 1.0 and 1.00 are the same JSON Schema value; plain_integers spells it "1" only.
+            return json_literal(int(value)) if self.plain_integers else seq(json_literal(int(value)), '( "." "0"+ )?')
         return json_literal(value)
 
     def _validate(self, value, schema, ptr: str) -> bool:
