@@ -1,6 +1,6 @@
 """Behaviour xgrammar users rely on: an empty vocabulary (string matching without tokens),
-``terminate_without_stop_token`` (the output ends when the grammar does), ``BatchGrammarMatcher`` and the EBNF
-``Substring(...)`` builtin, each checked
+``terminate_without_stop_token`` (the output ends when the grammar does), ``BatchGrammarMatcher``, the EBNF
+``Substring(...)`` builtin, ``Grammar.union`` / ``concat`` and the small helpers, each checked
 against what xgrammar 0.2.9 does (the expected values below were read off xgrammar)."""
 
 from __future__ import annotations
@@ -117,6 +117,36 @@ class SubstringTest(parameterized.TestCase):
             xgr.Grammar.from_ebnf("root ::= Substring(abc)")
         with self.assertRaisesRegex(ValueError, "expected ',' or '\\)' in Substring"):
             xgr.Grammar.from_ebnf('root ::= Substring("a" "b")')
+
+
+class CombineAndHelpersTest(absltest.TestCase):
+    def test_union_and_concat_keep_each_grammars_rules_apart(self):
+        from xg2jax.testing import is_grammar_accept_string as accepts
+
+        a = xgr.Grammar.from_ebnf('root ::= "a" r\nr ::= "x"')
+        b = xgr.Grammar.from_ebnf('root ::= "b" r\nr ::= "y"')
+        union, concat = xgr.Grammar.union(a, b), xgr.Grammar.concat(a, b)
+        self.assertEqual([accepts(union, s) for s in ("ax", "by", "ay", "axby")], [True, True, False, False])
+        self.assertEqual([accepts(concat, s) for s in ("axby", "ax", "byax")], [True, False, False])
+        self.assertIn("root_1 ::=", str(union))
+        self.assertIn("root_2 ::=", str(union))
+        self.assertEqual(str(xgr.Grammar.from_ebnf(str(union))), str(union))
+        with self.assertRaisesRegex(ValueError, "needs at least one grammar"):
+            xgr.Grammar.union()
+        with self.assertRaisesRegex(TypeError, "expected Grammar objects, got str"):
+            xgr.Grammar.concat("root ::= x")
+
+    def test_small_helpers(self):
+        bitmask = xgr.allocate_token_bitmask(2, 40)
+        bitmask[:] = 0
+        xgr.reset_token_bitmask(bitmask)
+        self.assertTrue((bitmask == -1).all())
+        self.assertEqual(bitmask.dtype, xgr.bitmask_dtype)
+        tok = xgr.TokenizerInfo([b"a", b"b"])
+        compiler = xgr.GrammarCompiler(tok, cache_limit_bytes=1000)
+        self.assertEqual(compiler.cache_limit_bytes, 1000)
+        self.assertTrue(xgr.GrammarMatcher(compiler.compile_lark('start: "a" "b"')).accept_string("ab"))
+        self.assertFalse(tok.prepend_space_in_tokenization)
 
 
 if __name__ == "__main__":

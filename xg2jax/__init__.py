@@ -23,7 +23,9 @@ from xg2jax.matcher import (
     allocate_token_bitmask,
     apply_token_bitmask_inplace,
     batch_fill_next_token_bitmask,
+    bitmask_dtype,
     get_bitmask_shape,
+    reset_token_bitmask,
 )
 from xg2jax.tokenizer_info import TokenizerInfo
 from xg2jax.vocab_decoding import VocabType
@@ -44,4 +46,6 @@ __all__ = [
     "apply_token_bitmask_inplace",
     "batch_fill_next_token_bitmask",
     "get_bitmask_shape",
+    "bitmask_dtype",
+    "reset_token_bitmask",
 ]

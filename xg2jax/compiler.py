@@ -63,6 +63,12 @@ def _grammar_bytes(text: str, what: str) -> bytes:
     raise TypeError(f"{what}: expected str, got {type(text).__name__}")
 
 
+def _as_grammar(g, what: str) -> "Grammar":
+    if not isinstance(g, Grammar):
+        raise TypeError(f"{what}: expected Grammar objects, got {type(g).__name__}")
+    return g
+
+
 class Grammar:
     """A parsed grammar (the engine's IR). ``str(grammar)`` prints EBNF that parses back to it."""
 
@@ -107,6 +113,16 @@ class Grammar:
             schema, any_whitespace=any_whitespace, indent=indent, separators=separators, strict_mode=strict_mode,
             max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats,
             refs=refs, plain_integers=plain_integers))
+
+    @staticmethod
+    def union(*grammars: "Grammar") -> "Grammar":
+        """A grammar matching what any one of ``grammars`` matches (each keeps its own rule names)."""
+        return Grammar(_core.Grammar.combine([_as_grammar(g, "Grammar.union")._handle for g in grammars], False))
+
+    @staticmethod
+    def concat(*grammars: "Grammar") -> "Grammar":
+        """A grammar matching what ``grammars`` match, one after the other."""
+        return Grammar(_core.Grammar.combine([_as_grammar(g, "Grammar.concat")._handle for g in grammars], True))
 
     @staticmethod
     def from_lark(lark_string: str, start: str = "start", *, tokenizer_info=None) -> "Grammar":
@@ -268,8 +284,14 @@ class GrammarCompiler:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"GrammarCompiler: limits must be an xg2jax.Limits, got {type(limits).__name__}")
         self._tokenizer_info = tokenizer_info
+        self._cache_limit_bytes = int(cache_limit_bytes)
         self._handle = _core.GrammarCompiler(tokenizer_info._handle, int(max_threads), bool(cache_enabled),
                                              int(cache_limit_bytes), limits if limits is not None else Limits())
+
+    @property
+    def cache_limit_bytes(self) -> int:
+        """The cache budget given at construction (-1: unlimited)."""
+        return self._cache_limit_bytes
 
     @property
     def limits(self) -> Limits:
@@ -328,6 +350,10 @@ class GrammarCompiler:
             return self.compile_grammar(ebnf, precompute_masks=precompute_masks)
         h = self._handle.compile_source_ebnf("json_schema", key[0], key[1], ebnf, bool(precompute_masks))
         return CompiledGrammar(h, self._tokenizer_info)
+
+    def compile_lark(self, lark_string: str, start: str = "start", *, precompute_masks: bool = False) -> CompiledGrammar:
+        """Compile a Lark grammar (:meth:`Grammar.from_lark`; ``xg2jax.lark`` lists the dialect)."""
+        return self.compile_grammar(Grammar.from_lark(lark_string, start), precompute_masks=precompute_masks)
 
     def compile_regex(self, pattern: str, *, precompute_masks: bool = False) -> CompiledGrammar:
         r"""Compile a regular expression that the whole output must match.

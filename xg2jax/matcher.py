@@ -22,6 +22,8 @@ __all__ = [
     "apply_token_bitmask_inplace",
     "batch_fill_next_token_bitmask",
     "BatchGrammarMatcher",
+    "bitmask_dtype",
+    "reset_token_bitmask",
 ]
 
 
@@ -30,9 +32,21 @@ def get_bitmask_shape(batch_size: int, vocab_size: int) -> tuple[int, int]:
     return (int(batch_size), (int(vocab_size) + 31) // 32)
 
 
+#: The dtype of a packed bitmask (numpy's; xgrammar's is torch.int32, the same layout).
+bitmask_dtype = np.int32
+
+
 def allocate_token_bitmask(batch_size: int, vocab_size: int) -> np.ndarray:
     """A packed int32 bitmask with every token allowed (all bits 1)."""
     return np.full(get_bitmask_shape(batch_size, vocab_size), -1, dtype=np.int32)
+
+
+def reset_token_bitmask(bitmask) -> None:
+    """Allow every token again (all bits 1), in place: a numpy array, a torch tensor or a DLPack CPU array."""
+    if type(bitmask).__module__.split(".")[0] == "torch":
+        bitmask.fill_(-1)
+        return
+    _as_numpy(bitmask, "reset_token_bitmask")[...] = -1
 
 
 def _as_numpy(bitmask, what: str) -> np.ndarray:

@@ -191,6 +191,11 @@ class TokenizerInfo:
         return self._add_prefix_space
 
     @property
+    def prepend_space_in_tokenization(self) -> bool:
+        """xgrammar's name for :attr:`add_prefix_space`."""
+        return self._add_prefix_space
+
+    @property
     def stop_token_ids(self) -> list[int]:
         return list(self._handle.stop_token_ids)
 

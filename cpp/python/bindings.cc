@@ -8,6 +8,7 @@
 #include "compiler/grammar_compiler.h"
 #include "frontends/regex.h"
 #include "grammar/builtin_grammars.h"
+#include "grammar/combine.h"
 #include "frontends/ebnf_parser.h"
 #include "grammar/passes.h"
 #include "grammar/printer.h"
@@ -128,6 +129,11 @@ PYBIND11_MODULE(_core, m) {
         NormalizeGrammar(&copy);
         return copy;
       })
+      .def_static("combine",
+                  [](const std::vector<const Grammar*>& grammars, bool concat) {
+                    return CombineGrammars(grammars, concat ? Combination::kConcat : Combination::kUnion);
+                  },
+                  py::arg("grammars"), py::arg("concat"))
       .def("unproductive_rules",
            [](const Grammar& g) {
              const std::vector<uint8_t> productive = ProductiveRules(g);

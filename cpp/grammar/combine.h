@@ -1,0 +1,18 @@
+// Grammars combined into one (xgrammar's Grammar.union / Grammar.concat): the root of the result
+// matches any one of the grammars, or all of them in order. Each grammar's rules are copied with
+// their expressions re-indexed; a rule whose name is already taken gets the first free `name_k`
+// (the i-th grammar's `root` becomes `root_i`), so every grammar keeps its own namespace.
+#pragma once
+
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace xg {
+
+enum class Combination { kUnion, kConcat };
+
+// Throws InputError when `grammars` is empty.
+Grammar CombineGrammars(const std::vector<const Grammar*>& grammars, Combination how);
+
+}  // namespace xg
