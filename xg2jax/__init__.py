@@ -27,6 +27,7 @@ from xg2jax.matcher import (
     get_bitmask_shape,
     reset_token_bitmask,
 )
+from xg2jax.serialization import DeserializeFormatError, DeserializeVersionError, get_serialization_version
 from xg2jax.tokenizer_info import TokenizerInfo
 from xg2jax.vocab_decoding import VocabType
 
@@ -48,4 +49,7 @@ __all__ = [
     "get_bitmask_shape",
     "bitmask_dtype",
     "reset_token_bitmask",
+    "get_serialization_version",
+    "DeserializeFormatError",
+    "DeserializeVersionError",
 ]

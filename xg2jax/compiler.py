@@ -114,6 +114,26 @@ class Grammar:
             max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats,
             refs=refs, plain_integers=plain_integers))
 
+    def serialize_json(self) -> str:
+        """This grammar as JSON (``xg2jax.serialization``: its printed EBNF and root rule)."""
+        from xg2jax import serialization as ser
+
+        return ser.dump("Grammar", {"ebnf": str(self), "root_rule_name": self.root_rule_name})
+
+    @staticmethod
+    def deserialize_json(json_string: str) -> "Grammar":
+        """The grammar :meth:`serialize_json` wrote.
+
+        Raises
+        ------
+        xg2jax.serialization.DeserializeFormatError, DeserializeVersionError
+        """
+        from xg2jax import serialization as ser
+
+        doc = ser.load(json_string, "Grammar")
+        return Grammar.from_ebnf(ser.field(doc, "ebnf", "Grammar", str),
+                                 root_rule_name=ser.field(doc, "root_rule_name", "Grammar", str))
+
     @staticmethod
     def union(*grammars: "Grammar") -> "Grammar":
         """A grammar matching what any one of ``grammars`` matches (each keeps its own rule names)."""
@@ -190,6 +210,30 @@ class CompiledGrammar:
     def __init__(self, handle: "_core.CompiledGrammar", tokenizer_info: TokenizerInfo) -> None:
         self._handle = handle
         self._tokenizer_info = tokenizer_info
+
+    def serialize_json(self) -> str:
+        """The grammar and its vocabulary as JSON (``xg2jax.serialization``; masks are not stored)."""
+        from xg2jax import serialization as ser
+
+        return ser.dump("CompiledGrammar", {"grammar": self.grammar.serialize_json(),
+                                            "tokenizer_info": self._tokenizer_info.serialize_json()})
+
+    @staticmethod
+    def deserialize_json(json_string: str, tokenizer_info: TokenizerInfo | None = None) -> "CompiledGrammar":
+        """Compile again what :meth:`serialize_json` wrote, for ``tokenizer_info`` (default: the stored one).
+
+        Raises
+        ------
+        xg2jax.serialization.DeserializeFormatError, DeserializeVersionError
+        """
+        from xg2jax import serialization as ser
+
+        kind = "CompiledGrammar"
+        doc = ser.load(json_string, kind)
+        grammar = Grammar.deserialize_json(ser.field(doc, "grammar", kind, str))
+        if tokenizer_info is None:
+            tokenizer_info = TokenizerInfo.deserialize_json(ser.field(doc, "tokenizer_info", kind, str))
+        return GrammarCompiler(tokenizer_info, cache_enabled=False).compile_grammar(grammar)
 
     @property
     def grammar(self) -> Grammar:

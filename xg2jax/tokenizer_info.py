@@ -73,6 +73,37 @@ class TokenizerInfo:
         self._decoded = decoded
         self._handle = _core.TokenizerInfo(decoded, size, specials, stops)
 
+    # -- serialization -----------------------------------------------------------------------------
+    def serialize_json(self) -> str:
+        """This vocabulary as JSON (``xg2jax.serialization``)."""
+        from xg2jax import serialization as ser
+
+        return ser.dump("TokenizerInfo", {
+            "decoded_vocab": ser.encode_tokens(self._decoded), "vocab_size": self.vocab_size,
+            "vocab_type": int(self._vocab_type), "add_prefix_space": self._add_prefix_space,
+            "stop_token_ids": self.stop_token_ids, "special_token_ids": self.special_token_ids})
+
+    @classmethod
+    def deserialize_json(cls, json_string: str) -> "TokenizerInfo":
+        """The vocabulary :meth:`serialize_json` wrote.
+
+        Raises
+        ------
+        xg2jax.serialization.DeserializeFormatError, DeserializeVersionError
+        """
+        from xg2jax import serialization as ser
+
+        kind = "TokenizerInfo"
+        doc = ser.load(json_string, kind)
+        self = cls.__new__(cls)
+        self._vocab_type = VocabType(ser.field(doc, "vocab_type", kind, int))
+        self._add_prefix_space = bool(ser.field(doc, "add_prefix_space", kind, bool))
+        decoded = ser.decode_tokens(ser.field(doc, "decoded_vocab", kind, list), kind)
+        self._init_decoded(decoded, ser.field(doc, "vocab_size", kind, int),
+                           list(ser.field(doc, "special_token_ids", kind, list)),
+                           list(ser.field(doc, "stop_token_ids", kind, list)))
+        return self
+
     # -- constructors from files ------------------------------------------------------------------
     @classmethod
     def from_loaded_vocab(
