@@ -15,24 +15,11 @@ from __future__ import annotations
 import re
 
 from xg2jax import _core
+from xg2jax.json_schema._ebnf import literal
 from xg2jax.lark._common import COMMON_TERMINALS
 from xg2jax.lark._syntax import LarkDocument, LarkError, Parser
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _literal(text: str) -> str:
-    out = ['"']
-    for ch in text:
-        cp = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif cp < 0x20 or cp == 0x7F:
-            out.append(f"\\x{cp:02x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
 
 
 def _class_char(ch: str) -> str:
@@ -102,10 +89,10 @@ class _Converter:
             collect(self.doc.definitions[name].body, refs[name])
         state: dict[str, int] = {}  # 1 on the path, 2 done
         for root in refs:
-            stack = [(root, iter(sorted(refs[root])))]
-            state[root] = state.get(root, 0) or 1
-            if state[root] == 2:
+            if state.get(root) == 2:
                 continue
+            state[root] = 1
+            stack = [(root, iter(sorted(refs[root])))]
             while stack:
                 name, children = stack[-1]
                 child = next(children, None)
@@ -122,7 +109,7 @@ class _Converter:
         problem = _core.automata.regex_syntax_error(pattern)
         if problem is not None:
             raise ValueError(problem)
-        return f'Regex({_literal(pattern)}, flags="{flags}")'
+        return f'Regex({literal(pattern)}, flags="{flags}")'
 
     def lexeme(self, text: str, in_terminal: bool) -> str:
         return text if in_terminal or self.ignore is None else f"( {text} {self.ignore} )"
@@ -150,7 +137,7 @@ class _Converter:
             if ignore_case:
                 escaped = "".join("\\" + c if c in "\\^$.|?*+()[]{}/-" else c for c in text)
                 return self.lexeme(self.regex(escaped, "i"), in_terminal)
-            return self.lexeme(_literal(text), in_terminal)
+            return self.lexeme(literal(text), in_terminal)
         if kind == "range":
             return self.lexeme(f"[{_class_char(node[1])}-{_class_char(node[2])}]", in_terminal)
         if kind == "re":

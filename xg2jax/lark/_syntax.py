@@ -114,7 +114,7 @@ def tokenize(text: str) -> list[Token]:
         elif c == "@":
             raise LarkError(text, i, "grammar references (@name) are not supported" if _NAME.match(text, i + 1)
                             else "empty grammar reference")
-        elif c in "-!" and not any(text.startswith(p, i) for p in ("->",)):
+        elif c in "-!" and not text.startswith("->", i):
             if c == "!" and (not out or out[-1].kind == "newline") and _NAME.match(text, i + 1):
                 i += 1  # `!rule:` keeps tokens in Lark's tree; the language is the same
                 continue
