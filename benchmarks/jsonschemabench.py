@@ -666,15 +666,21 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="JSON path (PNG next to it)")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--from-json", default=None, metavar="PATH", help="reprint + redraw an earlier result, no run")
+    ap.add_argument("--any-order", action="store_true",
+                    help="compile with any_order=True (xg2jax, xgrammar; llguidance has only schema order) and "
+                         "write results/jsonschemabench_any_order.*")
     args = ap.parse_args(argv)
     q = args.quick
+    if args.any_order:
+        peers.JSON_SCHEMA_OPTIONS["any_order"] = True  # read by every adapter (and the forked workers)
     args.vocab = args.vocab or ("gpt2" if q else "gemma3")
     args.per_subset = args.per_subset if args.per_subset is not None else (2 if q else 10)
     args.max_instances = args.max_instances if args.max_instances is not None else (2 if q else 3)
     args.compile_timeout = args.compile_timeout or 10.0
     args.run_timeout = args.run_timeout or (10.0 if q else 20.0)
     if args.out is None:
-        args.out = str(HERE / "results" / ("jsonschemabench_quick.json" if q else "jsonschemabench.json"))
+        stem = "jsonschemabench_quick" if q else "jsonschemabench"
+        args.out = str(HERE / "results" / (stem + ("_any_order" if args.any_order else "") + ".json"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
     if args.from_json:
         result = finish(json.loads(Path(args.from_json).read_text()))

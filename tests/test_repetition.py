@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import random
 
-import numpy as np
 import pytest
 
 import xg2jax as xgr
 from real_vocabularies import require
-from xg2jax.testing import mask_oracle_diff
+from xg2jax.testing import check_masks_along, mask_oracle_diff
 
 # Tokens of 1..4 bytes over the letters the grammars use, plus JSON punctuation; id 0 is the stop token.
 _PIECES = ["a", "b", "c", ",", "[", "]", '"', "1", " ", "x", "y", "(", ")", "z", "\\", "n"]
@@ -29,28 +28,6 @@ def _small_tokenizer() -> xgr.TokenizerInfo:
     while len(vocab) < 400:
         vocab.add("".join(rng.choice(_PIECES[:8]) for _ in range(rng.randint(2, 4))))
     return xgr.TokenizerInfo(["</s>"] + sorted(vocab), stop_token_ids=[0])
-
-
-def _walk_checking_every_mask(compiled: xgr.CompiledGrammar, text: str) -> int:
-    """Feeds ``text`` greedily (longest token that keeps it a prefix) and compares mask and oracle at every step.
-    Returns the number of steps."""
-    tok = compiled.tokenizer_info
-    matcher = xgr.GrammarMatcher(compiled)
-    vocab = tok.decoded_vocab
-    data = text.encode()
-    pos, steps = 0, 0
-    while True:
-        extra, missing = mask_oracle_diff(matcher)
-        assert len(extra) == 0 and len(missing) == 0, (
-            f"step {steps} after {data[:pos]!r}: mask allows {extra[:10].tolist()} the oracle forbids, "
-            f"forbids {missing[:10].tolist()} the oracle allows")
-        if pos == len(data):
-            return steps
-        best = max((i for i, t in enumerate(vocab) if t and data.startswith(t, pos) and i != 0),
-                   key=lambda i: len(vocab[i]))
-        assert matcher.accept_token(best), f"token {vocab[best]!r} at {pos} rejected"
-        pos += len(vocab[best])
-        steps += 1
 
 
 SMALL_CASES = {
@@ -76,7 +53,7 @@ def test_mask_equals_oracle_at_every_step_across_count_classes(name):
         compiled = compiler.compile_json_schema(json.dumps(source), any_whitespace=False)
     # Counted: the unrolled form of these bounds has more than 35 scannable states.
     assert compiled.num_scannable_states < 30, compiled.num_scannable_states
-    steps = _walk_checking_every_mask(compiled, text)
+    steps = check_masks_along(compiled, text)
     assert steps >= 10
 
 

@@ -19,7 +19,7 @@ from xg2jax.matcher import GrammarMatcher, allocate_token_bitmask
 from xg2jax.tokenizer_info import TokenizerInfo
 
 __all__ = ["is_grammar_accept_string", "first_rejected_token", "greedy_token_ids", "oracle_bitmask", "bitmask_to_ids",
-           "mask_oracle_diff", "GrammarTestCase"]
+           "mask_oracle_diff", "check_masks_along", "GrammarTestCase"]
 
 _BYTE_TOKENIZER: TokenizerInfo | None = None
 
@@ -100,6 +100,51 @@ def mask_oracle_diff(matcher: GrammarMatcher) -> tuple[np.ndarray, np.ndarray]:
     want = oracle_bitmask(matcher)
     g, w = set(bitmask_to_ids(got[0], v).tolist()), set(bitmask_to_ids(want, v).tolist())
     return np.array(sorted(g - w)), np.array(sorted(w - g))
+
+
+def check_masks_along(compiled: CompiledGrammar, data: str | bytes, *, rng=None) -> int:
+    """Feeds ``data`` token by token and asserts, before every token and at the end, that the mask equals the
+    token-by-token oracle (:func:`mask_oracle_diff`).
+
+    Parameters
+    ----------
+    compiled : CompiledGrammar
+        The grammar; ``data`` must be a sentence of it or a prefix of one.
+    data : str or bytes
+        The text to walk (``str`` is UTF-8 encoded).
+    rng : random.Random, optional
+        Picks each token among those that spell the text at the current offset; by default the longest one
+        (lowest id among equals).
+
+    Returns
+    -------
+    int
+        The number of tokens fed.
+
+    Raises
+    ------
+    AssertionError
+        At the first step where mask and oracle differ (naming both differences), or when a token that spells
+        the text is rejected.
+    """
+    data = data.encode() if isinstance(data, str) else data
+    vocab = compiled.tokenizer_info.decoded_vocab
+    specials = set(compiled.tokenizer_info.special_token_ids)
+    matcher = GrammarMatcher(compiled)
+    pos = steps = 0
+    while True:
+        extra, missing = mask_oracle_diff(matcher)
+        assert len(extra) == 0 and len(missing) == 0, (
+            f"step {steps} after {data[:pos]!r}: mask allows {extra[:10].tolist()} the oracle forbids, forbids "
+            f"{missing[:10].tolist()} the oracle allows")
+        if pos == len(data):
+            return steps
+        fits = [i for i, t in enumerate(vocab) if t and i not in specials and data.startswith(t, pos)]
+        assert fits, f"no token spells {data[pos:pos + 8]!r} at offset {pos}"
+        token = rng.choice(fits) if rng is not None else max(fits, key=lambda i: (len(vocab[i]), -i))
+        assert matcher.accept_token(token), f"token {token} ({vocab[token]!r}) at offset {pos} rejected"
+        pos += len(vocab[token])
+        steps += 1
 
 
 try:  # absltest helpers are optional (absl-py is a test extra)

@@ -246,6 +246,8 @@ std::string StructuralHasher::LocalForm(int32_t rule, std::vector<int32_t>* refs
   out.reserve(8 * (end - first) + 4);
   out.push_back(end - first);
   if (g.IsCountedRule(rule)) out.push_back(g.RepeatMin(rule)), out.push_back(g.RepeatMax(rule));
+  const bool any_order = g.IsAnyOrderRule(rule);
+  g.AppendAnyOrderForm(rule, &out);
   refs->clear();
   for (int32_t s = first; s < end; ++s) {
     out.push_back(g.IsFinal(s) ? 1 : 0);
@@ -253,6 +255,7 @@ std::string StructuralHasher::LocalForm(int32_t rule, std::vector<int32_t>* refs
     out.push_back(-7);
     for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e) {
       out.push_back(e->target - first);
+      if (any_order) out.push_back(g.AnyOrderEdgeRole(e));
       refs->push_back(e->rule);
     }
     out.push_back(-8);
@@ -361,6 +364,7 @@ std::vector<int64_t> StructuralHasher::ComputeForwardIds(int32_t rule) const {
   auto start_form = [&](int64_t tag) {
     form.assign(1, tag);
     if (g.IsCountedRule(rule)) form.push_back(g.RepeatMin(rule)), form.push_back(g.RepeatMax(rule));
+    g.AppendAnyOrderForm(rule, &form);
   };
   // One state's row; `ref` names a target (a local state) as an id outside the component or an index
   // inside it.
@@ -369,8 +373,10 @@ std::vector<int64_t> StructuralHasher::ComputeForwardIds(int32_t rule) const {
     form.push_back(g.IsFinal(s) ? 1 : 0);
     g.ForEachRowRun(s, [&](int b, int32_t t) { form.push_back(b), form.push_back(t < 0 ? -1 : ref(t - first)); });
     form.push_back(-7);
-    for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e)
+    for (const RuleEdge* e = g.RuleEdgesBegin(s); e != g.RuleEdgesEnd(s); ++e) {
       form.push_back(structure_id_[e->rule]), form.push_back(ref(e->target - first));
+      if (g.IsAnyOrderState(s)) form.push_back(g.AnyOrderEdgeRole(e));
+    }
     form.push_back(-8);
   };
   constexpr int32_t kMaxCycle = 64;  // larger cycles are keyed by (rule, position) instead

@@ -110,6 +110,135 @@ class EbnfParser {
     return g_.AddNode(ExprKind::kChoice, alternatives);
   }
 
+  // `AnyOrder(item, item?, item*, separator=expr)` (grammar.h): items are expressions, a trailing
+  // `?` or `*` on a whole item is its role (at most once / any number of times) rather than part of
+  // the item; `separator=` may come anywhere among the arguments, at most once.
+  int32_t ParseAnyOrderCall() {
+    const size_t open = pos_;
+    ++pos_;  // '('
+    Expr node;
+    node.kind = ExprKind::kAnyOrder;
+    int32_t separator = -1;
+    size_t requires_at = std::string::npos;  // where requires= starts, for errors
+    std::string requires_text;
+    std::vector<int32_t> items;
+    SkipSpace();
+    while (Peek() != ')') {
+      if (AtEnd()) {
+        pos_ = open;
+        Fail("unbalanced '(' in AnyOrder(...): no matching ')'");
+      }
+      const size_t arg = pos_;
+      if (s_.compare(pos_, 8, "requires") == 0) {
+        size_t p = pos_ + 8;
+        while (p < s_.size() && (s_[p] == ' ' || s_[p] == '\t')) ++p;
+        if (p < s_.size() && s_[p] == '=') {
+          if (requires_at != std::string::npos) Fail("AnyOrder(...) takes requires= once");
+          pos_ = p + 1;
+          SkipSpace();
+          requires_at = pos_;
+          if (Peek() != '"' && Peek() != '\'') Fail("requires= takes a string such as \"2:1 3; 4:1\"");
+          requires_text = ParseStringLiteral(nullptr);
+          SkipSpace();
+          if (Peek() != ',' && Peek() != ')') Fail("expected ',' or ')' in AnyOrder(...)");
+          if (Peek() == ',') ++pos_, SkipSpace();
+          continue;
+        }
+      }
+      if (s_.compare(pos_, 9, "separator") == 0) {
+        size_t p = pos_ + 9;
+        while (p < s_.size() && (s_[p] == ' ' || s_[p] == '\t')) ++p;
+        if (p < s_.size() && s_[p] == '=') {
+          if (separator >= 0) Fail("AnyOrder(...) takes separator= once");
+          pos_ = p + 1;
+          SkipSpace();
+          ++nesting_;
+          separator = ParseChoice();
+          --nesting_;
+          SkipSpace();
+          if (Peek() != ',' && Peek() != ')') Fail("expected ',' or ')' in AnyOrder(...)");
+          if (Peek() == ',') ++pos_, SkipSpace();
+          continue;
+        }
+      }
+      ++nesting_;
+      int32_t item = ParseChoice();
+      --nesting_;
+      uint8_t role = kAnyOrderOnce;
+      const Expr& e = g_.exprs[item];
+      if (e.kind == ExprKind::kRepeat && e.min == 0 && (e.max == 1 || e.max == Expr::kUnbounded)) {
+        role = e.max == 1 ? kAnyOrderOptional : kAnyOrderRepeated;
+        item = e.children[0];
+      }
+      if (g_.exprs[item].kind == ExprKind::kEmpty || (g_.exprs[item].kind == ExprKind::kBytes && g_.exprs[item].bytes.empty())) {
+        pos_ = arg;
+        Fail("an AnyOrder(...) item must not be empty");
+      }
+      items.push_back(item);
+      node.roles.push_back(role);
+      SkipSpace();
+      if (Peek() == ',') {
+        ++pos_;
+        SkipSpace();
+      } else if (Peek() != ')') {
+        Fail("expected ',' or ')' in AnyOrder(...)");
+      }
+    }
+    ++pos_;
+    if (items.empty()) {
+      pos_ = open;
+      Fail("AnyOrder(...) needs at least one item");
+    }
+    if (requires_at != std::string::npos) {
+      const size_t end = pos_;
+      pos_ = requires_at;  // errors point at the requires= string
+      node.implies = ParseAnyOrderImplies(requires_text, node.roles);
+      pos_ = end;
+    }
+    node.children.push_back(separator >= 0 ? separator : g_.Add(Expr{}));
+    node.children.insert(node.children.end(), items.begin(), items.end());
+    return g_.Add(std::move(node));
+  }
+
+  // requires="i: j k; l: m": groups separated by ';', each a 1-based item then the items it requires.
+  std::vector<std::pair<int32_t, int32_t>> ParseAnyOrderImplies(const std::string& text,
+                                                                const std::vector<uint8_t>& roles) {
+    const int32_t n = static_cast<int32_t>(roles.size());
+    std::vector<std::pair<int32_t, int32_t>> out;
+    size_t i = 0;
+    auto skip = [&] {
+      while (i < text.size() && text[i] == ' ') ++i;
+    };
+    auto number = [&]() -> int32_t {
+      skip();
+      int64_t v = 0;
+      const size_t start = i;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9' && v <= n) v = v * 10 + (text[i++] - '0');
+      if (i == start) Fail("requires=: expected an item number in \"" + text + "\"");
+      if (v < 1 || v > n) Fail("requires=: item " + std::to_string(v) + " is not among the " + std::to_string(n) + " items");
+      if (roles[v - 1] == kAnyOrderRepeated)
+        Fail("requires=: item " + std::to_string(v) + " is repeated ('*'); only items read at most once take part");
+      return static_cast<int32_t>(v - 1);
+    };
+    skip();
+    while (i < text.size()) {
+      const int32_t from = number();
+      skip();
+      if (i >= text.size() || text[i] != ':') Fail("requires=: expected ':' after an item number in \"" + text + "\"");
+      ++i;
+      skip();
+      do {
+        const int32_t to = number();
+        if (to != from) out.push_back({from, to});
+        skip();
+      } while (i < text.size() && text[i] != ';');
+      if (i < text.size()) ++i, skip();
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
   // Names helper rules (Substring's) once every user rule is known, so that no name collides.
   void NameHelperRules() {
     int32_t k = 0;
@@ -266,6 +395,7 @@ class EbnfParser {
     SkipSpace();
     if (!AtEnd() && !AtRuleStart()) {
       if (Peek() == ')') Fail("unbalanced ')'");
+      if (Peek() == ',') Fail("unexpected ',' (commas separate the arguments of a builtin such as AnyOrder(...))");
       Fail("unexpected character; expected '|', a rule body element, or the next rule 'name ::='");
     }
   }
@@ -289,7 +419,8 @@ class EbnfParser {
     while (true) {
       SkipSpace();
       char c = Peek();
-      if (AtEnd() || c == '|' || c == ')' || AtRuleStart()) break;
+      // (',' ends an argument of a builtin call; anywhere else the caller reports it.)
+      if (AtEnd() || c == '|' || c == ')' || c == ',' || AtRuleStart()) break;
       if (c == '(' && Peek(1) == '=') {
         // Lookahead assertion: must be the last element of the rule.
         size_t la_pos = pos_;
@@ -422,6 +553,7 @@ class EbnfParser {
       std::string name = ParseName();
       if (Peek() == '(' && name == "Regex") return ParseRegexCall();
       if (Peek() == '(' && name == "Substring") return ParseSubstringCall();
+      if (Peek() == '(' && name == "AnyOrder") return ParseAnyOrderCall();
       if (Peek() == '(' && IsBuiltinName(name)) {
         pos_ = name_pos;
         Fail("builtin '" + name + "(...)' is not supported by this version of xg2jax");

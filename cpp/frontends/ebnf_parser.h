@@ -5,13 +5,17 @@
 //   sequence  ::= postfix*
 //   postfix   ::= primary ( "*" | "+" | "?" | "{" m "}" | "{" m "," "}" | "{" m "," n "}" )*
 //   primary   ::= STRING | CLASS | NAME | "(" choice ")" | "." | "Regex(" STRING ")"
+//               | "Substring(" STRING ("," STRING)* ")"
+//               | "AnyOrder(" arg ("," arg)* ")"       arg ::= choice | "separator=" choice
 //
 // Whitespace and newlines are insignificant; a rule ends where the next `NAME ::=` begins. `#`
 // starts a comment to the end of the line. Strings take \n \t \r \" \' \\ \xHH \uHHHH \UHHHHHHHH
 // (\x is a code point, as in GBNF); classes take the same plus \] \[ \- \^ and ranges over code
 // points, negation with a leading ^. `Regex("...")` (xgrammar's builtin) embeds a regex
 // (frontends/regex.h) after decoding the string's escapes; as in xgrammar, its `.` matches any code
-// point. The other xgrammar builtins (TagDispatch, Substring, ...) are rejected. Errors are
+// point. `AnyOrder(a, b?, c*, separator=s)` is xg2jax's any-order construct (grammar.h): a exactly
+// once, b at most once, c any number of times, in any order, s between neighbours; a `?` or `*` on a
+// whole argument is its role. The other xgrammar builtins (TagDispatch, ...) are rejected. Errors are
 // InputError with "line:column" and the offending line with a caret.
 #pragma once
 

@@ -170,6 +170,8 @@ class Nfa {
         }
         return;
       }
+      case ExprKind::kAnyOrder:
+        XG_ICHECK(false) << "AnyOrder(...) must be a rule's whole body (LiftAnyOrder) and is built by GrammarFsm::Build";
     }
   }
 
@@ -218,6 +220,10 @@ void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std:
       out->Put((*local_ref)[e.rule]);
       return;
     case ExprKind::kRepeat: out->Put(e.min), out->Put(e.max); break;
+    case ExprKind::kAnyOrder:
+      for (uint8_t role : e.roles) out->Put(role);
+      for (auto [i, j] : e.implies) out->Put((static_cast<int64_t>(i) << 32) | j);
+      break;
     case ExprKind::kSequence:
     case ExprKind::kChoice: break;
   }
@@ -239,6 +245,9 @@ bool SameBody(const Grammar& g, int32_t a, int32_t b, const std::vector<int32_t>
     case ExprKind::kRuleRef: return a_ref[x.rule] == b_ref[y.rule];
     case ExprKind::kRepeat:
       if (x.min != y.min || x.max != y.max) return false;
+      break;
+    case ExprKind::kAnyOrder:
+      if (x.roles != y.roles || x.implies != y.implies) return false;
       break;
     case ExprKind::kSequence:
     case ExprKind::kChoice: break;
@@ -622,6 +631,18 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   std::vector<uint8_t> counted(n_rules, 0);
   std::vector<std::pair<int32_t, int32_t>> repeat(n_rules, {0, 0});
   std::vector<int32_t> counted_item(n_rules, -1);  // X of a counted rule X{m,n}
+  // AnyOrder rules: their separator rule (-1: none) and items as (rule, role: a bit or kEdgeRepeated).
+  struct AnyOrderRule {
+    int32_t separator = -1;
+    std::vector<std::pair<int32_t, int32_t>> items;
+    std::vector<int32_t> required;  // bits of the once-items
+    int32_t num_bits = 0;
+    std::vector<std::pair<int32_t, int32_t>> implies;  // (bit, bit): Expr::implies in bits
+    // Items that can take part: productive, and so is everything they require (transitively); by bit.
+    std::vector<uint8_t> usable;
+  };
+  std::vector<AnyOrderRule> any_order(n_rules);
+  std::vector<uint8_t> is_any_order(n_rules, 0);
   const uint64_t generation = !cache ? 0 : cache_generation ? *cache_generation : cache->Generation();
   std::string key;                           // BodyKey of the rule being built
   std::vector<int32_t> refs, local_ref(n_rules, -1);  // its references, see BodyKey
@@ -651,6 +672,54 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       loop.CloseState();
       XG_LIMIT_CHECK(--budget > 0) << kDfaTooLarge;
       dfas[r] = std::move(loop);
+      continue;
+    }
+    if (g.exprs[g.rules[r].body].kind == ExprKind::kAnyOrder) {
+      // States A (start), B (after an item), C (after the separator); see the file comment.
+      const Expr& body = g.exprs[g.rules[r].body];
+      AnyOrderRule& info = any_order[r];
+      is_any_order[r] = 1;
+      const Expr& sep = g.exprs[body.children[0]];
+      XG_ICHECK(sep.kind == ExprKind::kEmpty || sep.kind == ExprKind::kRuleRef)
+          << "AnyOrder rule '" << g.rules[r].name << "': the separator must be a rule reference (LiftAnyOrder)";
+      if (sep.kind == ExprKind::kRuleRef) info.separator = sep.rule;
+      std::vector<int32_t> bit_of(body.children.size() - 1, -1);
+      for (size_t i = 1; i < body.children.size(); ++i) {
+        const Expr& item = g.exprs[body.children[i]];
+        XG_ICHECK(item.kind == ExprKind::kRuleRef) << "AnyOrder rule '" << g.rules[r].name << "': items must be rule references";
+        const uint8_t role = body.roles[i - 1];
+        if (role == kAnyOrderRepeated) {
+          info.items.push_back({item.rule, kEdgeRepeated});
+          continue;
+        }
+        if (role == kAnyOrderOnce) info.required.push_back(info.num_bits);
+        bit_of[i - 1] = info.num_bits;
+        info.items.push_back({item.rule, info.num_bits++});
+      }
+      for (auto [from, to] : body.implies) {
+        XG_ICHECK(bit_of[from] >= 0 && bit_of[to] >= 0) << "AnyOrder rule '" << g.rules[r].name << "': requires= names a repeated item";
+        info.implies.push_back({bit_of[from], bit_of[to]});
+      }
+      std::sort(info.items.begin(), info.items.end());
+      for (size_t i = 1; i < info.items.size(); ++i)
+        XG_ICHECK(info.items[i].first != info.items[i - 1].first)
+            << "AnyOrder rule '" << g.rules[r].name << "': two items share a rule (LiftAnyOrder)";
+      LocalDfa d;
+      const int32_t c_state = info.separator >= 0 ? 2 : 1;
+      for (const auto& [item, role] : info.items) d.AddEdge(item, 1);  // A
+      d.final.push_back(info.required.empty());
+      d.CloseState();
+      if (info.separator >= 0) {  // B
+        d.AddEdge(info.separator, c_state);
+        d.final.push_back(1);
+        d.CloseState();
+      }
+      for (const auto& [item, role] : info.items) d.AddEdge(item, 1);  // C (B itself without a separator)
+      d.final.push_back(info.separator < 0);
+      d.CloseState();
+      budget -= d.Size();
+      XG_LIMIT_CHECK(budget > 0) << kDfaTooLarge;
+      dfas[r] = std::move(d);
       continue;
     }
     // The automaton over local references, from the cache or built (and then cached), then with
@@ -733,15 +802,40 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
     }
     return false;
   };
+  // An AnyOrder's usable items under the current `productive` (those that require an unusable one are
+  // not usable either).
+  auto find_usable = [&](AnyOrderRule* a) {
+    a->usable.assign(a->num_bits, 0);
+    for (const auto& [item, role] : a->items)
+      if (role >= 0) a->usable[role] = productive[item];
+    for (bool dropped = true; dropped;) {
+      dropped = false;
+      for (auto [from, to] : a->implies)
+        if (a->usable[from] && !a->usable[to]) a->usable[from] = 0, dropped = true;
+    }
+  };
   for (bool changed = true; changed;) {
     changed = false;
     for (int32_t r = 0; r < n_rules; ++r) {
       if (productive[r]) continue;
       // A counted rule's lone state is final only once min X's are read.
-      bool ok = counted[r] ? repeat[r].first == 0 || productive[counted_item[r]] : reaches_final(r, productive, true);
+      bool ok;
+      if (counted[r]) {
+        ok = repeat[r].first == 0 || productive[counted_item[r]];
+      } else if (is_any_order[r]) {  // every required item usable, and the separator between two of them
+        AnyOrderRule& a = any_order[r];
+        find_usable(&a);
+        ok = true;
+        for (int32_t bit : a.required) ok = ok && a.usable[bit];
+        if (a.required.size() >= 2 && a.separator >= 0) ok = ok && productive[a.separator];
+      } else {
+        ok = reaches_final(r, productive, true);
+      }
       if (ok) productive[r] = 1, changed = true;
     }
   }
+  for (int32_t r = 0; r < n_rules; ++r)  // with the final `productive` (a rule may have been proven early)
+    if (is_any_order[r]) find_usable(&any_order[r]);
   if (!productive[g.root]) {
     std::string stuck;
     for (int32_t r = 0; r < n_rules; ++r)
@@ -751,16 +845,55 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
                     << " (every alternative recurses forever)";
   }
 
-  // Drop edges into unproductive rules, then trim each automaton to useful states.
-  for (auto& d : dfas) d.RemoveEdges([&](const RuleEdge& e) { return !productive[e.rule]; });
+  // Drop edges into unproductive rules (and an AnyOrder's unusable items), then trim each automaton
+  // to useful states.
+  for (int32_t r = 0; r < n_rules; ++r) {
+    const AnyOrderRule* a = is_any_order[r] && productive[r] ? &any_order[r] : nullptr;
+    dfas[r].RemoveEdges([&](const RuleEdge& e) {
+      if (!productive[e.rule]) return true;
+      if (a == nullptr) return false;
+      auto it = std::lower_bound(a->items.begin(), a->items.end(), std::make_pair(e.rule, INT32_MIN));
+      return it != a->items.end() && it->first == e.rule && it->second >= 0 && !a->usable[it->second];
+    });
+  }
 
   GrammarFsm out;
   out.root_ = g.root;
   out.rule_start_.assign(n_rules, -1);
   out.rule_nullable_.assign(n_rules, 0);
   out.rule_follow_.assign(n_rules, {});
-  out.rule_counted_ = counted;
+  out.rule_kind_.assign(n_rules, kPlain);
+  for (int32_t r = 0; r < n_rules; ++r) out.rule_kind_[r] = counted[r] ? kCounted : is_any_order[r] ? kAnyOrder : kPlain;
   out.rule_repeat_ = repeat;
+  const bool has_any_order = std::find(is_any_order.begin(), is_any_order.end(), 1) != is_any_order.end();
+  if (has_any_order) {
+    out.any_order_.assign(n_rules, {});
+    for (int32_t r = 0; r < n_rules; ++r) {
+      if (!is_any_order[r]) continue;
+      AnyOrderInfo& info = out.any_order_[r];
+      info.wide = any_order[r].num_bits > kMaxInlineAnyOrderBits;
+      const size_t words = (static_cast<size_t>(any_order[r].num_bits) + 63) / 64;
+      info.required_words.assign(words, 0);
+      info.once_words.assign(words, 0);
+      for (int32_t bit : any_order[r].required) info.required_words[bit >> 6] |= uint64_t{1} << (bit & 63);
+      for (const auto& [item, role] : any_order[r].items) {
+        if (!productive[item] || (role >= 0 && !any_order[r].usable[role])) continue;
+        if (role >= 0) info.once_words[role >> 6] |= uint64_t{1} << (role & 63);
+        else info.has_repeated = true;
+      }
+      for (auto [from, to] : any_order[r].implies) {
+        if (!any_order[r].usable[from]) continue;  // never read
+        if (info.implies.empty() || info.implies.back().first != from)
+          info.implies.push_back({from, std::vector<uint64_t>(words, 0)});
+        info.implies.back().second[to >> 6] |= uint64_t{1} << (to & 63);
+      }
+      if (!info.wide && words > 0) {
+        info.required = static_cast<int32_t>(info.required_words[0]);
+        info.once = static_cast<int32_t>(info.once_words[0]);
+      }
+      if (info.wide && !out.any_order_sets_) out.any_order_sets_ = std::make_shared<AnyOrderSetTable>();
+    }
+  }
   for (auto& r : g.rules) out.rule_names_.push_back(r.name);
   std::vector<std::vector<int32_t>> local_to_global(n_rules);
   int32_t total = 0;
@@ -852,6 +985,20 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
         if (gt < 0) continue;
         out.rule_edges_.push_back({e.rule, gt});
         out.rule_follow_[e.rule].push_back(gt);
+        if (has_any_order) {
+          int32_t role = kEdgeRepeated;  // (any value: only AnyOrder states' edges are asked)
+          if (is_any_order[r]) {
+            if (any_order[r].separator >= 0 && s == 1) {
+              role = kEdgeSeparator;
+            } else {
+              const auto& items = any_order[r].items;
+              auto it = std::lower_bound(items.begin(), items.end(), std::make_pair(e.rule, INT32_MIN));
+              XG_ICHECK(it != items.end() && it->first == e.rule) << "AnyOrder edge without an item";
+              role = it->second;
+            }
+          }
+          out.edge_role_.push_back(role);
+        }
       }
       out.rule_edge_offset_[gs + 1] = static_cast<int32_t>(out.rule_edges_.size());
     }
@@ -865,10 +1012,12 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   // counted rule's X is never nullable (CompressRepetitions), so it is nullable exactly when min is 0.
   for (int32_t r = 0; r < n_rules; ++r)
     if (counted[r] && out.rule_start_[r] >= 0) out.rule_nullable_[r] = repeat[r].first == 0;
+  for (int32_t r = 0; r < n_rules; ++r)  // an AnyOrder rule: when it requires no item
+    if (is_any_order[r] && out.rule_start_[r] >= 0) out.rule_nullable_[r] = any_order[r].required.empty();
   for (bool changed = true; changed;) {
     changed = false;
     for (int32_t r = 0; r < n_rules; ++r) {
-      if (out.rule_start_[r] < 0 || out.rule_nullable_[r] || counted[r]) continue;
+      if (out.rule_start_[r] < 0 || out.rule_nullable_[r] || counted[r] || is_any_order[r]) continue;
       std::vector<int32_t> stack = {out.rule_start_[r]};
       std::vector<int32_t> seen = stack;
       bool nullable = false;
@@ -886,15 +1035,40 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       if (nullable) out.rule_nullable_[r] = 1, changed = true;
     }
   }
-  for (int32_t r = 0; r < n_rules; ++r)
+  for (int32_t r = 0; r < n_rules; ++r) {
     XG_ICHECK(!counted[r] || out.rule_start_[r] < 0 || !out.rule_nullable_[counted_item[r]])
         << "counted rule '" << g.rules[r].name << "' repeats a nullable rule";
+    if (!is_any_order[r] || out.rule_start_[r] < 0) continue;
+    // Items and the separator never match "" (LiftAnyOrder), so the parser never advances an
+    // AnyOrder item through a nullable prediction.
+    for (const auto& [item, role] : any_order[r].items)
+      XG_ICHECK(out.rule_start_[item] < 0 || !out.rule_nullable_[item])
+          << "AnyOrder rule '" << g.rules[r].name << "' has an item that matches the empty string";
+    XG_ICHECK(any_order[r].separator < 0 || out.rule_start_[any_order[r].separator] < 0 ||
+              !out.rule_nullable_[any_order[r].separator])
+        << "AnyOrder rule '" << g.rules[r].name << "' has a separator that matches the empty string";
+  }
   return out;
+}
+
+void GrammarFsm::AppendAnyOrderForm(int32_t r, std::vector<int64_t>* form) const {
+  if (!IsAnyOrderRule(r)) return;
+  const AnyOrderInfo& a = any_order_[r];
+  form->push_back(-11);
+  form->push_back(a.has_repeated);
+  form->push_back(static_cast<int64_t>(a.required_words.size()));
+  for (uint64_t w : a.required_words) form->push_back(static_cast<int64_t>(w));
+  for (uint64_t w : a.once_words) form->push_back(static_cast<int64_t>(w));
+  for (const auto& [bit, mask] : a.implies) {
+    form->push_back(bit);
+    for (uint64_t w : mask) form->push_back(static_cast<int64_t>(w));
+  }
 }
 
 size_t GrammarFsm::MemoryBytes() const {
   size_t n = byte_next_.size() * sizeof(int32_t) + sizeof(byte_class_) + live_bytes_.size() * sizeof(uint64_t) +
-             rule_edges_.size() * sizeof(RuleEdge) +
+             rule_edges_.size() * sizeof(RuleEdge) + edge_role_.size() * sizeof(int32_t) +
+             any_order_.size() * sizeof(AnyOrderInfo) + (any_order_sets_ ? any_order_sets_->MemoryBytes() : 0) +
              state_rule_.size() * (sizeof(int32_t) * 2 + 2);
   for (auto& f : rule_follow_) n += f.size() * sizeof(int32_t);
   return n;

@@ -14,6 +14,17 @@
 // back to itself; the parser keeps the count in the item and consults RepeatMin/RepeatMax for
 // whether the item may complete (count >= min) or read another X (count < max).
 //
+// AnyOrder rules (grammar.h; `R ::= AnyOrder(...)` after LiftAnyOrder) become three states: the start
+// A (final when no item is required) reads an item into B; B (final) reads the separator into C; C
+// reads an item into B (without a separator B reads the items itself). The parser keeps the set of
+// once-items read in the item's count, and asks AnyOrderEdgeAllowed / AnyOrderAfter /
+// AnyOrderCanComplete before it predicts along an edge, advances along one, or completes: an item
+// edge is closed once its bit is set, the separator once no item is left to read, and the rule
+// completes once every required item is read, and every item that a read one requires (requires=).
+// Items that require an item that can never be read are dropped. A negative count (kCountFree, in an assumed follow
+// context) allows everything. With this, every item the parser adds can still reach a completion,
+// as trimming guarantees for plain rules.
+//
 // Transitions on bytes are stored per byte class: the bytes that no run of any state tells apart
 // (the classes refine the partition of 0..255 by every run's range) share one column, so a state's
 // row has NumByteClasses() entries instead of 256 (a JSON Schema grammar has ~50 classes). The
@@ -32,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "fsm/any_order_sets.h"
 #include "grammar/grammar.h"
 
 namespace xg {
@@ -122,10 +134,54 @@ class GrammarFsm {
   const RuleEdge* RuleEdgesEnd(int32_t s) const { return rule_edges_.data() + rule_edge_offset_[s + 1]; }
 
   // Counted repetition (see file comment). RepeatMax is Expr::kUnbounded when unbounded.
-  bool IsCountedRule(int32_t r) const { return rule_counted_[r]; }
-  bool IsCountedState(int32_t s) const { return rule_counted_[state_rule_[s]]; }
+  bool IsCountedRule(int32_t r) const { return rule_kind_[r] == kCounted; }
+  bool IsCountedState(int32_t s) const { return rule_kind_[state_rule_[s]] == kCounted; }
+  // Whether items of state s carry a count (counted and AnyOrder rules): one load for the parser's
+  // common case.
+  bool HasCount(int32_t s) const { return rule_kind_[state_rule_[s]] != kPlain; }
   int32_t RepeatMin(int32_t r) const { return rule_repeat_[r].first; }
   int32_t RepeatMax(int32_t r) const { return rule_repeat_[r].second; }
+
+  // AnyOrder rules (see file comment). `count` is an item's set of once-items read: the bitmask itself
+  // when the rule has at most kMaxInlineAnyOrderBits once-items, else its id in the rule set table
+  // (fsm/any_order_sets.h); negative: unknown.
+  static constexpr int32_t kMaxInlineAnyOrderBits = 31;
+  bool IsAnyOrderRule(int32_t r) const { return rule_kind_[r] == kAnyOrder; }
+  bool IsAnyOrderState(int32_t s) const { return rule_kind_[state_rule_[s]] == kAnyOrder; }
+  // The edge's role: its once-item's bit (>= 0), kEdgeRepeated or kEdgeSeparator (AnyOrder states only).
+  static constexpr int32_t kEdgeRepeated = -1, kEdgeSeparator = -2;
+  int32_t AnyOrderEdgeRole(const RuleEdge* e) const { return edge_role_[e - rule_edges_.data()]; }
+  bool AnyOrderEdgeAllowed(int32_t count, int32_t rule, const RuleEdge* e) const {
+    if (count < 0) return true;
+    const int32_t role = AnyOrderEdgeRole(e);
+    const AnyOrderInfo& a = any_order_[rule];
+    if (role >= 0) return a.wide ? !any_order_sets_->Test(count, role) : !((count >> role) & 1);
+    if (role == kEdgeRepeated || a.has_repeated) return true;
+    return a.wide ? !any_order_sets_->ContainsAll(count, a.once_words) : (count & a.once) != a.once;
+  }
+  // The count after reading edge e's item (may intern a set: LimitError past the table's bound).
+  int32_t AnyOrderAfter(int32_t count, int32_t rule, const RuleEdge* e) const {
+    const int32_t role = AnyOrderEdgeRole(e);
+    if (count < 0 || role < 0) return count;
+    return any_order_[rule].wide ? any_order_sets_->With(count, role) : count | (int32_t{1} << role);
+  }
+  bool AnyOrderCanComplete(int32_t count, int32_t rule) const {
+    const AnyOrderInfo& a = any_order_[rule];
+    if (count < 0) return true;
+    if (!a.wide) {
+      if ((count & a.required) != a.required) return false;
+      for (const auto& [bit, mask] : a.implies)
+        if (((count >> bit) & 1) && (count & static_cast<int32_t>(mask[0])) != static_cast<int32_t>(mask[0])) return false;
+      return true;
+    }
+    if (!any_order_sets_->ContainsAll(count, a.required_words)) return false;
+    for (const auto& [bit, mask] : a.implies)
+      if (any_order_sets_->Test(count, bit) && !any_order_sets_->ContainsAll(count, mask)) return false;
+    return true;
+  }
+  // Appends what identifies rule r's AnyOrder semantics beyond its automaton (the required and readable
+  // once-items) to a structural form (compiler/rule_mask_cache.h); nothing for other rules.
+  void AppendAnyOrderForm(int32_t r, std::vector<int64_t>* form) const;
 
   int32_t RuleStart(int32_t r) const { return rule_start_[r]; }
   bool RuleNullable(int32_t r) const { return rule_nullable_[r]; }
@@ -167,8 +223,20 @@ class GrammarFsm {
   std::vector<RuleEdge> rule_edges_;
   std::vector<int32_t> rule_start_;
   std::vector<uint8_t> rule_nullable_;
-  std::vector<uint8_t> rule_counted_;
+  enum RuleKind : uint8_t { kPlain = 0, kCounted = 1, kAnyOrder = 2 };
+  std::vector<uint8_t> rule_kind_;
   std::vector<std::pair<int32_t, int32_t>> rule_repeat_;  // (min, max) of counted rules
+  struct AnyOrderInfo {
+    bool wide = false;            // more once-items than kMaxInlineAnyOrderBits: counts are set ids
+    bool has_repeated = false;    // a repeated item can be read (so the separator never closes)
+    int32_t required = 0, once = 0;                 // narrow: required / readable once-items
+    std::vector<uint64_t> required_words, once_words;  // the same as words (both widths)
+    // requires=: (bit, the once-items it requires as words); a completion needs them once bit is read.
+    std::vector<std::pair<int32_t, std::vector<uint64_t>>> implies;
+  };
+  std::vector<AnyOrderInfo> any_order_;  // per rule (empty when the grammar has no AnyOrder rule)
+  std::vector<int32_t> edge_role_;       // aligned with rule_edges_ (empty likewise)
+  std::shared_ptr<AnyOrderSetTable> any_order_sets_;  // wide rules' sets (null without one)
   std::vector<std::string> rule_names_;
   std::vector<std::vector<int32_t>> rule_follow_;
 };

@@ -11,7 +11,17 @@
 // is a single state looping on X, and the Earley parser keeps the number of X's read so far in the
 // item (EarleyItem::count), so `x{0,100000}` costs one state instead of 100,000.
 //
-// Room for intrinsics: ExprKind values after kRepeat are reserved for constructs that are
+// Any-order (interleaving) items: `AnyOrder(a, b?, c*, separator=s)` matches the items a (exactly
+// once), b (at most once) and c (any number of times) in any order, separated by s (none without a
+// separator); `requires="2:1"` adds "if item 2 is read, item 1 is read too" (Expr::implies). The language has no polynomial context-free grammar (every subset of used items would
+// be a nonterminal), so the parser keeps the set of used items in the item, like counted repetition
+// keeps a count: LiftAnyOrder (passes.h) makes each AnyOrder the whole body of a rule whose items and
+// separator are distinct rule references, the FSM builder gives that rule a three-state automaton,
+// and EarleyItem::count holds the set of once-items read so far (a bitmask, or for more than 31
+// once-items the id of an interned set: fsm/any_order_sets.h), so there is no limit on the items.
+// Items and the separator must not match the empty string.
+//
+// Room for intrinsics: ExprKind values after kAnyOrder are reserved for constructs that are
 // evaluated by their own automata rather than lowered to plain FSM edges (TagDispatch with an
 // Aho-Corasick automaton). They arrive with their issues; until then the front ends never produce
 // them and the FSM builder rejects them.
@@ -32,6 +42,7 @@ enum class ExprKind : uint8_t {
   kSequence,   // children in order
   kChoice,     // one of the children
   kRepeat,     // child repeated min..max times (max == kUnbounded for no upper bound)
+  kAnyOrder,   // children[0] the separator (kEmpty: none), then the items; roles[i] for item i
   // Reserved for intrinsics (see file comment): kTagDispatch.
 };
 
@@ -42,9 +53,17 @@ struct Expr {
   std::vector<std::pair<uint32_t, uint32_t>> ranges;  // kCharClass, inclusive, as written
   bool negated = false;                               // kCharClass
   int32_t rule = -1;                                  // kRuleRef
-  std::vector<int32_t> children;                      // kSequence, kChoice, kRepeat (one child)
+  std::vector<int32_t> children;                      // kSequence, kChoice, kRepeat (one child), kAnyOrder
   int32_t min = 0, max = kUnbounded;                  // kRepeat
+  std::vector<uint8_t> roles;                         // kAnyOrder: one AnyOrderRole per item
+  // kAnyOrder: (i, j) for "once item i is read, item j must be read too" (0-based item indices, both
+  // not repeated; JSON Schema's dependentRequired), sorted.
+  std::vector<std::pair<int32_t, int32_t>> implies;
 };
+
+// How often an AnyOrder item appears (see the file comment).
+enum AnyOrderRole : uint8_t { kAnyOrderOnce = 0, kAnyOrderOptional = 1, kAnyOrderRepeated = 2 };
+
 
 struct Rule {
   std::string name;

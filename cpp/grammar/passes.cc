@@ -4,6 +4,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "support/check.h"
 #include "support/utf8.h"
 
 namespace xg {
@@ -121,6 +122,10 @@ bool ExprNullable(const Grammar& g, int32_t id, const std::vector<uint8_t>& rule
         if (ExprNullable(g, c, rule_nullable)) return true;
       return false;
     case ExprKind::kRepeat: return e.min == 0 || ExprNullable(g, e.children[0], rule_nullable);
+    case ExprKind::kAnyOrder:  // items never match "" (LiftAnyOrder): nullable without once-items
+      for (uint8_t role : e.roles)
+        if (role == kAnyOrderOnce) return false;
+      return true;
   }
   return true;
 }
@@ -215,6 +220,64 @@ void CompressRepetitions(Grammar* g, int32_t unroll_limit) {
     if (!g->rules[r].counted) visit(g->rules[r].body, static_cast<int32_t>(r), true);
 }
 
+void LiftAnyOrder(Grammar* g) {
+  std::vector<uint8_t> nullable = RuleNullable(*g);
+  auto is_empty = [&](int32_t id) {
+    const Expr& e = g->exprs[id];
+    return e.kind == ExprKind::kEmpty || (e.kind == ExprKind::kBytes && e.bytes.empty());
+  };
+  auto new_rule = [&](const std::string& base, const std::string& suffix, int32_t body) {
+    std::string name;
+    int k = 0;
+    do name = base + suffix + std::to_string(k++);
+    while (g->FindRule(name) >= 0);
+    Rule rule;
+    rule.name = std::move(name);
+    rule.body = body;
+    g->rules.push_back(std::move(rule));
+    nullable.push_back(ExprNullable(*g, body, nullable));
+    Expr ref;
+    ref.kind = ExprKind::kRuleRef;
+    ref.rule = static_cast<int32_t>(g->rules.size() - 1);
+    return g->Add(std::move(ref));
+  };
+  std::function<void(int32_t, int32_t, bool)> visit = [&](int32_t id, int32_t rule, bool is_body) {
+    for (size_t i = 0; i < g->exprs[id].children.size(); ++i) visit(g->exprs[id].children[i], rule, false);
+    if (g->exprs[id].kind != ExprKind::kAnyOrder) return;
+    const std::string base = g->rules[rule].name;
+    std::vector<int32_t> children = g->exprs[id].children;
+    std::vector<int32_t> used;  // item rules so far: each item needs a rule of its own (its bit)
+    for (size_t i = 1; i < children.size(); ++i) {
+      XG_USER_CHECK(!ExprNullable(*g, children[i], nullable))
+          << "AnyOrder(...) in rule '" << base << "': item " << i << " matches the empty string (make the item "
+          << "non-empty and give it the role '?' instead)";
+      const Expr& item = g->exprs[children[i]];
+      if (item.kind != ExprKind::kRuleRef || std::find(used.begin(), used.end(), item.rule) != used.end())
+        children[i] = new_rule(base, "_item", children[i]);
+      used.push_back(g->exprs[children[i]].rule);
+    }
+    if (is_empty(children[0])) {
+      children[0] = g->Add(Expr{});
+    } else {
+      XG_USER_CHECK(!ExprNullable(*g, children[0], nullable))
+          << "AnyOrder(...) in rule '" << base << "': the separator matches the empty string (leave separator= "
+          << "out for none)";
+      if (g->exprs[children[0]].kind != ExprKind::kRuleRef) children[0] = new_rule(base, "_sep", children[0]);
+    }
+    g->exprs[id].children = std::move(children);
+    if (!is_body) {
+      const int32_t moved = g->Add(g->exprs[id]);
+      const int32_t ref = new_rule(base, "_anyorder", moved);
+      g->exprs[id] = g->exprs[ref];
+    }
+  };
+  const size_t n = g->rules.size();
+  for (size_t r = 0; r < n; ++r) {
+    visit(g->rules[r].body, static_cast<int32_t>(r), true);
+    if (g->rules[r].lookahead >= 0) visit(g->rules[r].lookahead, static_cast<int32_t>(r), false);
+  }
+}
+
 void DropUnreachableRules(Grammar* g) {
   size_t n = g->rules.size();
   std::vector<bool> seen(n, false);
@@ -295,6 +358,7 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     wide[r] = repeats_wide_class(g->rules[r].body);
     has_wide_class[r] = holds_wide_class(g->rules[r].body);
     inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root &&
+                   g->exprs[g->rules[r].body].kind != ExprKind::kAnyOrder &&
                    g->rules[r].lookahead < 0 && size <= max_inline_nodes && !wide[r];
   };
   std::vector<std::vector<int32_t>> callees(n);
@@ -333,6 +397,8 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
       rewrite(id, depth + 1);
       return;
     }
+    // An AnyOrder's items and separator stay rule references (LiftAnyOrder).
+    if (e.kind == ExprKind::kAnyOrder) return;
     // By index: DeepCopy may move g->exprs, but never changes this node's children.
     for (size_t i = 0; i < g->exprs[id].children.size(); ++i) rewrite(g->exprs[id].children[i], depth);
   };
@@ -403,6 +469,7 @@ void FuseBytes(Grammar* g) {
 
 void NormalizeGrammar(Grammar* g) {
   DropUnreachableRules(g);
+  LiftAnyOrder(g);
   CompressRepetitions(g);
   InlineSmallRules(g);
   FuseBytes(g);

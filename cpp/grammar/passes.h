@@ -1,5 +1,7 @@
 // Normalising passes over the grammar IR, run by the compiler before FSMs are built:
 //   1. DropUnreachableRules: rules the root cannot reach are removed (indices compacted).
+//   1b. LiftAnyOrder: every AnyOrder becomes the whole body of a rule, and its items and separator
+//      distinct rule references (grammar.h); an item or separator that matches "" is an InputError.
 //   2. InlineSmallRules: a rule with a small body and no lookahead is copied into each reference,
 //      except "loop breakers" (a set of rules that cuts every reference cycle), so recursion stays. Fewer rules means fewer Earley predictions and completions at run time; the size cap
 //      keeps the per-rule FSMs small. Rules that repeat a wide class (kMinWideClassCodePoints: JSON
@@ -28,6 +30,7 @@ constexpr int32_t kRepeatUnrollLimit = 32;
 constexpr int64_t kMinWideClassCodePoints = 96;
 
 void DropUnreachableRules(Grammar* g);
+void LiftAnyOrder(Grammar* g);
 void InlineSmallRules(Grammar* g, int max_inline_nodes = 48);
 void FuseBytes(Grammar* g);
 void CompressRepetitions(Grammar* g, int32_t unroll_limit = kRepeatUnrollLimit);

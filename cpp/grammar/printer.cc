@@ -54,6 +54,44 @@ void Print(const Grammar& g, int32_t id, int prec, std::string* out) {
       if (paren) *out += ")";
       return;
     }
+    case ExprKind::kAnyOrder: {
+      // AnyOrder(item, item?, item*, separator=sep): an item with a role is printed as a postfix
+      // operand (a repetition inside is parenthesised, so the role is never read as part of it).
+      *out += "AnyOrder(";
+      for (size_t i = 1; i < e.children.size(); ++i) {
+        if (i > 1) *out += ", ";
+        const uint8_t role = e.roles[i - 1];
+        if (role == kAnyOrderOnce) {
+          const bool paren = g.exprs[e.children[i]].kind == ExprKind::kRepeat;
+          if (paren) *out += "(";
+          Print(g, e.children[i], 0, out);
+          if (paren) *out += ")";
+          continue;
+        }
+        const Expr& item = g.exprs[e.children[i]];
+        const bool paren = item.kind == ExprKind::kRepeat || item.kind == ExprKind::kSequence || item.kind == ExprKind::kChoice;
+        if (paren) *out += "(";
+        Print(g, e.children[i], 0, out);
+        if (paren) *out += ")";
+        *out += role == kAnyOrderOptional ? "?" : "*";
+      }
+      const Expr& sep = g.exprs[e.children[0]];
+      if (!(sep.kind == ExprKind::kEmpty || (sep.kind == ExprKind::kBytes && sep.bytes.empty()))) {
+        *out += ", separator=";
+        Print(g, e.children[0], 0, out);
+      }
+      if (!e.implies.empty()) {  // requires="i: j k; ...", 1-based, grouped by i (implies is sorted)
+        *out += ", requires=\"";
+        for (size_t k = 0; k < e.implies.size(); ++k) {
+          const bool new_group = k == 0 || e.implies[k].first != e.implies[k - 1].first;
+          if (new_group) *out += (k ? "; " : "") + std::to_string(e.implies[k].first + 1) + ":";
+          *out += " " + std::to_string(e.implies[k].second + 1);
+        }
+        *out += "\"";
+      }
+      *out += ")";
+      return;
+    }
     case ExprKind::kRepeat: {
       bool paren = prec > 2;
       if (paren) *out += "(";

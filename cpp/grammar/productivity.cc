@@ -51,6 +51,17 @@ std::vector<uint8_t> ProductiveRules(const Grammar& g) {
           parents[x.children[0]].push_back(e);
         }
         break;
+      case ExprKind::kAnyOrder: {
+        // Every once-item, and the separator between two of them; optional and repeated items may
+        // be left out.
+        int32_t once = 0;
+        for (size_t i = 1; i < x.children.size(); ++i)
+          if (x.roles[i - 1] == kAnyOrderOnce) ++once, parents[x.children[i]].push_back(e);
+        if (once >= 2) ++pending[e], parents[x.children[0]].push_back(e);
+        pending[e] += once;
+        if (pending[e] == 0) prove(e);
+        break;
+      }
       default:
         break;  // intrinsics: never proven here (the FSM builder rejects them anyway)
     }

@@ -228,8 +228,13 @@ const EarleyItem* GrammarMatcher::AppendWaiters(int32_t rule, int32_t origin, st
       if (max != Expr::kUnbounded && w->count >= max) continue;  // reads no more X's
       count = CountClass(fsm, fsm.RuleOf(w->state), w->count + 1, max_token_bytes);
     }
+    const bool any_order = fsm.IsAnyOrderState(w->state);
     for (const RuleEdge* e = fsm.RuleEdgesBegin(w->state); e != fsm.RuleEdgesEnd(w->state); ++e) {
       if (e->rule != rule) continue;
+      if (any_order) {  // the exact set of items read: an AnyOrder context is never shared across sets
+        if (!fsm.AnyOrderEdgeAllowed(w->count, fsm.RuleOf(w->state), e)) continue;
+        count = fsm.AnyOrderAfter(w->count, fsm.RuleOf(w->state), e);
+      }
       parent_pairs_.push_back({e->target, count});
       lone = w;
       ++waiters;

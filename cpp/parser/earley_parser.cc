@@ -25,12 +25,14 @@ int32_t CountClass(const GrammarFsm& fsm, int32_t rule, int32_t count_after, int
 bool EarleyParser::CanComplete(const EarleyItem& it) const {
   const GrammarFsm& g = *fsm_;
   if (!g.IsFinal(it.state)) return false;
-  if (!g.IsCountedState(it.state)) return true;
+  if (!g.HasCount(it.state)) return true;
+  if (g.IsAnyOrderState(it.state)) return g.AnyOrderCanComplete(it.count, g.RuleOf(it.state));
   return it.count == kCountFree || (it.count >= 0 && it.count >= g.RepeatMin(g.RuleOf(it.state)));
 }
 
 bool EarleyParser::CanContinue(const EarleyItem& it) const {
   const GrammarFsm& g = *fsm_;
+  // (An AnyOrder item is asked edge by edge: GrammarFsm::AnyOrderEdgeAllowed.)
   if (it.count < 0 || !g.IsCountedState(it.state)) return true;
   const int32_t max = g.RepeatMax(g.RuleOf(it.state));
   return max == Expr::kUnbounded || it.count < max;
@@ -69,7 +71,8 @@ bool EarleyParser::LeoItem(int32_t origin, int32_t rule, int32_t lineage, Earley
       }
     }
   }
-  bool valid = waiters == 1 && g.IsPureTail(target);
+  // (An AnyOrder waiter never resumes in a pure tail: its states all have edges or count.)
+  bool valid = waiters == 1 && g.IsPureTail(target) && !g.IsAnyOrderState(waiter->state);
   EarleyItem item{-1, -1, lineage};
   if (valid) {
     item = {target, waiter->origin, lineage};
@@ -200,9 +203,12 @@ void EarleyParser::Close(size_t from) {
     // Predict (a counted item at its max reads no more X's).
     if (CanContinue(it)) {
       const int32_t next_count = g.IsCountedState(it.state) ? Incremented(it.count) : 0;
+      const bool any_order = g.IsAnyOrderState(it.state);
       work_ += g.RuleEdgesEnd(it.state) - g.RuleEdgesBegin(it.state);  // a state may predict hundreds of rules
       for (const RuleEdge* e = g.RuleEdgesBegin(it.state); e != g.RuleEdgesEnd(it.state); ++e) {
+        if (any_order && !g.AnyOrderEdgeAllowed(it.count, g.RuleOf(it.state), e)) continue;
         Add(g.RuleStart(e->rule), k, it.lineage);
+        // (never an AnyOrder edge: its items and separator are not nullable)
         if (g.RuleNullable(e->rule)) Add(e->target, it.origin, it.lineage, next_count);
       }
     }
@@ -226,10 +232,18 @@ void EarleyParser::Close(size_t from) {
         if (w.lineage != it.lineage) continue;
         const bool counted = g.IsCountedState(w.state);
         if (counted && !CanContinue(w)) continue;
+        const bool any_order = g.IsAnyOrderState(w.state);
         work_ += g.RuleEdgesEnd(w.state) - g.RuleEdgesBegin(w.state);
         if (work_ > limits_->max_work_per_byte) ThrowWorkLimit();
-        for (const RuleEdge* re = g.RuleEdgesBegin(w.state); re != g.RuleEdgesEnd(w.state); ++re)
-          if (re->rule == rule) Add(re->target, w.origin, w.lineage, counted ? Incremented(w.count) : 0);
+        for (const RuleEdge* re = g.RuleEdgesBegin(w.state); re != g.RuleEdgesEnd(w.state); ++re) {
+          if (re->rule != rule) continue;
+          if (any_order) {
+            if (g.AnyOrderEdgeAllowed(w.count, g.RuleOf(w.state), re))
+              Add(re->target, w.origin, w.lineage, g.AnyOrderAfter(w.count, g.RuleOf(w.state), re));
+            continue;
+          }
+          Add(re->target, w.origin, w.lineage, counted ? Incremented(w.count) : 0);
+        }
       }
     } else if (it.origin == kTopOrigin) {
       if (k == 0) continue;
@@ -237,7 +251,7 @@ void EarleyParser::Close(size_t from) {
       if (follow_override_) {
         AddFollowLevel(0);
       } else {
-        for (int32_t t : g.RuleFollow(rule)) Add(t, kFollowOrigin, 1, g.IsCountedState(t) ? kCountFree : 0);
+        for (int32_t t : g.RuleFollow(rule)) Add(t, kFollowOrigin, 1, g.HasCount(t) ? kCountFree : 0);
       }
     } else if (it.origin <= kFollowOrigin && FollowLevelOf(it.origin) + 1 < follow_level_begin_.size()) {
       AddFollowLevel(FollowLevelOf(it.origin) + 1);  // a follow level completed: the next one resumes

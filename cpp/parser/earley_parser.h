@@ -36,6 +36,10 @@
 // and continue throughout the token) and kCountBelowMin (may continue, cannot complete). Follow
 // states given to ResetToItem are (state, count) pairs for this reason.
 //
+// AnyOrder rules (grammar.h) keep the set of their once-items read so far in `count` the same way
+// (a bitmask; GrammarFsm asks whether an edge is open and sets the bit); kCountFree there means
+// "unknown: anything goes", for the assumed follow contexts of the mask cache.
+//
 // Compaction: once a set can no longer become the last one again (no rollback reaches it), the parse
 // reads it only as the origin of a completion: its items that wait on a rule (an edge on a rule
 // reference) are the ones completion, Leo and the matcher's follow contexts look at. CompactSets drops
@@ -58,7 +62,7 @@ struct EarleyItem {
   int32_t state;
   int32_t origin;     // Earley set index, or kTopOrigin / kFollowOrigin
   int32_t lineage;    // 0: real or top context; 1: assumed follow context (mask cache only)
-  int32_t count = 0;  // counted rules: X's read so far, or kCountFree / kCountBelowMin
+  int32_t count = 0;  // counted rules: X's read so far, or kCountFree / kCountBelowMin; AnyOrder: items read
 };
 
 // Count sentinels (see the file comment).

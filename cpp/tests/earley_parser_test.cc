@@ -48,6 +48,60 @@ TEST(EarleyParser, RightRecursionSetsStayBounded) {
   }
 }
 
+// AnyOrder: the set of items read lives in the item's count (grammar.h). Checked against the definition
+// on every string over {A, B, C, ','} up to length 7: A exactly once, B at most once, C any number of
+// times, comma-separated.
+TEST(EarleyParser, AnyOrderKeepsTheItemsReadInTheItem) {
+  GrammarFsm fsm = NormalizedFsm("root ::= AnyOrder(a, b?, c*, separator=\",\")\na ::= \"A\"\nb ::= \"B\"\nc ::= \"C\"");
+  const std::string alphabet = "ABC,";
+  int accepted = 0;
+  for (int len = 0; len <= 7; ++len) {
+    std::vector<int> digits(len, 0);
+    while (true) {
+      std::string s;
+      for (int d : digits) s += alphabet[d];
+      // The definition: items alternate with commas, A once, B at most once.
+      bool ok = len % 2 == 1;
+      int a = 0, b = 0;
+      for (int i = 0; ok && i < len; ++i) {
+        const bool item_slot = i % 2 == 0;
+        ok = item_slot ? s[i] != ',' : s[i] == ',';
+        a += s[i] == 'A', b += s[i] == 'B';
+      }
+      ok = ok && a == 1 && b <= 1;
+      EXPECT_EQ(FsmAccepts(fsm, s), ok) << s;
+      accepted += ok;
+      int i = 0;
+      while (i < len && ++digits[i] == static_cast<int>(alphabet.size())) digits[i++] = 0;
+      if (i == len) break;
+    }
+  }
+  EXPECT_GT(accepted, 20);
+}
+
+// More once-items than an int32 bitmask holds: the count is an interned set's id (fsm/any_order_sets.h).
+TEST(EarleyParser, AnyOrderWithManyItemsInternsTheSets) {
+  std::string letters;
+  for (char c = 'a'; c <= 'z'; ++c) letters += c;
+  for (char c = 'A'; c <= 'N'; ++c) letters += c;  // 40 items, each one byte
+  std::string ebnf = "root ::= AnyOrder(";
+  for (size_t i = 0; i < letters.size(); ++i) ebnf += std::string(i ? ", " : "") + "\"" + letters[i] + "\"" + (i % 2 ? "?" : "");
+  ebnf += ")";
+  GrammarFsm fsm = NormalizedFsm(ebnf);
+  std::string all = letters;
+  std::mt19937 rng(7);
+  for (int round = 0; round < 5; ++round) {
+    std::shuffle(all.begin(), all.end(), rng);
+    EXPECT_TRUE(FsmAccepts(fsm, all)) << all;
+    EXPECT_FALSE(FsmAccepts(fsm, all + all[0])) << "an item twice";
+    std::string required_only;
+    for (char c : all)
+      if (letters.find(c) % 2 == 0) required_only += c;
+    EXPECT_TRUE(FsmAccepts(fsm, required_only));
+    EXPECT_FALSE(FsmAccepts(fsm, required_only.substr(1))) << "a required item missing";
+  }
+}
+
 TEST(EarleyParser, RejectedByteLeavesParserUnchanged) {
   GrammarFsm fsm = NormalizedFsm("root ::= \"ab\" | \"ac\"");
   EarleyParser p(&fsm);

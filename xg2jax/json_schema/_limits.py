@@ -48,8 +48,11 @@ Limit                             Default    What it bounds (and what one unit c
 ``MAX_PROPERTY_COUNT_STATES``     4_096      Rules for ``minProperties`` / ``maxProperties`` / ``dependentRequired``
                                              with properties in schema order (declared properties times the counts
                                              that still matter).
-``MAX_ANY_ORDER_PROPERTIES``      10         Declared properties of an object with ``any_order=True`` (one rule per
-                                             subset of them).
+``MAX_ANY_ORDER_PROPERTIES``      10         Declared properties of an object with ``any_order=True`` that also has
+                                             ``minProperties`` above its required count, ``maxProperties``,
+                                             ``dependentRequired`` or member requirements (one grammar rule per
+                                             subset of the properties). Without those keywords there is no limit
+                                             (the engine's ``AnyOrder(...)`` keeps the set read in the parser).
 ``MAX_ANY_ORDER_STATES``          16_384     Rules of such an object with counted properties (subsets times counts).
 ``MAX_MEMBER_REQUIREMENTS``       4          "Some member matches" requirements on one object (complements of
                                              ``patternProperties`` / ``additionalProperties``; 2**n rules each).

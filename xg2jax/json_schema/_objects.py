@@ -327,10 +327,16 @@ class ObjectsMixin:
         required and dependent property is present, the count is within bounds and every requirement is met.
         ``entries`` / ``extras`` / ``full`` as in :meth:`_ordered_counted_object`."""
         n = len(entries)
+        num_required = sum(1 for _, req in entries if req)
+        plain = (full == 0 and min_count <= num_required
+                 and (max_count is None or (not extras and max_count >= n)))
+        if plain:
+            return self._any_order_items(entries, extras, deps or [0] * n)
         if n > MAX_ANY_ORDER_PROPERTIES:
-            raise UnsupportedSchemaError(ptr, f"any_order=True with {n} declared properties (the limit is "
-                                         f"MAX_ANY_ORDER_PROPERTIES = {MAX_ANY_ORDER_PROPERTIES}: one grammar rule per "
-                                         "subset)")
+            raise UnsupportedSchemaError(ptr, f"any_order=True with {n} declared properties and minProperties / "
+                                         "maxProperties / member requirements (the limit is "
+                                         f"MAX_ANY_ORDER_PROPERTIES = {MAX_ANY_ORDER_PROPERTIES}: one grammar rule "
+                                         "per subset)")
         deps = deps or [0] * n
         sep = self.item_sep
         required = sum(1 << i for i, (_, req) in enumerate(entries) if req)
@@ -395,6 +401,22 @@ class ObjectsMixin:
             raise Unsatisfiable("", "no object satisfies the property keywords")
         return self.rules.add("object", seq(literal("{"), self.ws, "( " + " | ".join(first) + " )", self.ws,
                                             literal("}")))
+
+    def _any_order_items(self, entries: list, extras: list, deps: list[int]) -> str:
+        """Members in any order, each declared property at most once (exactly once when required), extra
+        properties any number of times, dependentRequired as ``requires=``: the engine's ``AnyOrder(...)``, which
+        keeps the set of properties read in the parser state, so the grammar grows linearly with the properties.
+        ``entries`` / ``extras`` / ``deps`` as in :meth:`_any_order_object` (the masks are all 0 here)."""
+        def member(alternatives) -> str:
+            return "( " + " | ".join(m for _, m in alternatives) + " )"
+
+        items = [member(alts) + ("" if req else "?") for alts, req in entries]
+        items += [member([(0, m)]) + "*" for _, m in extras]
+        groups = [f"{i + 1}: " + " ".join(str(j + 1) for j in range(len(entries)) if d >> j & 1)
+                  for i, d in enumerate(deps) if d]
+        requires = f', requires="{"; ".join(groups)}"' if groups else ""
+        body = f"AnyOrder({', '.join(items)}, separator=( {self.item_sep} ){requires})"
+        return self.rules.add("object", seq(literal("{"), self.ws, body, self.ws, literal("}")))
 
     def _key_except(self, names: list[str]) -> str:
         """A JSON string key whose spelling differs from the JSON spelling of every name in ``names``. Spellings are
