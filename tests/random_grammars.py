@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 # ------------------------------------------------------------------------------------------------
 # AST: ('lit', str) | ('cls', frozenset[str], negated) | ('ref', name) | ('seq', [n...])
 #      | ('alt', [n...]) | ('rep', n, min, max_or_None)
+#      | ('any', [(n, role)...], separator_lit_or_None): AnyOrder(...), role "" once, "?" at most once, "*" any
 # ------------------------------------------------------------------------------------------------
 
 LITERAL_POOL = ["a", "b", "c", "d", "x", "ab", "ba", "abc", "true", "null", "false", ", ", ",", ":", "{", "}",
@@ -94,6 +95,14 @@ def node_text(n, top: bool = False) -> str:
         else:
             suf = "{%d,%d}" % (lo, hi)
         return inner + suf
+    if k == "any":
+        args = []
+        for item, role in n[1]:
+            t = node_text(item, top=True)
+            args.append(("(" + t + ")" if item[0] in ("seq", "alt", "rep") else t) + role)
+        if n[2]:
+            args.append("separator=" + node_text(("lit", n[2])))
+        return "AnyOrder(" + ", ".join(args) + ")"
     raise ValueError(n)
 
 
@@ -188,6 +197,8 @@ def _refers(n, name: str) -> bool:
         return any(_refers(c, name) for c in n[1])
     if n[0] == "rep":
         return _refers(n[1], name)
+    if n[0] == "any":
+        return any(_refers(c, name) for c, _ in n[1])
     return False
 
 
@@ -289,10 +300,64 @@ def literal_alphabet(g: GrammarAst) -> tuple[list[str], list[str]]:
                 walk(c)
         elif k == "rep":
             walk(n[1])
+        elif k == "any":
+            for c, _ in n[1]:
+                walk(c)
+            if n[2]:
+                lits.add(n[2])
 
     for b in g.rules.values():
         walk(b)
     return sorted(lits), sorted(chars)
+
+
+def gen_any_order_grammar(seed: int, *, max_rules: int = 4) -> GrammarAst:
+    """JSON-flavoured grammars around ``AnyOrder(...)``: objects whose members come in any order (each role, with
+    and without a separator), items that hold other objects or recurse into their own rule, and small letter
+    AnyOrders next to other constructs. Every item and separator is non-empty, as AnyOrder requires."""
+    rng = random.Random(seed)
+    n_rules = rng.randint(1, max_rules)
+    names = ["root"] + ["o%d" % i for i in range(1, n_rules)]
+
+    def lit(s):
+        return ("lit", s)
+
+    def roles(k):
+        return [rng.choice(["", "", "?", "?", "*"]) for _ in range(k)]
+
+    def value(depth):
+        r = rng.random()
+        if depth >= 2 or r < 0.3:
+            return lit(rng.choice(["true", "null", "12", "0", '"x"', '""']))
+        if r < 0.45:
+            return ("ref", rng.choice(names))
+        if r < 0.55:
+            return ("seq", [lit("["), ("rep", value(depth + 1), 0, rng.choice([None, 2])), lit("]")])
+        return obj(depth + 1)
+
+    def obj(depth):
+        keys = rng.sample(['"a"', '"b"', '"k"', '"ab"', '"d"'], rng.randint(1, 4))
+        items = [(("seq", [lit(key), lit(rng.choice([":", ": "])), value(depth)]), role)
+                 for key, role in zip(keys, roles(len(keys)))]
+        sep = rng.choice([", ", ",", ", ", None])
+        return ("seq", [lit("{"), ("any", items, sep), lit("}")])
+
+    def letters():
+        pieces = rng.sample(["a", "b", "dd", "x", "ab"], rng.randint(2, 4))
+        items = [(lit(p), role) for p, role in zip(pieces, roles(len(pieces)))]
+        return ("any", items, rng.choice([",", None]))
+
+    rules: dict[str, object] = {}
+    for name in names:
+        body = obj(0) if rng.random() < 0.7 else letters()
+        if rng.random() < 0.25:
+            body = ("alt", [body, value(1)])
+        rules[name] = body
+    for i, name in enumerate(names[1:], 1):
+        if not any(_refers(rules[m], name) for m in names[:i]):
+            parent = rng.choice(names[:i])
+            rules[parent] = ("alt", [rules[parent], ("ref", name)])
+    return GrammarAst(rules)
 
 
 def gen_any(seed: int) -> GrammarAst:
@@ -379,6 +444,8 @@ class Reference:
             return out
         if k == "alt":
             return [self._fresh([tuple(self._seq_of(c)) for c in n[1]])]
+        if k == "any":
+            return [self._any_order(n)]
         if k == "rep":
             item = self._fresh([tuple(self._seq_of(n[1]))])
             lo, hi = n[2], n[3]
@@ -398,6 +465,31 @@ class Reference:
                     out.append(tail)
             return out
         raise ValueError(n)
+
+    def _any_order(self, n) -> tuple:
+        """AnyOrder as plain BNF, one nonterminal per set of once-items read (exponential; the items are few)."""
+        items = [(tuple(self._seq_of(c)), role) for c, role in n[1]]
+        sep = tuple(self._seq_of(("lit", n[2]))) if n[2] else ()
+        required = frozenset(i for i, (_, role) in enumerate(items) if role == "")
+        after: dict[frozenset, tuple] = {}
+
+        def tail(used: frozenset) -> tuple:  # after at least one item, with `used` read
+            if used not in after:
+                key = ("N", "any", self._n + 1)
+                self._n += 1
+                after[used] = key
+                alts = [()] if required <= used else []
+                for i, (syms, role) in enumerate(items):
+                    if role == "*" or i not in used:
+                        nxt = used if role == "*" else used | {i}
+                        alts.append(sep + syms + (tail(nxt),))
+                self.prods[key] = alts
+            return after[used]
+
+        alts = [()] if not required else []
+        for i, (syms, role) in enumerate(items):
+            alts.append(syms + (tail(frozenset() if role == "*" else frozenset({i})),))
+        return self._fresh(alts)
 
     def _trim(self):
         productive = set()

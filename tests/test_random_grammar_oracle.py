@@ -98,6 +98,35 @@ def test_random_grammar_oracle(seed):
     _fail_on_mismatch(seed, text, vocab, findings)
 
 
+def test_reference_recognizer_any_order():
+    items = [(("lit", "a"), ""), (("lit", "b"), "?"), (("lit", "c"), "*")]
+    ref = rg.Reference(rg.GrammarAst({"root": ("seq", [("lit", "["), ("any", items, ","), ("lit", "]")])}))
+    for s in ["[a]", "[b,a]", "[c,a,c]", "[c,c,a,b]"]:
+        assert ref.accepts(s), s
+    for s in ["[]", "[a,a]", "[b,b,a]", "[a,]", "[ab]"]:
+        assert not ref.accepts(s), s
+    assert rg.GrammarAst({"root": ("any", items, ",")}).text() == 'root ::= AnyOrder("a", "b"?, "c"*, separator=",")\n'
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_any_order_grammar_oracle(seed):
+    """AnyOrder objects (nested, recursive, every role, with and without a separator) against the token oracle
+    and the reference recognizer (which expands AnyOrder into one rule per set of items read)."""
+    ast = rg.gen_any_order_grammar(seed)
+    vocab = rg.gen_vocab(ast, seed)
+    text = ast.text()
+    findings = drv.run_isolated(text=text, vocab=vocab, seed=seed, ast=ast, timeout=20, steps=30, ref_every=1, walks=4,
+                                strings=20, max_bytes=80)
+    _fail_on_mismatch(seed, text, vocab, findings)
+
+
+def test_random_any_order_grammars_shared_compiler():
+    """The same grammars through one compiler: AnyOrder rules in the cross-grammar mask cache."""
+    for seed, findings in drv.run_shared_batch(range(700, 780), vocab_seed=0, timeout=15, steps=30, walks=3,
+                                                gen=rg.gen_any_order_grammar, max_bytes=80, strings=0):
+        _fail_on_mismatch(seed, rg.gen_any_order_grammar(seed).text(), "shared_vocab(0)", findings)
+
+
 def test_random_grammars_shared_compiler():
     """Many grammars through one GrammarCompiler (cross-grammar mask caches on) and one vocabulary."""
     seeds = range(500, 560)

@@ -72,13 +72,7 @@ class EbnfParser {
       std::vector<size_t> ignored;
       std::string chunk = ParseStringLiteral(&ignored);
       if (!chunk.empty()) chunks.push_back(std::move(chunk));  // an empty chunk changes nothing
-      SkipSpace();
-      if (Peek() == ',') {
-        ++pos_;
-        SkipSpace();
-      } else if (Peek() != ')') {
-        Fail("expected ',' or ')' in Substring(...)");
-      }
+      EndArgument("Substring");
     }
     ++pos_;
     const int32_t n = static_cast<int32_t>(chunks.size());
@@ -129,37 +123,21 @@ class EbnfParser {
         Fail("unbalanced '(' in AnyOrder(...): no matching ')'");
       }
       const size_t arg = pos_;
-      if (s_.compare(pos_, 8, "requires") == 0) {
-        size_t p = pos_ + 8;
-        while (p < s_.size() && (s_[p] == ' ' || s_[p] == '\t')) ++p;
-        if (p < s_.size() && s_[p] == '=') {
-          if (requires_at != std::string::npos) Fail("AnyOrder(...) takes requires= once");
-          pos_ = p + 1;
-          SkipSpace();
-          requires_at = pos_;
-          if (Peek() != '"' && Peek() != '\'') Fail("requires= takes a string such as \"2:1 3; 4:1\"");
-          requires_text = ParseStringLiteral(nullptr);
-          SkipSpace();
-          if (Peek() != ',' && Peek() != ')') Fail("expected ',' or ')' in AnyOrder(...)");
-          if (Peek() == ',') ++pos_, SkipSpace();
-          continue;
-        }
+      if (TakeKeyword("requires")) {
+        if (requires_at != std::string::npos) Fail("AnyOrder(...) takes requires= once");
+        requires_at = pos_;
+        if (Peek() != '"' && Peek() != '\'') Fail("requires= takes a string such as \"2:1 3; 4:1\"");
+        requires_text = ParseStringLiteral(nullptr);
+        EndArgument("AnyOrder");
+        continue;
       }
-      if (s_.compare(pos_, 9, "separator") == 0) {
-        size_t p = pos_ + 9;
-        while (p < s_.size() && (s_[p] == ' ' || s_[p] == '\t')) ++p;
-        if (p < s_.size() && s_[p] == '=') {
-          if (separator >= 0) Fail("AnyOrder(...) takes separator= once");
-          pos_ = p + 1;
-          SkipSpace();
-          ++nesting_;
-          separator = ParseChoice();
-          --nesting_;
-          SkipSpace();
-          if (Peek() != ',' && Peek() != ')') Fail("expected ',' or ')' in AnyOrder(...)");
-          if (Peek() == ',') ++pos_, SkipSpace();
-          continue;
-        }
+      if (TakeKeyword("separator")) {
+        if (separator >= 0) Fail("AnyOrder(...) takes separator= once");
+        ++nesting_;
+        separator = ParseChoice();
+        --nesting_;
+        EndArgument("AnyOrder");
+        continue;
       }
       ++nesting_;
       int32_t item = ParseChoice();
@@ -176,13 +154,7 @@ class EbnfParser {
       }
       items.push_back(item);
       node.roles.push_back(role);
-      SkipSpace();
-      if (Peek() == ',') {
-        ++pos_;
-        SkipSpace();
-      } else if (Peek() != ')') {
-        Fail("expected ',' or ')' in AnyOrder(...)");
-      }
+      EndArgument("AnyOrder");
     }
     ++pos_;
     if (items.empty()) {
@@ -198,6 +170,30 @@ class EbnfParser {
     node.children.push_back(separator >= 0 ? separator : g_.Add(Expr{}));
     node.children.insert(node.children.end(), items.begin(), items.end());
     return g_.Add(std::move(node));
+  }
+
+  // `name =` at pos_ (a builtin's keyword argument): consumes it and the space after, or returns false
+  // and consumes nothing.
+  bool TakeKeyword(const char* name) {
+    const size_t n = std::char_traits<char>::length(name);
+    if (s_.compare(pos_, n, name) != 0) return false;
+    size_t p = pos_ + n;
+    while (p < s_.size() && (s_[p] == ' ' || s_[p] == '\t')) ++p;
+    if (p >= s_.size() || s_[p] != '=') return false;
+    pos_ = p + 1;
+    SkipSpace();
+    return true;
+  }
+
+  // After a builtin's argument: the ',' before the next one (consumed) or the closing ')' (left).
+  void EndArgument(const char* builtin) {
+    SkipSpace();
+    if (Peek() == ',') {
+      ++pos_;
+      SkipSpace();
+    } else if (Peek() != ')') {
+      Fail(std::string("expected ',' or ')' in ") + builtin + "(...)");
+    }
   }
 
   // requires="i: j k; l: m": groups separated by ';', each a 1-based item then the items it requires.
