@@ -10,6 +10,7 @@
 #include "grammar/builtin_grammars.h"
 #include "grammar/combine.h"
 #include "frontends/ebnf_parser.h"
+#include "frontends/json_schema/json_schema_to_ebnf.h"
 #include "grammar/passes.h"
 #include "grammar/printer.h"
 #include "grammar/productivity.h"
@@ -355,6 +356,33 @@ PYBIND11_MODULE(_core, m) {
         BatchFillNextTokenBitmask(matchers, ptr, wpr, indices, num_threads);
       },
       py::arg("matchers"), py::arg("bitmask"), py::arg("indices"), py::arg("num_threads"));
+
+  m.def(
+      "json_schema_to_ebnf_native",
+      [](const std::string& schema_text, bool any_whitespace,
+         std::optional<std::pair<std::string, std::string>> separators, std::optional<int64_t> max_whitespace_cnt,
+         bool plain_integers) -> std::pair<std::optional<std::string>, std::string> {
+        json_schema::JsonSchemaOptions options;
+        options.any_whitespace = any_whitespace;
+        options.separators = std::move(separators);
+        options.max_whitespace_cnt = max_whitespace_cnt;
+        options.plain_integers = plain_integers;
+        json_schema::NativeConversion out;
+        {
+          py::gil_scoped_release release;
+          out = json_schema::JsonSchemaToEbnf(schema_text, options);
+        }
+        return {std::move(out.ebnf), std::move(out.not_handled)};
+      },
+      py::arg("schema_text"), py::arg("any_whitespace"), py::arg("separators"), py::arg("max_whitespace_cnt"),
+      py::arg("plain_integers"),
+      "The native JSON Schema front end: (EBNF text, \"\") for a schema it handles, else (None, what it does not "
+      "handle). See cpp/frontends/json_schema/json_schema_to_ebnf.h.");
+  m.def("json_schema_recognised_keywords", [] {
+    std::vector<std::string> out;
+    for (auto k : json_schema::RecognisedKeywords()) out.emplace_back(k);
+    return out;
+  });
 
   BindStep(m);
   BindAutomata(m);

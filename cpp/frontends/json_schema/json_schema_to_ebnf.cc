@@ -1,0 +1,439 @@
+// The native JSON Schema front end (see json_schema_to_ebnf.h for its scope).
+//
+// Algorithm. Parse the JSON text (support/json_value.h), then two passes over the schema positions:
+// 1. Check: every keyword the Python front end recognises must be one this front end handles, with a value of the
+//    shape it expects, wherever it is (as the Python front end checks the whole document before converting);
+//    anything else stops the conversion with the reason.
+// 2. Visit: a recursive visitor that mirrors the Python visitor's path for these keywords (_converter.visit ->
+//    _visit_alternatives / _visit_values / _visit_types -> _type_object / _type_array / _type_string) and adds
+//    rules to the rule table in the same order, so the text is identical. Whatever would make the Python front
+//    end raise (an unsatisfiable subschema, a limit) stops the conversion here instead, before it could differ.
+#include "frontends/json_schema/json_schema_to_ebnf.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "frontends/json_schema/ebnf_text.h"
+#include "support/json_value.h"
+
+namespace xg::json_schema {
+
+namespace {
+
+// Limits below the Python front end's (_limits.py), so that this front end stops before any input where the
+// Python one would raise for size.
+constexpr size_t kMaxTextBytes = 4 << 20;
+constexpr size_t kMaxJsonDepth = 128;       // MAX_SCHEMA_DEPTH is 256
+constexpr int64_t kMaxCount = 1 << 20;      // MAX_REPETITION
+constexpr size_t kMaxEnumValues = 100000;   // MAX_ENUM_VALUES
+constexpr size_t kMaxIntegerDigits = 300;   // Python's int <-> str conversion limit is 4300 digits
+constexpr size_t kMaxGrammarBytes = 16 << 20;  // MAX_GRAMMAR_BYTES is 32 MiB
+constexpr int64_t kMaxVisits = 100000;      // MAX_WORK (the Python budget grows from there)
+
+struct NotHandled {
+  std::string why;
+};
+
+const std::vector<std::string_view> kRecognised = {
+    "$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef", "$id", "$recursiveAnchor", "$recursiveRef",
+    "$ref", "$schema", "$vocabulary", "additionalItems", "additionalProperties", "allOf", "anyOf", "const",
+    "contains", "contentEncoding", "contentMediaType", "contentSchema", "default", "definitions", "dependencies",
+    "dependentRequired", "dependentSchemas", "deprecated", "description", "else", "enum", "examples",
+    "exclusiveMaximum", "exclusiveMinimum", "format", "id", "if", "items", "maxContains", "maxItems", "maxLength",
+    "maxProperties", "maximum", "minContains", "minItems", "minLength", "minProperties", "minimum", "multipleOf",
+    "not", "oneOf", "pattern", "patternProperties", "prefixItems", "properties", "propertyNames", "readOnly",
+    "required", "then", "title", "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems", "writeOnly",
+    "x-xg2jax-absent", "x-xg2jax-contains-all", "x-xg2jax-non-integral", "x-xg2jax-not-multiple-of",
+    "x-xg2jax-not-patterns", "x-xg2jax-not-strings", "x-xg2jax-some-member"};
+
+// Keywords that never constrain an instance (NO_CONSTRAINT).
+const std::unordered_set<std::string_view> kNoConstraint = {"title",    "description", "default",  "examples",
+                                                            "$comment", "deprecated",  "readOnly", "writeOnly"};
+// `$schema` is handled at the root only (see KnownDialect); it is no annotation of NO_CONSTRAINT's kind, so a
+// schema holding it is visited as the Python front end visits it (e.g. not as `true` when it has no `type`).
+const std::unordered_set<std::string_view> kHandled = {
+    "type",  "properties", "required", "additionalProperties", "items",     "enum",     "const",
+    "anyOf", "minLength",  "maxLength", "minItems",            "maxItems"};
+const std::unordered_set<std::string_view> kTypes = {"object",  "array",   "string", "integer",
+                                                     "number", "boolean", "null"};
+
+bool IsRecognised(std::string_view kw) {
+  static const std::unordered_set<std::string_view> set(kRecognised.begin(), kRecognised.end());
+  return set.count(kw) > 0;
+}
+
+[[noreturn]] void Stop(std::string why) { throw NotHandled{std::move(why)}; }
+
+// A plain JSON integer literal (-?(0|[1-9][0-9]*)) of a size Python reads exactly.
+bool IsPlainInteger(const std::string& t) {
+  size_t i = t[0] == '-' ? 1 : 0;
+  if (i >= t.size() || t.size() - i > kMaxIntegerDigits) return false;
+  if (t[i] == '0') return t.size() == i + 1;
+  return std::all_of(t.begin() + i, t.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A non-negative count keyword (minLength, ...) as a plain integer literal up to kMaxCount.
+int64_t Count(const JsonValue& v, std::string_view kw) {
+  if (!v.is_number() || !IsPlainInteger(v.text) || v.text[0] == '-' || v.text.size() > 8) {
+    Stop("'" + std::string(kw) + "' other than a plain non-negative integer");
+  }
+  int64_t n = std::stoll(v.text);
+  if (n > kMaxCount) Stop("'" + std::string(kw) + "' above MAX_REPETITION");
+  return n;
+}
+
+// JSON values (enum / const) whose spelling this front end reproduces: every number a plain integer.
+void CheckValue(const JsonValue& v) {
+  switch (v.kind) {
+    case JsonValue::Kind::kNumber:
+      if (!IsPlainInteger(v.text)) Stop("a non-integer number in 'enum' / 'const'");
+      break;
+    case JsonValue::Kind::kArray:
+      for (const auto& x : v.items) CheckValue(x);
+      break;
+    case JsonValue::Kind::kObject:
+      for (const auto& m : v.members) CheckValue(m.second);
+      break;
+    default:
+      break;
+  }
+}
+
+// `$schema` naming a dialect the Python front end knows (_refs._DIALECTS). The handled keywords mean the same in
+// all of them (`items` as an array, draft 4's boolean exclusive bounds and `id` are not handled).
+bool KnownDialect(const JsonValue& v) {
+  static const char* kMarkers[] = {"json-schema.org/draft-04/", "json-schema.org/draft-06/",
+                                   "json-schema.org/draft-07/", "json-schema.org/draft/2019-09/",
+                                   "json-schema.org/draft/2020-12/"};
+  return v.is_string() && std::any_of(std::begin(kMarkers), std::end(kMarkers), [&](const char* m) {
+           return v.text.find(m) != std::string::npos;
+         });
+}
+
+// Pass 1 (see the file comment).
+void Check(const JsonValue& s, bool is_root = false) {
+  if (s.is_bool()) return;
+  if (!s.is_object()) Stop("a schema that is neither an object nor a boolean");
+  for (const auto& [kw, v] : s.members) {
+    if (!IsRecognised(kw) || kNoConstraint.count(kw)) continue;
+    if (kw == "$schema" && is_root && KnownDialect(v)) continue;
+    if (!kHandled.count(kw)) Stop("keyword '" + kw + "'");
+    if (kw == "type") {
+      if (!v.is_string() || !kTypes.count(v.text)) Stop("'type' other than one type name");
+    } else if (kw == "properties") {
+      if (!v.is_object()) Stop("'properties' that is not an object");
+      for (const auto& m : v.members) Check(m.second);
+    } else if (kw == "required") {
+      if (!v.is_array() || !std::all_of(v.items.begin(), v.items.end(), [](const JsonValue& x) {
+            return x.is_string();
+          })) {
+        Stop("'required' that is not an array of strings");
+      }
+    } else if (kw == "additionalProperties" || kw == "items") {
+      Check(v);
+    } else if (kw == "enum") {
+      if (!v.is_array()) Stop("'enum' that is not an array");
+      if (v.items.size() > kMaxEnumValues) Stop("'enum' above MAX_ENUM_VALUES");
+      CheckValue(v);
+    } else if (kw == "const") {
+      CheckValue(v);
+    } else if (kw == "anyOf") {
+      if (!v.is_array() || v.items.empty()) Stop("'anyOf' that is not a non-empty array");
+      for (const auto& x : v.items) Check(x);
+    } else {  // minLength, maxLength, minItems, maxItems
+      Count(v, kw);
+    }
+  }
+}
+
+std::string JsonType(const JsonValue& v) {
+  switch (v.kind) {
+    case JsonValue::Kind::kNull: return "null";
+    case JsonValue::Kind::kBool: return "boolean";
+    case JsonValue::Kind::kNumber: return "integer";  // CheckValue admits integers only
+    case JsonValue::Kind::kString: return "string";
+    case JsonValue::Kind::kArray: return "array";
+    case JsonValue::Kind::kObject: return "object";
+  }
+  return "null";
+}
+
+class Converter {
+ public:
+  explicit Converter(const JsonSchemaOptions& o)
+      : ws_(o.any_whitespace ? "j_ws" : ""),
+        item_sep_(Seq({ws_, Literal(Separator(o, true)), ws_})),
+        key_sep_(Seq({ws_, Literal(Separator(o, false)), ws_})),
+        plain_integers_(o.plain_integers),
+        rules_(ws_, item_sep_, key_sep_, WsBody(o), o.plain_integers) {}
+
+  std::string Convert(const JsonValue& root) { return rules_.Text(Visit(root, 0)); }
+
+ private:
+  static std::string Separator(const JsonSchemaOptions& o, bool item) {
+    if (o.any_whitespace) return item ? "," : ":";
+    if (o.separators) return item ? o.separators->first : o.separators->second;
+    return item ? ", " : ": ";
+  }
+  static std::string WsBody(const JsonSchemaOptions& o) {
+    if (!o.any_whitespace) return std::string(kEmpty);
+    if (!o.max_whitespace_cnt) return "[ \\n\\t\\r]*";
+    return "[ \\n\\t\\r]{0," + std::to_string(*o.max_whitespace_cnt) + "}";
+  }
+
+  // _converter.visit / _visit_dict for the handled keywords.
+  std::string Visit(const JsonValue& s, int depth) {
+    if (s.is_bool()) {
+      if (!s.boolean) Stop("a false schema (unsatisfiable where it is reached)");
+      return "j_value";
+    }
+    if (++visits_ > kMaxVisits || rules_.size() > kMaxGrammarBytes) Stop("a schema beyond the native budget");
+    if (depth > static_cast<int>(kMaxJsonDepth)) Stop("nesting beyond the native limit");
+    const JsonValue* any_of = nullptr;
+    const JsonValue* type = nullptr;
+    bool values = false, constrained = false;
+    for (const auto& [kw, v] : s.members) {
+      if (!IsRecognised(kw)) continue;
+      if (kw == "anyOf") any_of = &v;
+      else if (kw == "type") type = &v;
+      if (kw == "enum" || kw == "const") values = true;
+      if (!kNoConstraint.count(kw)) constrained = true;
+    }
+    if (any_of) {
+      for (const auto& [kw, v] : s.members) {
+        if (IsRecognised(kw) && kw != "anyOf") Stop("'anyOf' next to other keywords");
+      }
+      std::vector<std::string> options;
+      for (const auto& b : any_of->items) options.push_back(Visit(b, depth + 1));
+      return Choice(options);
+    }
+    if (values) return Values(s);
+    if (type) return Typed(s, type->text, depth);
+    if (!constrained) return "j_value";
+    Stop("keywords without 'type'");
+  }
+
+  // _visit_values: the listed values of the sibling 'type' (the only sibling handled here).
+  std::string Values(const JsonValue& s) {
+    const JsonValue* c = s.Find("const");
+    const JsonValue* e = s.Find("enum");
+    if (c && e) Stop("'const' next to 'enum'");
+    std::string allowed;
+    for (const auto& [kw, v] : s.members) {
+      if (!IsRecognised(kw) || kNoConstraint.count(kw) || kw == "enum" || kw == "const") continue;
+      if (kw != "type") Stop("'" + kw + "' next to 'enum' / 'const'");
+      allowed = v.text;
+    }
+    std::vector<const JsonValue*> listed;
+    if (c) listed.push_back(c);
+    else for (const auto& v : e->items) listed.push_back(&v);
+    std::vector<std::string> options;
+    for (const JsonValue* v : listed) {
+      std::string t = JsonType(*v);
+      if (allowed.empty() || t == allowed || (t == "integer" && allowed == "number")) options.push_back(Value(*v));
+    }
+    if (options.empty()) Stop("no listed value satisfies 'type'");
+    return Choice(options);
+  }
+
+  // _value_expr: a grammar for exactly one JSON value.
+  std::string Value(const JsonValue& v) {
+    switch (v.kind) {
+      case JsonValue::Kind::kString: return JsonStringLiteral(v.text);
+      case JsonValue::Kind::kNull: return "\"null\"";
+      case JsonValue::Kind::kBool: return v.boolean ? "\"true\"" : "\"false\"";
+      case JsonValue::Kind::kNumber: {
+        std::string lit = Literal(v.text == "-0" ? "0" : v.text);
+        return plain_integers_ ? lit : Seq({lit, "( \".\" \"0\"+ )?"});
+      }
+      case JsonValue::Kind::kObject: {
+        if (v.members.empty()) return Seq({"\"{\"", ws_, "\"}\""});
+        std::string body;
+        for (const auto& [k, x] : v.members) {
+          if (!body.empty()) body += " " + item_sep_ + " ";
+          body += Seq({JsonStringLiteral(k), key_sep_, Value(x)});
+        }
+        return Seq({"\"{\"", ws_, body, ws_, "\"}\""});
+      }
+      case JsonValue::Kind::kArray: {
+        if (v.items.empty()) return Seq({"\"[\"", ws_, "\"]\""});
+        std::string body;
+        for (const auto& x : v.items) {
+          if (!body.empty()) body += " " + item_sep_ + " ";
+          body += Value(x);
+        }
+        return Seq({"\"[\"", ws_, body, ws_, "\"]\""});
+      }
+    }
+    return "";
+  }
+
+  // _visit_types with one type name.
+  std::string Typed(const JsonValue& s, const std::string& type, int depth) {
+    if (type == "null") return "j_null";
+    if (type == "boolean") return "j_bool";
+    if (type == "integer") return "j_integer";
+    if (type == "number") return "j_number";
+    if (type == "string") return String(s);
+    if (type == "array") return Array(s, depth);
+    return Object(s, depth);
+  }
+
+  static std::optional<int64_t> OptionalCount(const JsonValue& s, std::string_view kw) {
+    const JsonValue* v = s.Find(kw);
+    if (!v) return std::nullopt;
+    return Count(*v, kw);
+  }
+
+  // _type_string without pattern / format.
+  std::string String(const JsonValue& s) {
+    int64_t lo = OptionalCount(s, "minLength").value_or(0);
+    std::optional<int64_t> hi = OptionalCount(s, "maxLength");
+    if (hi && *hi < lo) Stop("'maxLength' below 'minLength'");
+    if (lo == 0 && !hi) return "j_string";
+    std::string hi_text = hi ? std::to_string(*hi) : "None";
+    std::string bound = "{" + std::to_string(lo) + "," + (hi ? hi_text : "") + "}";
+    return rules_.Add("string_" + std::to_string(lo) + "_" + hi_text, "\"\\\"\" j_char" + bound + " \"\\\"\"");
+  }
+
+  // _type_array with `items` (one schema for every item) and the item counts.
+  std::string Array(const JsonValue& s, int depth) {
+    int64_t lo = OptionalCount(s, "minItems").value_or(0);
+    std::optional<int64_t> hi = OptionalCount(s, "maxItems");
+    if (hi && *hi < lo) Stop("'maxItems' below 'minItems'");
+    const JsonValue* items = s.Find("items");
+    std::string rest = items ? Visit(*items, depth + 1) : "j_value";
+    if (hi && *hi == 0) return Seq({"\"[\"", ws_, "\"]\""});
+    std::string tail;
+    if (!(hi && *hi <= 1)) {
+      int64_t need = std::max<int64_t>(0, lo - 1);
+      std::string bound = hi ? "{" + std::to_string(need) + "," + std::to_string(*hi - 1) + "}"
+                             : need == 0 ? "*" : need == 1 ? "+" : "{" + std::to_string(need) + ",}";
+      tail = "( " + item_sep_ + " " + rest + " )" + bound;
+    }
+    std::string body = Seq({rest, tail});
+    if (lo == 0) body = "( " + body + " )?";
+    return rules_.Add("array", Seq({"\"[\"", ws_, body, ws_, "\"]\""}));
+  }
+
+  // _type_object + _object_expr: declared properties in schema order, optional ones skippable, then extras.
+  std::string Object(const JsonValue& s, int depth) {
+    static const JsonValue kEmptyObject = [] {
+      JsonValue v;
+      v.kind = JsonValue::Kind::kObject;
+      return v;
+    }();
+    const JsonValue* props = s.Find("properties");
+    if (!props) props = &kEmptyObject;
+    std::unordered_set<std::string_view> required;
+    if (const JsonValue* r = s.Find("required")) {
+      for (const auto& x : r->items) {
+        if (!props->Find(x.text)) Stop("a required name that 'properties' does not declare");
+        required.insert(x.text);
+      }
+    }
+    std::vector<std::pair<std::string, bool>> entries;  // (member expression, required)
+    for (const auto& [name, sub] : props->members) {
+      std::string value = Visit(sub, depth + 1);
+      entries.emplace_back(Seq({JsonStringLiteral(name), key_sep_, value}), required.count(name) > 0);
+    }
+    std::string extra;
+    const JsonValue* additional = s.Find("additionalProperties");
+    if (!(additional && additional->is_bool() && !additional->boolean)) {
+      if (!entries.empty()) Stop("'additionalProperties' other than false next to declared properties");
+      std::string value = additional ? Visit(*additional, depth + 1) : "j_value";
+      extra = Seq({"j_string", key_sep_, value});
+    }
+    return ObjectExpr(entries, extra);
+  }
+
+  std::string ObjectExpr(const std::vector<std::pair<std::string, bool>>& entries, const std::string& extra) {
+    const std::string& sep = item_sep_;
+    std::string extras_rest = extra.empty() ? "" : "( " + sep + " " + extra + " )*";
+    std::string first = extra.empty() ? "" : "( " + extra + " " + extras_rest + " )?";
+    std::string rest = extras_rest;
+    std::vector<const std::string*> run;  // required members since the last optional one, nearest last
+
+    auto join = [](const std::vector<std::string_view>& parts) {
+      std::string out;
+      for (std::string_view p : parts) {
+        if (p.empty()) continue;
+        if (!out.empty()) out.push_back(' ');
+        out.append(p);
+      }
+      return out;
+    };
+    auto rest_text = [&]() {
+      std::vector<std::string_view> parts;
+      for (auto it = run.rbegin(); it != run.rend(); ++it) {
+        parts.push_back(sep);
+        parts.push_back(**it);
+      }
+      parts.push_back(rest);
+      return join(parts);
+    };
+    auto first_text = [&]() {
+      if (run.empty()) return first;
+      std::vector<std::string_view> parts = {*run.back()};
+      for (auto it = run.rbegin() + 1; it != run.rend(); ++it) {
+        parts.push_back(sep);
+        parts.push_back(**it);
+      }
+      parts.push_back(rest);
+      return join(parts);
+    };
+    for (size_t k = entries.size(); k-- > 0;) {
+      const auto& [member, req] = entries[k];
+      if (req) {
+        run.push_back(&member);
+        continue;
+      }
+      std::string rest_next = rest_text(), first_next = first_text();
+      run.clear();
+      first = rules_.Add("obj_first_" + std::to_string(k),
+                         Seq({member, rest_next}) + " | " + (first_next.empty() ? std::string(kEmpty) : first_next));
+      rest = k ? rules_.Add("obj_rest_" + std::to_string(k), Seq({sep, member, rest_next}) + " | " +
+                                                                 (rest_next.empty() ? std::string(kEmpty) : rest_next))
+               : "";
+    }
+    std::string body = first_text();
+    if (body.empty()) body = kEmpty;
+    return rules_.Add("object", Seq({"\"{\"", ws_, body, ws_, "\"}\""}));
+  }
+
+  std::string ws_, item_sep_, key_sep_;
+  bool plain_integers_;
+  RuleTable rules_;
+  int64_t visits_ = 0;
+};
+
+}  // namespace
+
+const std::vector<std::string_view>& RecognisedKeywords() { return kRecognised; }
+
+NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchemaOptions& options) {
+  NativeConversion out;
+  if (schema_text.size() > kMaxTextBytes) {
+    out.not_handled = "a schema text above the native size limit";
+    return out;
+  }
+  std::string error;
+  JsonParseOptions parse;
+  parse.max_depth = kMaxJsonDepth;
+  std::optional<JsonValue> doc = ParseJson(schema_text, parse, &error);
+  if (!doc) {
+    out.not_handled = "JSON the native reader does not take: " + error;
+    return out;
+  }
+  try {
+    Check(*doc, /*is_root=*/true);
+    out.ebnf = Converter(options).Convert(*doc);
+  } catch (const NotHandled& e) {
+    out.not_handled = e.why;
+  }
+  return out;
+}
+
+}  // namespace xg::json_schema

@@ -1,0 +1,47 @@
+// The native JSON Schema front end: a schema's JSON text -> EBNF text for the engine, without Python.
+//
+// Scope. This front end is being ported from the Python one (xg2jax/json_schema). It converts the schemas whose
+// every keyword it handles -- `type` (one name), `properties`, `required`, `additionalProperties`, `items`,
+// `minItems` / `maxItems`, `minLength` / `maxLength`, `enum`, `const`, `anyOf` without siblings, annotations
+// (`title`, `description`, `default`, `examples`, ...), unknown keywords and a root `$schema` naming a known
+// draft -- with the options
+// `any_whitespace`, `separators`, `max_whitespace_cnt` and `plain_integers` (not `any_order`, `indent`, `refs`).
+// For those it returns exactly the text the Python front end returns (same rules, names and order), so the two
+// are compared as text. For any other input -- another keyword, a malformed or unsatisfiable schema, invalid
+// JSON -- it converts nothing and says why: the caller runs the Python front end, which also owns every error
+// message, so errors stay the same whichever front end would have run.
+//
+// Thread safety: a pure function of its arguments; safe to call concurrently (the Python binding releases the
+// GIL around it).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace xg::json_schema {
+
+struct JsonSchemaOptions {
+  bool any_whitespace = true;
+  // With any_whitespace=false: (item, key) separators; default (", ", ": ").
+  std::optional<std::pair<std::string, std::string>> separators;
+  // With any_whitespace=true: at most this many whitespace characters between tokens (default: any number).
+  std::optional<int64_t> max_whitespace_cnt;
+  bool plain_integers = true;
+};
+
+struct NativeConversion {
+  std::optional<std::string> ebnf;  // the grammar (root rule `root`), or nullopt: not converted natively
+  std::string not_handled;          // when ebnf is nullopt: what this front end does not handle (yet)
+};
+
+NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchemaOptions& options);
+
+// The keywords the Python front end recognises (every other keyword is an annotation); a test checks that the
+// two lists agree.
+const std::vector<std::string_view>& RecognisedKeywords();
+
+}  // namespace xg::json_schema

@@ -1,0 +1,245 @@
+"""The native JSON Schema front end (cpp/frontends/json_schema) against the Python one.
+
+The native front end converts the schemas whose keywords it handles and must then return exactly the Python front
+end's text (same rules, names and order: the same language by construction); for every other schema it returns
+None with the reason, and ``json_schema_to_ebnf`` runs the Python front end, which also owns every error. Checked
+here on hand-written schemas for each handled keyword and option, on the inputs it must decline, and (skipped when
+../shared/data is absent) on every schema of JSONSchemaBench, the JSON-Schema-Test-Suite and BFCL v3's tools."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+import xg2jax
+from xg2jax import _core
+from xg2jax.json_schema import SchemaError, json_schema_to_ebnf, python_json_schema_to_ebnf
+from xg2jax.json_schema._common import _RECOGNISED
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+OPTIONS = {
+    "default": dict(),
+    "compact": dict(any_whitespace=False, separators=(",", ":")),
+    "spaced": dict(any_whitespace=False),
+    "odd_separators": dict(any_whitespace=False, separators=(' \\"; ', '\t=')),
+    "bounded_ws_validator_integers": dict(max_whitespace_cnt=2, plain_integers=False),
+}
+
+
+def native(text: str, **kw):
+    return _core.json_schema_to_ebnf_native(text.encode(), kw.get("any_whitespace", True), kw.get("separators"),
+                                            kw.get("max_whitespace_cnt"), kw.get("plain_integers", True))
+
+
+def obj(props: dict, required=(), **more) -> dict:
+    """An object schema; closed (additionalProperties false) unless ``more`` says otherwise."""
+    return {"type": "object", "properties": props, "required": list(required), "additionalProperties": False,
+            **more}
+
+
+HANDLED = {
+    "scalars": {"anyOf": [{"type": t} for t in ("string", "integer", "number", "boolean", "null")]},
+    "true_and_empty": obj({"a": True, "b": {}, "c": {"description": "anything", "x-unknown": 1}}, ["a"]),
+    "nested_required_optional": obj({
+        "name": {"const": "get_weather"},
+        "arguments": obj({"city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"enum": ["c", "f"]},
+                          "tags": {"type": "array", "items": {"type": "string"}}, "deep": obj({"x": {}}, ["x"])},
+                         ["city", "deep"], additionalProperties=False)},
+        ["name", "arguments"], additionalProperties=False),
+    "all_optional": obj({k: {"type": "number"} for k in "abcdef"}, additionalProperties=False),
+    "all_required": obj({k: {"type": "boolean"} for k in "abcdef"}, "abcdef", additionalProperties=False),
+    "alternating": obj({k: {"type": "null"} for k in "abcdefgh"}, "aceg", additionalProperties=False),
+    "open_object": {"type": "object"},
+    "open_object_typed_values": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "open_object_empty_declared": {"type": "object", "properties": {}, "additionalProperties": {"type": "string"}},
+    "array_counts": {"anyOf": [
+        {"type": "array", "items": {"type": "integer"}, "minItems": lo, **({"maxItems": hi} if hi is not None else {})}
+        for lo, hi in ((0, None), (1, None), (2, None), (0, 0), (0, 1), (1, 1), (2, 5), (3, 3))]},
+    "array_default_items": {"type": "array"},
+    "string_lengths": {"anyOf": [
+        {"type": "string", "minLength": lo, **({"maxLength": hi} if hi is not None else {})}
+        for lo, hi in ((0, None), (1, None), (0, 0), (2, 8), (5, 5))]},
+    "enum_mixed": {"enum": ["a", 1, -0, 12345678901234567890, True, False, None, [], {}, [1, "x", {"k": [None]}],
+                            {"a": 1, "b": {"c": []}}, "a"]},
+    "enum_typed": {"type": "string", "enum": ["x", 1, "y", None]},
+    "enum_number_keeps_integers": {"type": "number", "enum": [1, "x", 2]},
+    "const_object": {"const": {"name": "f", "args": [1, 2, {"z": None}]}},
+    "escapes": obj({'quo"te': {"const": 'a"b\\c\n\t\x01\x7f/'}, "ünï\u2028cødé 😀": {"enum": ["é", "\u0000"]},
+                    "back\\slash": {"type": "string"}}, ['quo"te']),
+    "annotations": {"title": "T", "description": "D", "default": {"$ref": "#/nowhere"}, "examples": [1],
+                    "$comment": "c", "deprecated": False, "readOnly": True, "writeOnly": False,
+                    "x-vendor": {"type": 5}, "type": "string"},
+    "draft7_root": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                    "properties": {"a": {"type": "string"}}, "additionalProperties": False},
+    "rule_reuse": obj({"a": {"type": "array", "items": {"type": "string"}},
+                       "b": {"type": "array", "items": {"type": "string"}},
+                       "c": {"type": "string", "minLength": 1}, "d": {"type": "string", "minLength": 1}},
+                      additionalProperties=False),
+}
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=list(OPTIONS))
+@pytest.mark.parametrize("case", HANDLED, ids=list(HANDLED))
+def test_native_text_equals_python_text(case, options):
+    text = json.dumps(HANDLED[case], ensure_ascii=case != "escapes")
+    kw = OPTIONS[options]
+    ebnf, why = native(text, **kw)
+    assert ebnf is not None, why
+    assert ebnf == python_json_schema_to_ebnf(text, **kw)
+    assert json_schema_to_ebnf(text, **kw) == ebnf
+
+
+DECLINED = {
+    "ref": ('{"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/a"}', "keyword '$defs'"),
+    "format": ('{"type": "string", "format": "email"}', "keyword 'format'"),
+    "minimum": ('{"type": "integer", "minimum": 3}', "keyword 'minimum'"),
+    "type_list": ('{"type": ["string", "null"]}', "'type' other than one type name"),
+    "unknown_type": ('{"type": "strin"}', "'type' other than one type name"),
+    "no_type": ('{"properties": {"a": {}}}', "keywords without 'type'"),
+    "extras_next_to_declared": ('{"type": "object", "properties": {"a": {}}}', "'additionalProperties' other than"),
+    "undeclared_required": ('{"type": "object", "required": ["a"], "additionalProperties": false}',
+                            "a required name"),
+    "false_schema": ('{"type": "array", "items": false}', "a false schema"),
+    "anyof_sibling": ('{"type": "object", "anyOf": [{"type": "object"}]}', "'anyOf' next to other keywords"),
+    "empty_anyof": ('{"anyOf": []}', "'anyOf' that is not a non-empty array"),
+    "float_enum": ('{"enum": [1.5]}', "a non-integer number"),
+    "float_count": ('{"type": "string", "maxLength": 2.0}', "'maxLength' other than a plain"),
+    "bad_required": ('{"type": "object", "required": "a"}', "'required' that is not an array of strings"),
+    "empty_enum_after_type": ('{"type": "string", "enum": [1]}', "no listed value satisfies 'type'"),
+    "nested_schema_keyword": ('{"type": "object", "properties": {"a": {"$schema": "x"}}, '
+                              '"additionalProperties": false}', "keyword '$schema'"),
+    "unknown_dialect": ('{"$schema": "https://example.com/s", "type": "string"}', "keyword '$schema'"),
+    "internal_keyword": ('{"type": "string", "x-xg2jax-not-strings": ["a"]}', "keyword 'x-xg2jax-not-strings'"),
+    "duplicate_key": ('{"type": "string", "type": "integer"}', "duplicate key"),
+    "nan": ('{"enum": [NaN]}', "JSON the native reader does not take"),
+    "lone_surrogate": ('{"const": "\\ud800"}', "lone high surrogate"),
+    "trailing_text": ('{"type": "string"} x', "unexpected text after the JSON value"),
+    "too_deep": ('{"type": "array", "items": ' * 200 + "{}" + "}" * 200, "nesting deeper than"),
+}
+
+
+@pytest.mark.parametrize("case", DECLINED, ids=list(DECLINED))
+def test_native_declines_with_the_reason(case):
+    text, reason = DECLINED[case]
+    ebnf, why = native(text)
+    assert ebnf is None
+    assert reason in why
+
+
+@pytest.mark.parametrize("case", ["ref", "format", "minimum", "type_list", "no_type", "extras_next_to_declared",
+                                  "duplicate_key", "float_enum"])
+def test_declined_schemas_take_the_python_front_end(case):
+    text, _ = DECLINED[case]
+    assert json_schema_to_ebnf(text) == python_json_schema_to_ebnf(text)
+
+
+@pytest.mark.parametrize("text", ['{"type": "strin"}', DECLINED["undeclared_required"][0], '{"type": "object", "required": "a"}',
+                                  '{"type": "array", "items": false, "minItems": 1}', '{"enum": [NaN]}', "{"])
+def test_errors_come_from_the_python_front_end(text):
+    with pytest.raises(SchemaError) as native_route:
+        json_schema_to_ebnf(text)
+    with pytest.raises(SchemaError) as python_only:
+        python_json_schema_to_ebnf(text)
+    assert str(native_route.value) == str(python_only.value)
+
+
+def test_recognised_keywords_agree():
+    assert set(_core.json_schema_recognised_keywords()) == set(_RECOGNISED)
+
+
+def test_dict_schemas_and_other_options_take_the_python_front_end():
+    schema = HANDLED["nested_required_optional"]
+    text = json.dumps(schema)
+    assert json_schema_to_ebnf(schema) == json_schema_to_ebnf(text)  # a dict: Python, same text
+    assert json_schema_to_ebnf(text, any_order=True) == python_json_schema_to_ebnf(text, any_order=True)
+
+
+def test_concurrent_native_conversions_agree():
+    """Conversions run without the GIL on several threads at once; each result equals the one-thread result."""
+    texts = [json.dumps(s) for s in HANDLED.values()]
+    expected = [native(t)[0] for t in texts]
+    start = threading.Barrier(4, timeout=30)
+    results: dict[int, list] = {}
+
+    def work(i):
+        start.wait()
+        results[i] = [native(t)[0] for t in texts * 20]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+        assert not t.is_alive()
+    assert all(r == expected * 20 for r in results.values())
+
+
+def test_compile_json_schema_uses_the_native_text():
+    vocab = ["a", "b", '"', "{", "}", ":", ",", " ", "x", "1", "true", "false", "null", "[", "]", "<eos>"]
+    tok = xg2jax.TokenizerInfo(vocab, stop_token_ids=[len(vocab) - 1])
+    text = json.dumps(HANDLED["nested_required_optional"], ensure_ascii=False)
+    compiled = xg2jax.GrammarCompiler(tok).compile_json_schema(text, any_whitespace=False)
+    m = xg2jax.GrammarMatcher(compiled)
+    for s in ['{"name": "get_weather", "arguments": {"city": "x", "deep": {"x": 1}}}']:
+        for ch in s:
+            assert m.accept_string(ch), ch
+        assert m.is_completed() or m.accept_token(len(vocab) - 1)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every schema of the shared data: where the native front end converts, its text is the Python front end's.
+def _data_schemas():
+    out = []
+    maskbench = DATA / "jsonschemabench" / "maskbench"
+    for path in sorted(maskbench.glob("*.jsonl.gz")) if maskbench.is_dir() else []:
+        for line in gzip.open(path, "rt"):
+            s = json.loads(line)["schema"]
+            out.append((f"{path.stem}", s if isinstance(s, str) else json.dumps(s, ensure_ascii=False)))
+    suite = DATA / "json-schema-test-suite" / "tests"
+    for draft in ("draft2020-12", "draft7"):
+        for path in sorted((suite / draft).glob("*.json")) if suite.is_dir() else []:
+            for group in json.loads(path.read_text()):
+                out.append((f"{draft}/{path.stem}", json.dumps(group["schema"], ensure_ascii=False)))
+    return out
+
+
+def _differential(schemas, options):
+    converted, mismatches = 0, []
+    for source, text in schemas:
+        for name in options:
+            kw = OPTIONS[name]
+            ebnf, _ = native(text, **kw)
+            if ebnf is None:
+                continue
+            converted += 1
+            try:
+                reference = python_json_schema_to_ebnf(text, **kw)
+            except ValueError as e:
+                reference = f"error: {e}"
+            if reference != ebnf:
+                mismatches.append((source, name, text[:200]))
+    return converted, mismatches
+
+
+def test_shared_data_schemas_sample():
+    schemas = _data_schemas()
+    if not schemas:
+        pytest.skip("../shared/data (JSONSchemaBench, JSON-Schema-Test-Suite) is absent")
+    converted, mismatches = _differential(schemas[::7], ["default", "compact"])
+    assert converted > 200
+    assert not mismatches, mismatches[:5]
+
+
+@pytest.mark.slow
+def test_shared_data_schemas_all_options():
+    schemas = _data_schemas()
+    if not schemas:
+        pytest.skip("../shared/data (JSONSchemaBench, JSON-Schema-Test-Suite) is absent")
+    converted, mismatches = _differential(schemas, list(OPTIONS))
+    assert converted > 5000
+    assert not mismatches, mismatches[:5]
