@@ -156,6 +156,12 @@ std::string RuleTable::Reserve(std::string_view name_hint) {
   return name;
 }
 
+std::string RuleTable::ReserveExact(const std::string& name) {
+  index_[name] = rules_.size();
+  rules_.emplace_back(name, "");
+  return name;
+}
+
 std::string RuleTable::Define(const std::string& name, std::string body) {
   size_ += body.size();
   by_body_.emplace(body, name);

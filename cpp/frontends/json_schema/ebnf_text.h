@@ -38,6 +38,9 @@ class RuleTable {
             bool plain_integers);
 
   std::string Reserve(std::string_view name_hint);
+  // Reserves exactly `name` (which must be free: see Has).
+  std::string ReserveExact(const std::string& name);
+  bool Has(const std::string& name) const { return index_.count(name) > 0; }
   std::string Define(const std::string& name, std::string body);
   std::string Add(std::string_view name_hint, std::string body);
   // The grammar text, root rule first.

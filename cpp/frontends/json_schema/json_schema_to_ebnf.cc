@@ -11,6 +11,7 @@
 #include "frontends/json_schema/json_schema_to_ebnf.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -33,6 +34,12 @@ constexpr size_t kMaxGrammarBytes = 16 << 20;  // MAX_GRAMMAR_BYTES is 32 MiB
 constexpr int64_t kMaxVisits = 100000;      // MAX_WORK (the Python budget grows from there)
 
 struct NotHandled {
+  std::string why;
+};
+// A subschema that accepts no value (the Python front end's Unsatisfiable): caught where the Python front end
+// catches it (an optional property is left out, an anyOf branch dropped, ...); at the root the conversion stops
+// and the Python front end reports the error.
+struct Unsatisfiable {
   std::string why;
 };
 
@@ -121,7 +128,12 @@ void Check(const JsonValue& s, bool is_root = false) {
     if (kw == "$schema" && is_root && KnownDialect(v)) continue;
     if (!kHandled.count(kw)) Stop("keyword '" + kw + "'");
     if (kw == "type") {
-      if (!v.is_string() || !kTypes.count(v.text)) Stop("'type' other than one type name");
+      bool names = v.is_string() ? kTypes.count(v.text) > 0
+                                 : v.is_array() && !v.items.empty() &&
+                                       std::all_of(v.items.begin(), v.items.end(), [](const JsonValue& t) {
+                                         return t.is_string() && kTypes.count(t.text) > 0;
+                                       });
+      if (!names) Stop("'type' other than a type name or a non-empty array of them");
     } else if (kw == "properties") {
       if (!v.is_object()) Stop("'properties' that is not an object");
       for (const auto& m : v.members) Check(m.second);
@@ -169,7 +181,13 @@ class Converter {
         plain_integers_(o.plain_integers),
         rules_(ws_, item_sep_, key_sep_, WsBody(o), o.plain_integers) {}
 
-  std::string Convert(const JsonValue& root) { return rules_.Text(Visit(root, 0)); }
+  std::string Convert(const JsonValue& root) {
+    try {
+      return rules_.Text(Visit(root, 0));
+    } catch (const Unsatisfiable& e) {
+      Stop("an unsatisfiable schema (" + e.why + "): the Python front end reports it");
+    }
+  }
 
  private:
   static std::string Separator(const JsonSchemaOptions& o, bool item) {
@@ -186,7 +204,7 @@ class Converter {
   // _converter.visit / _visit_dict for the handled keywords.
   std::string Visit(const JsonValue& s, int depth) {
     if (s.is_bool()) {
-      if (!s.boolean) Stop("a false schema (unsatisfiable where it is reached)");
+      if (!s.boolean) throw Unsatisfiable{"the schema is false"};
       return "j_value";
     }
     if (++visits_ > kMaxVisits || rules_.size() > kMaxGrammarBytes) Stop("a schema beyond the native budget");
@@ -206,13 +224,42 @@ class Converter {
         if (IsRecognised(kw) && kw != "anyOf") Stop("'anyOf' next to other keywords");
       }
       std::vector<std::string> options;
-      for (const auto& b : any_of->items) options.push_back(Visit(b, depth + 1));
+      for (const auto& b : any_of->items) {
+        try {
+          options.push_back(Visit(b, depth + 1));
+        } catch (const Unsatisfiable&) {
+        }
+      }
+      if (options.empty()) throw Unsatisfiable{"no branch of 'anyOf' accepts a value"};
       return Choice(options);
     }
     if (values) return Values(s);
-    if (type) return Typed(s, type->text, depth);
-    if (!constrained) return "j_value";
-    Stop("keywords without 'type'");
+    if (type && type->is_string()) return Typed(s, type->text, depth);
+    if (!type && !constrained) return "j_value";
+    return Types(s, type, depth);
+  }
+
+  // _visit_types with a list of types, or none (every type): one alternative per type that accepts a value.
+  std::string Types(const JsonValue& s, const JsonValue* type, int depth) {
+    static const char* kAll[] = {"object", "array", "string", "integer", "number", "boolean", "null"};
+    std::vector<std::string> types;
+    if (type) {
+      for (const auto& t : type->items) types.push_back(t.text);
+    } else {
+      types.assign(std::begin(kAll), std::end(kAll));
+    }
+    if (std::count(types.begin(), types.end(), "number") && std::count(types.begin(), types.end(), "integer")) {
+      types.erase(std::remove(types.begin(), types.end(), "integer"), types.end());
+    }
+    std::vector<std::string> options;
+    for (const auto& t : types) {
+      try {
+        options.push_back(Typed(s, t, depth));
+      } catch (const Unsatisfiable&) {
+      }
+    }
+    if (options.empty()) throw Unsatisfiable{"no allowed type fits"};
+    return Choice(options);
   }
 
   // _visit_values: the listed values of the sibling 'type' (the only sibling handled here).
@@ -220,11 +267,13 @@ class Converter {
     const JsonValue* c = s.Find("const");
     const JsonValue* e = s.Find("enum");
     if (c && e) Stop("'const' next to 'enum'");
-    std::string allowed;
+    std::unordered_set<std::string> allowed;  // empty: any type
     for (const auto& [kw, v] : s.members) {
       if (!IsRecognised(kw) || kNoConstraint.count(kw) || kw == "enum" || kw == "const") continue;
       if (kw != "type") Stop("'" + kw + "' next to 'enum' / 'const'");
-      allowed = v.text;
+      if (v.is_string()) allowed.insert(v.text);
+      for (const auto& t : v.items) allowed.insert(t.text);
+      if (allowed.count("number")) allowed.insert("integer");
     }
     std::vector<const JsonValue*> listed;
     if (c) listed.push_back(c);
@@ -232,9 +281,9 @@ class Converter {
     std::vector<std::string> options;
     for (const JsonValue* v : listed) {
       std::string t = JsonType(*v);
-      if (allowed.empty() || t == allowed || (t == "integer" && allowed == "number")) options.push_back(Value(*v));
+      if (allowed.empty() || allowed.count(t)) options.push_back(Value(*v));
     }
-    if (options.empty()) Stop("no listed value satisfies 'type'");
+    if (options.empty()) throw Unsatisfiable{"no listed value satisfies 'type'"};
     return Choice(options);
   }
 
@@ -291,7 +340,7 @@ class Converter {
   std::string String(const JsonValue& s) {
     int64_t lo = OptionalCount(s, "minLength").value_or(0);
     std::optional<int64_t> hi = OptionalCount(s, "maxLength");
-    if (hi && *hi < lo) Stop("'maxLength' below 'minLength'");
+    if (hi && *hi < lo) throw Unsatisfiable{"'minLength' > 'maxLength'"};
     if (lo == 0 && !hi) return "j_string";
     std::string hi_text = hi ? std::to_string(*hi) : "None";
     std::string bound = "{" + std::to_string(lo) + "," + (hi ? hi_text : "") + "}";
@@ -302,10 +351,15 @@ class Converter {
   std::string Array(const JsonValue& s, int depth) {
     int64_t lo = OptionalCount(s, "minItems").value_or(0);
     std::optional<int64_t> hi = OptionalCount(s, "maxItems");
-    if (hi && *hi < lo) Stop("'maxItems' below 'minItems'");
+    if (hi && *hi < lo) throw Unsatisfiable{"'minItems' > 'maxItems'"};
     const JsonValue* items = s.Find("items");
-    std::string rest = items ? Visit(*items, depth + 1) : "j_value";
-    if (hi && *hi == 0) return Seq({"\"[\"", ws_, "\"]\""});
+    std::string rest;
+    try {
+      rest = items ? Visit(*items, depth + 1) : "j_value";
+    } catch (const Unsatisfiable&) {
+      if (lo > 0) throw Unsatisfiable{"at most 0 items are possible"};
+    }
+    if (rest.empty() || (hi && *hi == 0)) return Seq({"\"[\"", ws_, "\"]\""});
     std::string tail;
     if (!(hi && *hi <= 1)) {
       int64_t need = std::max<int64_t>(0, lo - 1);
@@ -325,28 +379,158 @@ class Converter {
       v.kind = JsonValue::Kind::kObject;
       return v;
     }();
+    static const JsonValue kTrue = [] {
+      JsonValue v;
+      v.kind = JsonValue::Kind::kBool;
+      v.boolean = true;
+      return v;
+    }();
     const JsonValue* props = s.Find("properties");
     if (!props) props = &kEmptyObject;
-    std::unordered_set<std::string_view> required;
+    const JsonValue* additional = s.Find("additionalProperties");
+    if (!additional) additional = &kTrue;
+    // Declared names: the properties, then required names they do not list (those take additionalProperties).
+    std::vector<std::pair<std::string_view, const JsonValue*>> names;
+    std::unordered_set<std::string_view> required, seen;
+    for (const auto& [name, sub] : props->members) {
+      names.emplace_back(name, &sub);
+      seen.insert(name);
+    }
     if (const JsonValue* r = s.Find("required")) {
       for (const auto& x : r->items) {
-        if (!props->Find(x.text)) Stop("a required name that 'properties' does not declare");
         required.insert(x.text);
+        if (seen.insert(x.text).second) names.emplace_back(x.text, additional);
       }
     }
     std::vector<std::pair<std::string, bool>> entries;  // (member expression, required)
-    for (const auto& [name, sub] : props->members) {
-      std::string value = Visit(sub, depth + 1);
-      entries.emplace_back(Seq({JsonStringLiteral(name), key_sep_, value}), required.count(name) > 0);
+    for (const auto& [name, sub] : names) {
+      bool req = required.count(name) > 0;
+      std::string value;
+      try {
+        value = Visit(*sub, depth + 1);
+      } catch (const Unsatisfiable&) {
+        if (req) throw;
+        continue;
+      }
+      entries.emplace_back(Seq({JsonStringLiteral(name), key_sep_, value}), req);
     }
     std::string extra;
-    const JsonValue* additional = s.Find("additionalProperties");
-    if (!(additional && additional->is_bool() && !additional->boolean)) {
-      if (!entries.empty()) Stop("'additionalProperties' other than false next to declared properties");
-      std::string value = additional ? Visit(*additional, depth + 1) : "j_value";
-      extra = Seq({"j_string", key_sep_, value});
+    if (!(additional->is_bool() && !additional->boolean)) {
+      try {
+        std::string value = Visit(*additional, depth + 1);
+        std::vector<std::string_view> declared;
+        for (const auto& n : names) declared.push_back(n.first);
+        extra = Seq({KeyExcept(declared), key_sep_, value});
+      } catch (const Unsatisfiable&) {
+      }
     }
     return ObjectExpr(entries, extra);
+  }
+
+  // _key_except: a JSON string key spelled differently from every name (compared unit by unit: a unit is a
+  // character or an escape sequence of the name's JSON spelling), as a trie of the names' units in nested
+  // alternatives, each node deviating into the shared string tails.
+  struct TrieNode {
+    bool ends_name = false;
+    std::map<std::string, TrieNode> children;  // by unit; byte order of UTF-8 is code-point order (Python's sort)
+  };
+  static constexpr int kKeyTrieLevelsPerRule = 48;  // KEY_TRIE_LEVELS_PER_RULE
+  static constexpr size_t kMaxKeyUnits = 2000;      // the walk below recurses once per unit
+
+  static std::vector<std::string> JsonUnits(std::string_view name) {
+    std::string spelled = JsonString(name);
+    std::string_view body(spelled);
+    body = body.substr(1, body.size() - 2);
+    std::vector<std::string> units;
+    for (size_t i = 0; i < body.size();) {
+      size_t n = 1;
+      unsigned char c = static_cast<unsigned char>(body[i]);
+      if (c == '\\') n = body[i + 1] == 'u' ? 6 : 2;
+      else if (c >= 0xF0) n = 4;
+      else if (c >= 0xE0) n = 3;
+      else if (c >= 0xC0) n = 2;
+      units.emplace_back(body.substr(i, n));
+      i += n;
+    }
+    return units;
+  }
+
+  static std::string ClassChar(std::string_view c) {  // _class_char
+    if (c.size() == 1 && (c[0] == ']' || c[0] == '\\' || c[0] == '-' || c[0] == '^')) return "\\" + std::string(c);
+    return std::string(c);  // control characters never occur: the JSON spelling escapes them
+  }
+
+  static std::string Deviation(const std::vector<std::string_view>& units) {
+    bool plain_ascii = std::all_of(units.begin(), units.end(), [](std::string_view u) {
+      return u.size() == 1 && static_cast<unsigned char>(u[0]) < 0x80;
+    });
+    if (plain_ascii) {  // _shared_tail_deviation
+      std::string plain;
+      for (auto u : units) plain += ClassChar(u);
+      return "[^\"\\\\\\x00-\\x1f\\x80-\\U0010ffff" + plain + "] j_key_rest | j_key_wide";
+    }
+    std::string plain, short_escapes;  // _deviation
+    bool long_escape = false;
+    for (auto u : units) {
+      if (u[0] != '\\') plain += ClassChar(u);
+      else if (u.size() == 2) short_escapes += ClassChar(u.substr(1));
+      else long_escape = true;
+    }
+    std::string out = "( [^\"\\\\\\x00-\\x1f" + plain + "]";
+    std::string simple;
+    for (char c : std::string_view("\"\\/bfnrt")) {
+      if (short_escapes.find(c) == std::string::npos) simple.push_back(c);
+    }
+    std::vector<std::string> escapes;
+    if (!simple.empty()) {
+      std::string cls = "[";
+      for (char c : simple) cls += ClassChar(std::string_view(&c, 1));
+      escapes.push_back(cls + "]");
+    }
+    if (!long_escape) escapes.push_back("\"u\" [0-9a-fA-F]{4}");
+    if (!escapes.empty()) {
+      out += " | \"\\\\\" ( ";
+      for (size_t i = 0; i < escapes.size(); ++i) out += (i ? " | " : "") + escapes[i];
+      out += " )";
+    }
+    return out + " ) j_char* \"\\\"\"";
+  }
+
+  std::string TrieAlternatives(const TrieNode& node, int depth) {
+    std::vector<std::string_view> units;
+    for (const auto& c : node.children) units.push_back(c.first);
+    std::string deviation = Deviation(units);
+    if (units.empty()) return deviation;
+    std::vector<std::string> child_texts;
+    for (const auto& c : node.children) child_texts.push_back(TrieAlternatives(c.second, depth + 1));
+    std::string out = node.ends_name ? deviation : "\"\\\"\" | " + deviation;
+    size_t i = 0;
+    for (const auto& c : node.children) {
+      out += " | " + Literal(c.first);
+      if ((depth + 1) % kKeyTrieLevelsPerRule == 0) out += " " + rules_.Add("key_except", child_texts[i]);
+      else out += " ( " + child_texts[i] + " )";
+      ++i;
+    }
+    return out;
+  }
+
+  std::string KeyExcept(const std::vector<std::string_view>& names) {
+    if (names.empty()) return "j_string";
+    TrieNode trie;
+    for (auto name : names) {
+      std::vector<std::string> units = JsonUnits(name);
+      if (units.size() > kMaxKeyUnits) Stop("a property name longer than the native key trie takes");
+      TrieNode* node = &trie;
+      for (auto& u : units) node = &node->children[u];
+      node->ends_name = true;
+    }
+    static const std::pair<const char*, const char*> kKeyTails[] = {
+        {"j_key_rest", R"(j_char* "\"")"},
+        {"j_key_wide", R"(( [^\x00-\x7f] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) ) j_char* "\"")"}};
+    for (const auto& [name, body] : kKeyTails) {
+      if (!rules_.Has(name)) rules_.Define(rules_.ReserveExact(name), body);
+    }
+    return Seq({"\"\\\"\"", rules_.Add("key_except", TrieAlternatives(trie, 0))});
   }
 
   std::string ObjectExpr(const std::vector<std::pair<std::string, bool>>& entries, const std::string& extra) {

@@ -1,7 +1,7 @@
 // The native JSON Schema front end: a schema's JSON text -> EBNF text for the engine, without Python.
 //
 // Scope. This front end is being ported from the Python one (xg2jax/json_schema). It converts the schemas whose
-// every keyword it handles -- `type` (one name), `properties`, `required`, `additionalProperties`, `items`,
+// every keyword it handles -- `type` (a name or a list), `properties`, `required`, `additionalProperties`, `items`,
 // `minItems` / `maxItems`, `minLength` / `maxLength`, `enum`, `const`, `anyOf` without siblings, annotations
 // (`title`, `description`, `default`, `examples`, ...), unknown keywords and a root `$schema` naming a known
 // draft -- with the options
