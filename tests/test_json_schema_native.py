@@ -92,6 +92,28 @@ HANDLED = {
          "additionalProperties": {"type": "string", "minLength": 3, "maxLength": 2}},
         {"type": "array", "items": False}, {"type": "array", "items": False, "minItems": 1}, False,
         {"type": ["string", "array"], "maxLength": 1, "minLength": 2}]},
+    "refs": {"$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"},
+                                                                 "v": {"$ref": "#/$defs/leaf"}}},
+                       "leaf": {"type": "string", "maxLength": 3}, "chain": {"$ref": "#/$defs/leaf"},
+                       "t~/x y": {"enum": [1, 2]}, "unused": {"type": "null"}},
+             "type": "object", "properties": {"n": {"$ref": "#/$defs/node", "description": "annotated"},
+                                             "c": {"$ref": "#/$defs/chain"}, "e": {"$ref": "#/$defs/t~0~1x%20y"},
+                                             "a": {"anyOf": [{"$ref": "#/$defs/leaf"}, {"$ref": "#/$defs/chain"},
+                                                             {"type": "null"}]}, "r": {"$ref": "#/properties/c"}},
+             "additionalProperties": False},
+    "refs_draft7_siblings_ignored": {"$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:root",
+                                     "definitions": {"s": {"type": "string"}}, "type": "array",
+                                     "items": {"anyOf": [{"$ref": "#/definitions/s", "type": "integer"},
+                                                         {"type": "null"}]}},
+    "refs_draft4_root_id": {"$schema": "http://json-schema.org/draft-04/schema#", "id": "http://x.test/s.json",
+                            "definitions": {"s": {"type": "string"}}, "type": "array",
+                            "items": {"$ref": "#/definitions/s"}},
+    "patterns": {"anyOf": [{"type": "string", "pattern": p, **b} for p, b in (
+        ("^[a-z0-9_-]{1,128}$", {}), ("ab", {}), ('^(a|"|\\|/|\n|\u0001|é|😀)+$', {"maxLength": 4}),
+        ("^((x))$", {}), ("[^b]c", {"minLength": 2, "maxLength": 9}), (".*", {}))]},
+    "formats": {"type": "object", "properties": {f: {"type": "string", "format": f} for f in (
+        "date", "time", "date-time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri", "uri-reference",
+        "json-pointer", "not-a-known-format")}, "additionalProperties": False},
     "rule_reuse": obj({"a": {"type": "array", "items": {"type": "string"}},
                        "b": {"type": "array", "items": {"type": "string"}},
                        "c": {"type": "string", "minLength": 1}, "d": {"type": "string", "minLength": 1}},
@@ -111,8 +133,17 @@ def test_native_text_equals_python_text(case, options):
 
 
 DECLINED = {
-    "ref": ('{"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/a"}', "keyword '$defs'"),
-    "format": ('{"type": "string", "format": "email"}', "keyword 'format'"),
+    "ref_siblings_2020": ('{"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/a", "minLength": 1}',
+                          "'$ref' next to other keywords"),
+    "ref_dangling": ('{"properties": {"a": {"$ref": "#/$defs/none"}}}', "a '$ref' that points to nothing"),
+    "ref_remote": ('{"$ref": "other.json#/a"}', "'$ref' to another document"),
+    "ref_anchor": ('{"$ref": "#name"}', "'$ref' to an anchor"),
+    "ref_embedded_id": ('{"$defs": {"a": {"$id": "a.json", "type": "string"}}, "$ref": "#/$defs/a"}',
+                        "'$id', anchors"),
+    "ref_cycle": ('{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}',
+                  "reference cycle"),
+    "format_with_lengths": ('{"type": "string", "format": "email", "maxLength": 9}', "'format' with"),
+    "bad_pattern": ('{"type": "string", "pattern": "a("}', "a 'pattern' the regex parser rejects"),
     "minimum": ('{"type": "integer", "minimum": 3}', "keyword 'minimum'"),
     "type_list": ('{"type": ["string", "strin"]}', "'type' other than a type name or a non-empty array of them"),
     "unknown_type": ('{"type": "strin"}', "'type' other than a type name"),
@@ -125,9 +156,8 @@ DECLINED = {
     "empty_enum_after_type": ('{"type": "string", "enum": [1]}', "no listed value satisfies 'type'"),
     "required_against_false": ('{"type": "object", "required": ["a"], "additionalProperties": false}',
                                "an unsatisfiable schema"),
-    "nested_schema_keyword": ('{"type": "object", "properties": {"a": {"$schema": "x"}}, '
-                              '"additionalProperties": false}', "keyword '$schema'"),
-    "unknown_dialect": ('{"$schema": "https://example.com/s", "type": "string"}', "keyword '$schema'"),
+    "unknown_dialect": ('{"$schema": "https://example.com/s", "type": "string"}',
+                        "'$schema' naming an unknown dialect"),
     "internal_keyword": ('{"type": "string", "x-xg2jax-not-strings": ["a"]}', "keyword 'x-xg2jax-not-strings'"),
     "duplicate_key": ('{"type": "string", "type": "integer"}', "duplicate key"),
     "nan": ('{"enum": [NaN]}', "JSON the native reader does not take"),
@@ -145,13 +175,14 @@ def test_native_declines_with_the_reason(case):
     assert reason in why
 
 
-@pytest.mark.parametrize("case", ["ref", "format", "minimum", "duplicate_key", "float_enum"])
+@pytest.mark.parametrize("case", ["ref_siblings_2020", "format_with_lengths", "minimum", "duplicate_key", "float_enum"])
 def test_declined_schemas_take_the_python_front_end(case):
     text, _ = DECLINED[case]
     assert json_schema_to_ebnf(text) == python_json_schema_to_ebnf(text)
 
 
-@pytest.mark.parametrize("text", ['{"type": "strin"}', DECLINED["required_against_false"][0], '{"type": "object", "required": "a"}',
+@pytest.mark.parametrize("text", ['{"type": "strin"}', DECLINED["required_against_false"][0],
+                                  DECLINED["ref_dangling"][0], DECLINED["ref_cycle"][0], DECLINED["bad_pattern"][0],'{"type": "object", "required": "a"}',
                                   '{"type": "array", "items": false, "minItems": 1}', '{"enum": [NaN]}', "{"])
 def test_errors_come_from_the_python_front_end(text):
     with pytest.raises(SchemaError) as native_route:
@@ -165,10 +196,22 @@ def test_recognised_keywords_agree():
     assert set(_core.json_schema_recognised_keywords()) == set(_RECOGNISED)
 
 
-def test_dict_schemas_and_other_options_take_the_python_front_end():
+def test_dicts_convert_natively_when_their_json_reads_back_the_same(monkeypatch):
     schema = HANDLED["nested_required_optional"]
-    text = json.dumps(schema)
-    assert json_schema_to_ebnf(schema) == json_schema_to_ebnf(text)  # a dict: Python, same text
+    assert json_schema_to_ebnf(schema) == python_json_schema_to_ebnf(schema)
+    calls = []
+    monkeypatch.setattr("xg2jax.json_schema._native_ebnf", lambda *a: calls.append(a[0]) or None)
+    json_schema_to_ebnf(schema)
+    assert calls == [json.dumps(schema, ensure_ascii=False)]
+    calls.clear()
+    for odd in ({"type": "object", "properties": {1: {}}}, {"enum": [float("nan")]}, {"enum": [{1, 2}]}):
+        with pytest.raises((SchemaError, TypeError, ValueError)):
+            json_schema_to_ebnf(odd)
+    assert calls == []
+
+
+def test_other_options_take_the_python_front_end():
+    text = json.dumps(HANDLED["nested_required_optional"])
     assert json_schema_to_ebnf(text, any_order=True) == python_json_schema_to_ebnf(text, any_order=True)
 
 

@@ -10,6 +10,7 @@
 #include "grammar/builtin_grammars.h"
 #include "grammar/combine.h"
 #include "frontends/ebnf_parser.h"
+#include "frontends/json_schema/formats.h"
 #include "frontends/json_schema/json_schema_to_ebnf.h"
 #include "grammar/passes.h"
 #include "grammar/printer.h"
@@ -361,12 +362,13 @@ PYBIND11_MODULE(_core, m) {
       "json_schema_to_ebnf_native",
       [](const std::string& schema_text, bool any_whitespace,
          std::optional<std::pair<std::string, std::string>> separators, std::optional<int64_t> max_whitespace_cnt,
-         bool plain_integers) -> std::pair<std::optional<std::string>, std::string> {
+         bool plain_integers, bool enforce_formats) -> std::pair<std::optional<std::string>, std::string> {
         json_schema::JsonSchemaOptions options;
         options.any_whitespace = any_whitespace;
         options.separators = std::move(separators);
         options.max_whitespace_cnt = max_whitespace_cnt;
         options.plain_integers = plain_integers;
+        options.enforce_formats = enforce_formats;
         json_schema::NativeConversion out;
         {
           py::gil_scoped_release release;
@@ -375,9 +377,14 @@ PYBIND11_MODULE(_core, m) {
         return {std::move(out.ebnf), std::move(out.not_handled)};
       },
       py::arg("schema_text"), py::arg("any_whitespace"), py::arg("separators"), py::arg("max_whitespace_cnt"),
-      py::arg("plain_integers"),
+      py::arg("plain_integers"), py::arg("enforce_formats") = true,
       "The native JSON Schema front end: (EBNF text, \"\") for a schema it handles, else (None, what it does not "
       "handle). See cpp/frontends/json_schema/json_schema_to_ebnf.h.");
+  m.def("json_schema_formats", [] {
+    std::vector<std::tuple<std::string, std::string, std::string>> out;
+    for (const auto& f : json_schema::StringFormats()) out.emplace_back(f.name, f.rule, f.regex);
+    return out;
+  }, "(format, rule name, ECMAScript regex of the whole string) per enforced JSON Schema format");
   m.def("json_schema_recognised_keywords", [] {
     std::vector<std::string> out;
     for (auto k : json_schema::RecognisedKeywords()) out.emplace_back(k);

@@ -18,6 +18,7 @@ from xg2jax.json_schema._converter import (
     UnsupportedSchemaError,
     recursion_headroom,
 )
+from xg2jax.json_schema._check import check_shape
 from xg2jax.json_schema._limits import MAX_SCHEMA_DEPTH
 
 __all__ = ["SchemaError", "UnsatisfiableSchemaError", "UnsupportedSchemaError", "json_schema_to_ebnf", "schema_as_dict"]
@@ -60,9 +61,8 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
     name (remote documents are never fetched). ``$id`` values inside the schema and the registry's documents are
     honoured as the spec says (base URI changes, embedded resources, ``$anchor``).
 
-    Two front ends share this call while the native one is completed: a schema given as JSON text that uses only
-    the core keywords (``type``, ``properties``, ``required``, ``additionalProperties``, ``items``, ``enum``,
-    ``const``, ``anyOf``, lengths and item counts, annotations) is converted in C++ without the GIL
+    Two front ends share this call while the native one is completed: a schema whose keywords the native front end
+    handles (``docs/json_schema.md`` lists them) is converted in C++ without the GIL
     (``cpp/frontends/json_schema``), every other by the Python front end; both give the same text for the same
     input, and errors always come from the Python front end.
 
@@ -70,17 +70,46 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
     depth, enum length, counts, automaton sizes, ...); beyond one, a :class:`SchemaError` names the keyword's
     pointer and the limit before anything large is built.
     """
-    if isinstance(schema, str) and not refs and not any_order and indent is None:
-        text = _native_ebnf(schema, any_whitespace, separators, max_whitespace_cnt, plain_integers)
-        if text is not None:
-            return text
+    if not refs and not any_order and indent is None:
+        source = _as_json_text(schema)
+        if source is not None:
+            text = _native_ebnf(source, any_whitespace, separators, max_whitespace_cnt, plain_integers,
+                                enforce_formats)
+            if text is not None:
+                return text
     return python_json_schema_to_ebnf(schema, any_whitespace=any_whitespace, indent=indent, separators=separators,
                                       strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt,
                                       any_order=any_order, enforce_formats=enforce_formats, refs=refs,
                                       plain_integers=plain_integers)
 
 
-def _native_ebnf(schema: str, any_whitespace, separators, max_whitespace_cnt, plain_integers) -> str | None:
+def _as_json_text(schema: Any) -> str | None:
+    """The schema as JSON text for the native front end: a string as it is; a dict (or a pydantic model's schema)
+    when its JSON spelling reads back as the same value (no NaN, non-string keys or non-JSON types, which the
+    Python front end reports or reads its own way)."""
+    if isinstance(schema, str):
+        return schema
+    if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
+        schema = schema.model_json_schema()
+    if not isinstance(schema, dict):
+        return None
+    try:
+        # First: a dict may share sub-dicts (its JSON spelling grows with every path) or contain itself.
+        if check_shape(schema) > MAX_NATIVE_DICT_CONTAINERS:
+            return None
+        text = json.dumps(schema, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):  # SchemaError is a ValueError: the Python front end reports it
+        return None
+    return text if json.loads(text) == schema else None
+
+
+# Dicts with more JSON objects / arrays than this (counted along every path) take the Python front end without
+# being spelled as JSON first.
+MAX_NATIVE_DICT_CONTAINERS = 100_000
+
+
+def _native_ebnf(schema: str, any_whitespace, separators, max_whitespace_cnt, plain_integers,
+                 enforce_formats) -> str | None:
     """The native front end's text for a schema it handles (cpp/frontends/json_schema: the core keywords, text
     identical to the Python front end's, converted without the GIL), else None."""
     if max_whitespace_cnt is not None and type(max_whitespace_cnt) is not int:
@@ -94,7 +123,7 @@ def _native_ebnf(schema: str, any_whitespace, separators, max_whitespace_cnt, pl
     except UnicodeEncodeError:  # lone surrogates: the Python front end reports them
         return None
     return _core.json_schema_to_ebnf_native(data, bool(any_whitespace), separators, max_whitespace_cnt,
-                                            bool(plain_integers))[0]
+                                            bool(plain_integers), bool(enforce_formats))[0]
 
 
 def python_json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int | None = None,

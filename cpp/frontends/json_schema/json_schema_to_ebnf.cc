@@ -12,12 +12,18 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "frontends/ebnf_parser.h"
 #include "frontends/json_schema/ebnf_text.h"
+#include "frontends/json_schema/formats.h"
+#include "frontends/json_schema/string_automata.h"
+#include "grammar/productivity.h"
 #include "support/json_value.h"
+#include "support/utf8.h"
 
 namespace xg::json_schema {
 
@@ -58,11 +64,21 @@ const std::vector<std::string_view> kRecognised = {
 // Keywords that never constrain an instance (NO_CONSTRAINT).
 const std::unordered_set<std::string_view> kNoConstraint = {"title",    "description", "default",  "examples",
                                                             "$comment", "deprecated",  "readOnly", "writeOnly"};
-// `$schema` is handled at the root only (see KnownDialect); it is no annotation of NO_CONSTRAINT's kind, so a
-// schema holding it is visited as the Python front end visits it (e.g. not as `true` when it has no `type`).
+// `$schema` (a known dialect at the root), `$id`, `id`, `$defs` and `definitions` are no annotations of
+// NO_CONSTRAINT's kind, so a schema holding them is visited as the Python front end visits it (e.g. not as
+// `true` when it has no `type`); identifiers matter only to references (see References).
 const std::unordered_set<std::string_view> kHandled = {
-    "type",  "properties", "required", "additionalProperties", "items",     "enum",     "const",
-    "anyOf", "minLength",  "maxLength", "minItems",            "maxItems"};
+    "type",     "properties", "required",    "additionalProperties", "items", "enum",  "const", "anyOf",
+    "minLength", "maxLength", "minItems",    "maxItems",             "$ref",  "$defs", "definitions",
+    "$id",       "id",        "$schema",     "pattern",              "format"};
+// The Python front end's ANNOTATIONS: keywords that are not constraints of their own schema object (a `$ref`
+// with only these beside it is a bare reference).
+const std::unordered_set<std::string_view> kAnnotations = {
+    "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema",
+    "$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$vocabulary", "contentMediaType",
+    "contentEncoding", "contentSchema", "format"};
+// Keywords whose values are JSON values, never schemas (the resource walk does not look inside them).
+const std::unordered_set<std::string_view> kValueKeywords = {"const", "enum", "default", "examples"};
 const std::unordered_set<std::string_view> kTypes = {"object",  "array",   "string", "integer",
                                                      "number", "boolean", "null"};
 
@@ -125,7 +141,8 @@ void Check(const JsonValue& s, bool is_root = false) {
   if (!s.is_object()) Stop("a schema that is neither an object nor a boolean");
   for (const auto& [kw, v] : s.members) {
     if (!IsRecognised(kw) || kNoConstraint.count(kw)) continue;
-    if (kw == "$schema" && is_root && KnownDialect(v)) continue;
+    if (kw == "$schema" && is_root && !KnownDialect(v)) Stop("'$schema' naming an unknown dialect");
+    if (kw == "$schema" || kw == "$id" || kw == "id") continue;  // identifiers: References decides
     if (!kHandled.count(kw)) Stop("keyword '" + kw + "'");
     if (kw == "type") {
       bool names = v.is_string() ? kTypes.count(v.text) > 0
@@ -154,11 +171,151 @@ void Check(const JsonValue& s, bool is_root = false) {
     } else if (kw == "anyOf") {
       if (!v.is_array() || v.items.empty()) Stop("'anyOf' that is not a non-empty array");
       for (const auto& x : v.items) Check(x);
+    } else if (kw == "$defs" || kw == "definitions") {
+      if (!v.is_object()) Stop("'" + kw + "' that is not an object");
+      for (const auto& m : v.members) Check(m.second);
+    } else if (kw == "$ref") {
+      // its target was checked by References
+    } else if (kw == "format") {
+      if (!v.is_string()) Stop("'format' that is not a string");
+    } else if (kw == "pattern") {
+      if (!v.is_string()) Stop("'pattern' that is not a string");
+      if (auto problem = RegexSyntaxError(v.text)) Stop("a 'pattern' the regex parser rejects (" + *problem + ")");
     } else {  // minLength, maxLength, minItems, maxItems
       Count(v, kw);
     }
   }
 }
+
+// The dialect from a root `$schema` (2020 without one); KnownDialect has accepted it.
+int Draft(const JsonValue& root) {
+  const JsonValue* uri = root.is_object() ? root.Find("$schema") : nullptr;
+  if (!uri) return 2020;
+  static const std::pair<int, const char*> kDialects[] = {{4, "json-schema.org/draft-04/"},
+                                                          {6, "json-schema.org/draft-06/"},
+                                                          {7, "json-schema.org/draft-07/"},
+                                                          {2019, "json-schema.org/draft/2019-09/"},
+                                                          {2020, "json-schema.org/draft/2020-12/"}};
+  for (const auto& [draft, marker] : kDialects) {
+    if (uri->text.find(marker) != std::string::npos) return draft;
+  }
+  return 2020;
+}
+
+// Local references (`"$ref": "#/json/pointer"` into the document itself), as the Python front end resolves them
+// (_resources.collect canonicalises, _refs._resolve walks the pointer). Every `$ref` of the document must be one
+// that resolves -- wherever it is, as the Python front end checks them all -- and the document must hold nothing
+// that moves base URIs (`$id`, anchors, dynamic references), which this front end does not follow.
+class References {
+ public:
+  References(const JsonValue& root, int draft) : root_(root), draft_(draft) {
+    Walk(root, /*is_root=*/true);
+    if (any_ && moves_base_) Stop("'$ref' in a document with '$id', anchors or dynamic references");
+  }
+  bool any() const { return any_; }
+
+  // (key, target) of a reference string that Walk accepted: key is the decoded JSON pointer.
+  std::pair<std::string, const JsonValue*> Resolve(const std::string& ref) const {
+    std::string pointer = Unquote(ref.substr(1));
+    const JsonValue* node = &root_;
+    size_t i = 0;
+    while (i < pointer.size()) {  // tokens after each '/'
+      size_t end = pointer.find('/', i + 1);
+      if (end == std::string::npos) end = pointer.size();
+      std::string token = pointer.substr(i + 1, end - i - 1);
+      std::string decoded;
+      for (size_t k = 0; k < token.size(); ++k) {
+        if (token[k] == '~' && k + 1 < token.size() && (token[k + 1] == '0' || token[k + 1] == '1')) {
+          decoded.push_back(token[k + 1] == '1' ? '/' : '~');
+          ++k;
+        } else {
+          decoded.push_back(token[k]);
+        }
+      }
+      const JsonValue* next = nullptr;
+      if (node->is_object()) {
+        next = node->Find(decoded);
+      } else if (node->is_array() && !decoded.empty() &&
+                 std::all_of(decoded.begin(), decoded.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                 decoded.size() < 9) {
+        size_t index = std::stoul(decoded);
+        if (index < node->items.size()) next = &node->items[index];
+      }
+      if (!next) return {pointer, nullptr};
+      node = next;
+      i = end;
+    }
+    return {pointer, node};
+  }
+
+  // Whether a schema object is a bare reference: `$ref` and nothing but annotations beside it (unknown keywords
+  // count as something, as in the Python front end's set(node) - ANNOTATIONS == {"$ref"}).
+  static bool IsBare(const JsonValue& s) {
+    if (!s.is_object() || !s.Find("$ref")) return false;
+    return std::all_of(s.members.begin(), s.members.end(),
+                       [](const auto& m) { return m.first == "$ref" || kAnnotations.count(m.first) > 0; });
+  }
+
+ private:
+  static int HexValue(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+  // urllib.parse.unquote for pointers whose escapes decode to valid UTF-8.
+  static std::string Unquote(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
+        out.push_back(static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
+        i += 2;
+      } else {
+        out.push_back(s[i]);
+      }
+    }
+    for (size_t pos = 0; pos < out.size();) {
+      uint32_t cp;
+      if (static_cast<unsigned char>(out[pos]) < 0x80) {
+        ++pos;
+      } else if (!DecodeUtf8(out, &pos, &cp)) {
+        Stop("'$ref' whose percent escapes are not UTF-8");
+      }
+    }
+    return out;
+  }
+
+  // Every object of the document but values of const / enum / default / examples (a superset of the Python
+  // front end's resource walk). A root identifier sets the base of the whole document, which "#..." references
+  // do not leave; any other identifier starts an embedded resource.
+  void Walk(const JsonValue& v, bool is_root = false) {
+    if (v.is_array()) {
+      for (const auto& x : v.items) Walk(x);
+      return;
+    }
+    if (!v.is_object()) return;
+    for (const auto& [kw, x] : v.members) {
+      bool identifier = kw == "$id" || (kw == "id" && draft_ <= 4 && x.is_string());
+      if ((identifier && !is_root) || kw == "$anchor" || kw == "$dynamicAnchor" || kw == "$dynamicRef") {
+        moves_base_ = true;
+      }
+      if (kw == "$ref") {
+        if (!x.is_string()) Stop("'$ref' that is not a string");
+        any_ = true;
+        if (x.text.empty() || x.text[0] != '#') Stop("'$ref' to another document or by a relative URI");
+        if (x.text.size() > 1 && x.text[1] != '/') Stop("'$ref' to an anchor");
+        if (!Resolve(x.text).second) Stop("a '$ref' that points to nothing");
+        continue;
+      }
+      if (kValueKeywords.count(kw)) continue;
+      Walk(x);
+    }
+  }
+
+  const JsonValue& root_;
+  int draft_;
+  bool any_ = false, moves_base_ = false;
+};
 
 std::string JsonType(const JsonValue& v) {
   switch (v.kind) {
@@ -174,19 +331,33 @@ std::string JsonType(const JsonValue& v) {
 
 class Converter {
  public:
-  explicit Converter(const JsonSchemaOptions& o)
-      : ws_(o.any_whitespace ? "j_ws" : ""),
+  Converter(const JsonSchemaOptions& o, const References& refs, int draft)
+      : refs_(refs),
+        draft_(draft),
+        ws_(o.any_whitespace ? "j_ws" : ""),
         item_sep_(Seq({ws_, Literal(Separator(o, true)), ws_})),
         key_sep_(Seq({ws_, Literal(Separator(o, false)), ws_})),
         plain_integers_(o.plain_integers),
+        enforce_formats_(o.enforce_formats),
         rules_(ws_, item_sep_, key_sep_, WsBody(o), o.plain_integers) {}
 
   std::string Convert(const JsonValue& root) {
+    std::string text;
     try {
-      return rules_.Text(Visit(root, 0));
+      text = rules_.Text(Visit(root, 0));
     } catch (const Unsatisfiable& e) {
       Stop("an unsatisfiable schema (" + e.why + "): the Python front end reports it");
     }
+    if (refs_.any()) {  // only references make rules recursive: the root must still derive a finite text
+      bool productive = false;
+      try {
+        Grammar g = ParseEbnf(text, "root");
+        productive = ProductiveRules(g)[g.root] != 0;
+      } catch (const std::exception&) {
+      }
+      if (!productive) Stop("a reference cycle that never reaches a value: the Python front end reports it");
+    }
+    return text;
   }
 
  private:
@@ -219,6 +390,14 @@ class Converter {
       if (kw == "enum" || kw == "const") values = true;
       if (!kNoConstraint.count(kw)) constrained = true;
     }
+    if (const JsonValue* ref = s.Find("$ref")) {
+      for (const auto& [kw, v] : s.members) {
+        if (IsRecognised(kw) && kw != "$ref" && !kAnnotations.count(kw) && draft_ >= 2019) {
+          Stop("'$ref' next to other keywords (an allOf merge)");
+        }
+      }
+      return VisitRef(*ref, depth);
+    }
     if (any_of) {
       for (const auto& [kw, v] : s.members) {
         if (IsRecognised(kw) && kw != "anyOf") Stop("'anyOf' next to other keywords");
@@ -226,7 +405,7 @@ class Converter {
       std::vector<std::string> options;
       for (const auto& b : any_of->items) {
         try {
-          options.push_back(Visit(b, depth + 1));
+          options.push_back(References::IsBare(b) ? VisitBranchRef(b, depth) : Visit(b, depth + 1));
         } catch (const Unsatisfiable&) {
         }
       }
@@ -237,6 +416,75 @@ class Converter {
     if (type && type->is_string()) return Typed(s, type->text, depth);
     if (!type && !constrained) return "j_value";
     return Types(s, type, depth);
+  }
+
+  static std::string RuleHint(const std::string& prefix, const std::string& key) {
+    std::string hint = prefix;
+    for (char c : key) hint.push_back(c == '/' ? '_' : c);
+    if (std::any_of(hint.begin(), hint.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+      Stop("a '$ref' pointer with non-ASCII characters (Unicode rule names)");
+    }
+    return hint;
+  }
+
+  // The target of a reference, checked as a schema (a pointer may name any part of the document).
+  const JsonValue& Target(const std::string& ref, std::string* key) {
+    auto [k, node] = refs_.Resolve(ref);
+    Check(*node);
+    *key = k;
+    return *node;
+  }
+
+  // _visit_ref: one named rule per target (reserved before its body is visited, so recursion closes), after
+  // following a chain of bare references to its last one.
+  std::string VisitRef(const JsonValue& ref, int depth) {
+    const JsonValue* last = &ref;
+    std::unordered_set<std::string> seen;
+    while (true) {
+      auto [key, node] = refs_.Resolve(last->text);
+      if (seen.count(key) || !References::IsBare(*node)) break;
+      seen.insert(key);
+      last = node->Find("$ref");
+    }
+    std::string key;
+    const JsonValue& node = Target(last->text, &key);
+    auto it = ref_rules_.find(key);
+    if (it != ref_rules_.end()) return it->second;
+    std::string name = rules_.Reserve(RuleHint("def", key.empty() ? "_root" : key));
+    ref_rules_[key] = name;
+    std::string body;
+    try {
+      body = Visit(node, depth + 1);
+    } catch (const Unsatisfiable&) {
+      Stop("a '$ref' target that accepts no value");
+    }
+    return rules_.Define(name, std::move(body));
+  }
+
+  // _visit_merged_branch for an anyOf branch that is a bare reference: one rule per target, named after the
+  // branch's own target, whose body is the end of the chain of bare references.
+  std::string VisitBranchRef(const JsonValue& branch, int depth) {
+    std::string target;
+    Target(branch.Find("$ref")->text, &target);
+    const JsonValue* node = &branch;
+    std::unordered_set<std::string> seen;
+    while (References::IsBare(*node)) {
+      std::string key;
+      node = &Target(node->Find("$ref")->text, &key);
+      if (!seen.insert(key).second) Stop("a '$ref' cycle without any constraint");
+    }
+    if (!node->is_object()) return Visit(*node, depth + 1);
+    auto it = alt_rules_.find(target);
+    if (it != alt_rules_.end()) return it->second;
+    std::string name = rules_.Reserve(RuleHint("alt", target));
+    alt_rules_[target] = name;
+    std::string body;
+    try {
+      body = Visit(*node, depth + 1);
+    } catch (const Unsatisfiable&) {
+      Stop("an anyOf '$ref' target that accepts no value");
+    }
+    return rules_.Define(name, std::move(body));
   }
 
   // _visit_types with a list of types, or none (every type): one alternative per type that accepts a value.
@@ -269,7 +517,11 @@ class Converter {
     if (c && e) Stop("'const' next to 'enum'");
     std::unordered_set<std::string> allowed;  // empty: any type
     for (const auto& [kw, v] : s.members) {
-      if (!IsRecognised(kw) || kNoConstraint.count(kw) || kw == "enum" || kw == "const") continue;
+      bool checked_by_the_validator = kw == "format" || kw.rfind("content", 0) == 0;
+      if (!IsRecognised(kw) || (kAnnotations.count(kw) && !checked_by_the_validator) || kw == "enum" ||
+          kw == "const") {
+        continue;
+      }
       if (kw != "type") Stop("'" + kw + "' next to 'enum' / 'const'");
       if (v.is_string()) allowed.insert(v.text);
       for (const auto& t : v.items) allowed.insert(t.text);
@@ -336,11 +588,31 @@ class Converter {
     return Count(*v, kw);
   }
 
-  // _type_string without pattern / format.
+  // _type_string: a pattern's automaton (lengths intersected), a format's rule, or lengths alone.
   std::string String(const JsonValue& s) {
     int64_t lo = OptionalCount(s, "minLength").value_or(0);
     std::optional<int64_t> hi = OptionalCount(s, "maxLength");
     if (hi && *hi < lo) throw Unsatisfiable{"'minLength' > 'maxLength'"};
+    const JsonValue* format = s.Find("format");
+    const StringFormat* fmt = enforce_formats_ && format ? FindStringFormat(format->text) : nullptr;
+    if (fmt && (lo || hi)) Stop("'format' with 'minLength' / 'maxLength' (an automaton product)");
+    if (const JsonValue* pattern = s.Find("pattern")) {
+      if (fmt) Stop("'pattern' with 'format' (an automaton product)");
+      std::string key;
+      try {
+        key = PatternString(pattern->text, lo, hi ? *hi : -1, &rules_);
+      } catch (const std::exception& e) {
+        Stop(std::string("a 'pattern' beyond the automaton limits (") + e.what() + ")");
+      }
+      if (key == "j_never") throw Unsatisfiable{"no string matches the pattern within the length bounds"};
+      return key;
+    }
+    if (fmt) {
+      if (!rules_.Has(fmt->rule)) {
+        rules_.Define(rules_.ReserveExact(fmt->rule), "Regex(" + Literal(fmt->regex) + ", json_string=true)");
+      }
+      return rules_.Add("string_" + fmt->rule, "\"\\\"\" " + fmt->rule + " \"\\\"\"");
+    }
     if (lo == 0 && !hi) return "j_string";
     std::string hi_text = hi ? std::to_string(*hi) : "None";
     std::string bound = "{" + std::to_string(lo) + "," + (hi ? hi_text : "") + "}";
@@ -587,8 +859,13 @@ class Converter {
     return rules_.Add("object", Seq({"\"{\"", ws_, body, ws_, "\"}\""}));
   }
 
+  const References& refs_;
+  int draft_;
+  std::unordered_map<std::string, std::string> ref_rules_;  // $ref target pointer -> rule name
+  std::unordered_map<std::string, std::string> alt_rules_;  // anyOf branch $ref target -> rule name
   std::string ws_, item_sep_, key_sep_;
   bool plain_integers_;
+  bool enforce_formats_;
   RuleTable rules_;
   int64_t visits_ = 0;
 };
@@ -613,7 +890,9 @@ NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchema
   }
   try {
     Check(*doc, /*is_root=*/true);
-    out.ebnf = Converter(options).Convert(*doc);
+    int draft = Draft(*doc);
+    References refs(*doc, draft);
+    out.ebnf = Converter(options, refs, draft).Convert(*doc);
   } catch (const NotHandled& e) {
     out.not_handled = e.why;
   }

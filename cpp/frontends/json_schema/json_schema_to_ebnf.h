@@ -1,15 +1,11 @@
 // The native JSON Schema front end: a schema's JSON text -> EBNF text for the engine, without Python.
 //
-// Scope. This front end is being ported from the Python one (xg2jax/json_schema). It converts the schemas whose
-// every keyword it handles -- `type` (a name or a list), `properties`, `required`, `additionalProperties`, `items`,
-// `minItems` / `maxItems`, `minLength` / `maxLength`, `enum`, `const`, `anyOf` without siblings, annotations
-// (`title`, `description`, `default`, `examples`, ...), unknown keywords and a root `$schema` naming a known
-// draft -- with the options
-// `any_whitespace`, `separators`, `max_whitespace_cnt` and `plain_integers` (not `any_order`, `indent`, `refs`).
-// For those it returns exactly the text the Python front end returns (same rules, names and order), so the two
-// are compared as text. For any other input -- another keyword, a malformed or unsatisfiable schema, invalid
-// JSON -- it converts nothing and says why: the caller runs the Python front end, which also owns every error
-// message, so errors stay the same whichever front end would have run.
+// Scope. This front end is being ported from the Python one (xg2jax/json_schema), keyword by keyword; the list of
+// what it handles is in docs/json_schema.md ("The native front end"). For those schemas it returns exactly the
+// text the Python front end returns (same rules, names and order), so the two are compared as text. For any other
+// input -- another keyword, a malformed or unsatisfiable schema, invalid JSON -- it converts nothing and says why:
+// the caller runs the Python front end, which also owns every error message, so errors stay the same whichever
+// front end would have run.
 //
 // Thread safety: a pure function of its arguments; safe to call concurrently (the Python binding releases the
 // GIL around it).
@@ -31,6 +27,7 @@ struct JsonSchemaOptions {
   // With any_whitespace=true: at most this many whitespace characters between tokens (default: any number).
   std::optional<int64_t> max_whitespace_cnt;
   bool plain_integers = true;
+  bool enforce_formats = true;  // `format` checked for the formats of formats.h (else an annotation)
 };
 
 struct NativeConversion {

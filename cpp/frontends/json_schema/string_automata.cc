@@ -1,0 +1,190 @@
+// See string_automata.h.
+#include "frontends/json_schema/string_automata.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "automata/codepoint_dfa.h"
+#include "automata/regex_parser.h"
+#include "support/utf8.h"
+
+namespace xg::json_schema {
+
+namespace {
+
+constexpr int64_t kMaxDfaStates = 2000;       // MAX_DFA_STATES
+constexpr int64_t kMaxMergeWork = 1 << 22;    // MAX_MERGE_WORK
+
+// For the group opening at p[i] == '(': (index of its closing ')', whether it has a top-level '|'); tokens as
+// _regex_text.regex_tokens reads them (an escape is two characters; inside a class, ( ) | are plain).
+std::optional<std::pair<size_t, bool>> GroupEnd(const std::string& p, size_t i) {
+  int depth = 0;
+  bool bar = false, in_class = false;
+  for (size_t j = i; j < p.size();) {
+    if (p[j] == '\\') {
+      j += 2;
+      continue;
+    }
+    char c = p[j];
+    bool was_in_class = in_class;
+    if (in_class) in_class = c != ']';
+    else if (c == '[') in_class = true;
+    if (!was_in_class) {
+      if (c == '(') {
+        ++depth;
+      } else if (c == ')') {
+        if (--depth == 0) return std::make_pair(j, bar);
+      } else if (c == '|' && depth == 1) {
+        bar = true;
+      }
+    }
+    ++j;
+  }
+  return std::nullopt;
+}
+
+void AppendClassChar(uint32_t cp, std::string* out) {  // _ebnf_class's ch()
+  if (cp == ']' || cp == '\\' || cp == '-' || cp == '^') {
+    out->push_back('\\');
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x20 || cp == 0x7F) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", cp);
+    *out += buf;
+  } else {
+    AppendUtf8(cp, out);
+  }
+}
+
+bool Contains(const CodepointRanges& ivs, uint32_t cp) {
+  return std::any_of(ivs.begin(), ivs.end(), [&](const auto& r) { return r.first <= cp && cp <= r.second; });
+}
+
+// _spell_code_point: EBNF alternatives spelling one code point of `ivs` inside a JSON string.
+std::vector<std::string> Spell(const CodepointRanges& ivs) {
+  std::vector<std::string> out;
+  CodepointRanges raw;
+  static const std::pair<uint32_t, uint32_t> kWindows[] = {
+      {0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0xD7FF}, {0xE000, kMaxCodepoint}};
+  for (const auto& [lo, hi] : ivs) {
+    for (const auto& [wlo, whi] : kWindows) {
+      uint32_t x = std::max(lo, wlo), y = std::min(hi, whi);
+      if (x <= y) raw.emplace_back(x, y);
+    }
+  }
+  if (!raw.empty()) {
+    std::sort(raw.begin(), raw.end());
+    CodepointRanges merged;
+    for (const auto& r : raw) {
+      if (!merged.empty() && r.first <= merged.back().second + 1) {
+        merged.back().second = std::max(merged.back().second, r.second);
+      } else {
+        merged.push_back(r);
+      }
+    }
+    std::string cls = "[";
+    for (const auto& [lo, hi] : merged) {
+      AppendClassChar(lo, &cls);
+      if (lo != hi) {
+        cls.push_back('-');
+        AppendClassChar(hi, &cls);
+      }
+    }
+    out.push_back(cls + "]");
+  }
+  static const std::pair<uint32_t, const char*> kShort[] = {{0x22, R"("\\\"")"}, {0x5C, R"("\\\\")"},
+                                                            {0x08, R"("\\b")"},  {0x0C, R"("\\f")"},
+                                                            {0x0A, R"("\\n")"},  {0x0D, R"("\\r")"},
+                                                            {0x09, R"("\\t")"}};
+  for (const auto& [cp, text] : kShort) {
+    if (Contains(ivs, cp)) out.emplace_back(text);
+  }
+  if (Contains(ivs, 0x2F)) out.emplace_back(R"("\\/")");
+  for (uint32_t cp = 0; cp < 0x20; ++cp) {
+    bool is_short = std::any_of(std::begin(kShort), std::end(kShort), [&](const auto& s) { return s.first == cp; });
+    if (is_short || !Contains(ivs, cp)) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "\"\\\\u00\" [%u] [%x%X]", cp >> 4, cp & 15, cp & 15);
+    out.emplace_back(buf);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string HoistAnchors(const std::string& input) {
+  std::string pattern = input;
+  size_t i = 0;
+  std::vector<size_t> opens;
+  while (pattern.compare(i, 1, "(") == 0) {
+    opens.push_back(i);
+    i += pattern.compare(i, 3, "(?:") == 0 ? 3 : 1;
+  }
+  if (!opens.empty() && pattern.compare(i, 1, "^") == 0) {
+    bool all = true;
+    for (size_t o : opens) {
+      auto sp = GroupEnd(pattern, o);
+      if (!sp || sp->second ||
+          !(sp->first + 1 == pattern.size() || std::string_view("*+?{").find(pattern[sp->first + 1]) ==
+                                                   std::string_view::npos)) {
+        all = false;
+        break;
+      }
+    }
+    if (all) pattern = "^" + pattern.substr(0, i) + pattern.substr(i + 1);
+  }
+  size_t k = pattern.size();
+  while (k > 0 && pattern[k - 1] == ')') --k;
+  if (k < pattern.size() && k > 0 && pattern[k - 1] == '$') {
+    size_t backslashes = 0;
+    while (backslashes < k - 1 && pattern[k - 2 - backslashes] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) {
+      std::map<size_t, bool> starts;  // closing index -> has a top-level '|'
+      for (size_t o = 0; o < pattern.size(); ++o) {
+        if (pattern[o] == '(' && (o == 0 || pattern[o - 1] != '\\')) {
+          auto sp = GroupEnd(pattern, o);
+          if (sp && sp->first >= k) starts[sp->first] = sp->second;
+        }
+      }
+      bool any_bar = std::any_of(starts.begin(), starts.end(), [](const auto& s) { return s.second; });
+      if (starts.size() == pattern.size() - k && !any_bar) {
+        pattern = pattern.substr(0, k - 1) + pattern.substr(k) + "$";
+      }
+    }
+  }
+  return pattern;
+}
+
+std::optional<std::string> RegexSyntaxError(const std::string& pattern) {
+  try {
+    regex::ParseRegexPattern(HoistAnchors(pattern), {{0, kMaxCodepoint}});
+  } catch (const RegexError& e) {
+    return "at position " + std::to_string(e.position()) + ": " + e.description();
+  }
+  return std::nullopt;
+}
+
+std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, RuleTable* rules) {
+  CodepointDfa search = SearchDfa(HoistAnchors(pattern), kMaxDfaStates);
+  CodepointDfa strings = ProductWithLength({&search}, 1, lo, hi, kMaxDfaStates);
+  EmissionPlan plan = PlanEmission(strings, kMaxMergeWork);
+  if (plan.start < 0) return "j_never";
+  std::map<int32_t, std::string> names;  // _key_rule: every state's name first, then the bodies
+  for (const auto& st : plan.states) names[st.id] = rules->Reserve("key_" + std::to_string(st.id));
+  for (const auto& st : plan.states) {
+    std::vector<std::string> loop = st.loop.empty() ? std::vector<std::string>{} : Spell(st.loop);
+    std::string body = st.accepting ? "\"\\\"\"" : "";
+    for (const auto& [target, ranges] : st.edges) {
+      if (!body.empty()) body += " | ";
+      body += Seq({Choice(Spell(ranges)), names.at(target)});
+    }
+    if (body.empty()) body = "j_never";
+    rules->Define(names.at(st.id), loop.empty() ? body : "( " + Choice(loop) + " )* ( " + body + " )");
+  }
+  return Seq({"\"\\\"\"", names.at(plan.start)});
+}
+
+}  // namespace xg::json_schema

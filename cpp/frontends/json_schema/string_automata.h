@@ -1,0 +1,29 @@
+// JSON strings from code-point automata, for the native JSON Schema front end: `pattern` (ECMAScript, search
+// semantics) as a DFA over the string's code points (cpp/automata), its length bounds intersected, then spelled
+// as grammar rules inside the quotes, one rule per state of the trimmed and merged automaton.
+//
+// Mirrors xg2jax/json_schema/_automata.py (spelling), _regex_text.py (anchor hoisting) and the key rules of
+// _patterns.py, so the text is the Python front end's.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "frontends/json_schema/ebnf_text.h"
+
+namespace xg::json_schema {
+
+// `pattern` with a `^` that opens groups at the very start and a `$` that closes groups at the very end moved
+// outside those groups (where they mean the same).
+std::string HoistAnchors(const std::string& pattern);
+
+// Why the engine's regex parser rejects `pattern` (after HoistAnchors), or nullopt.
+std::optional<std::string> RegexSyntaxError(const std::string& pattern);
+
+// A JSON string (with its quotes) whose content matches `pattern` (search semantics) and has `lo` to `hi` code
+// points (`hi` < 0: unbounded): rules added to `rules`, the expression returned; "j_never" when no string does.
+// Throws (RegexError, LimitError) when the automaton cannot be built within the Python front end's limits.
+std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, RuleTable* rules);
+
+}  // namespace xg::json_schema
