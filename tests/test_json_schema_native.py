@@ -200,9 +200,9 @@ def test_dicts_convert_natively_when_their_json_reads_back_the_same(monkeypatch)
     schema = HANDLED["nested_required_optional"]
     assert json_schema_to_ebnf(schema) == python_json_schema_to_ebnf(schema)
     calls = []
-    monkeypatch.setattr("xg2jax.json_schema._native_ebnf", lambda *a: calls.append(a[0]) or None)
+    monkeypatch.setattr(_core, "json_schema_to_ebnf_native", lambda *a: calls.append(a[0]) or (None, "patched"))
     json_schema_to_ebnf(schema)
-    assert calls == [json.dumps(schema, ensure_ascii=False)]
+    assert calls == [json.dumps(schema, ensure_ascii=False).encode()]
     calls.clear()
     for odd in ({"type": "object", "properties": {1: {}}}, {"enum": [float("nan")]}, {"enum": [{1, 2}]}):
         with pytest.raises((SchemaError, TypeError, ValueError)):
@@ -233,6 +233,24 @@ def test_concurrent_native_conversions_agree():
         t.join(timeout=60)
         assert not t.is_alive()
     assert all(r == expected * 20 for r in results.values())
+
+
+def test_compile_json_schema_compiles_natively_in_one_call(monkeypatch):
+    """compile_json_schema looks up, converts and compiles in one native call; a schema it does not convert takes
+    the Python front end; both cache under the same key."""
+    vocab = ["a", '"', "{", "}", ":", ",", " ", "1", "<eos>"]
+    tok = xg2jax.TokenizerInfo(vocab, stop_token_ids=[len(vocab) - 1])
+    compiler = xg2jax.GrammarCompiler(tok)
+    python_calls = []
+    import xg2jax.json_schema as js
+    real = js.python_json_schema_to_ebnf
+    monkeypatch.setattr(js, "python_json_schema_to_ebnf", lambda *a, **k: python_calls.append(a[0]) or real(*a, **k))
+    native = json.dumps(obj({"a": {"type": "integer"}}, ["a"]))
+    declined = json.dumps({"type": "integer", "minimum": 1})
+    for text in (native, declined, native, declined):
+        compiler.compile_json_schema(text)
+    assert python_calls == [declined]  # the second time both are cache hits
+    assert compiler.cache_info()["grammar_hits"] == 2
 
 
 def test_compile_json_schema_uses_the_native_text():

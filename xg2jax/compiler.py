@@ -379,17 +379,25 @@ class GrammarCompiler:
         The grammar-level cache keys a schema given as text or as a JSON value by that text and the options, so a
         schema seen before skips the schema-to-grammar conversion too (agent servers see the same tool sets again).
         """
-        from xg2jax.json_schema import json_schema_to_ebnf
+        from xg2jax.json_schema import json_schema_to_ebnf, native_arguments, python_json_schema_to_ebnf
 
         options = dict(any_whitespace=any_whitespace, indent=indent, separators=separators, strict_mode=strict_mode,
                        max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats,
                        refs=refs, plain_integers=plain_integers)
         key = _json_schema_cache_key(schema, options)
-        if key is not None:
-            h = self._handle.lookup_source("json_schema", key[0], key[1], bool(precompute_masks))
+        native = native_arguments(schema, **options) if key is not None else None
+        if native is not None and native[0] == key[0]:
+            # Lookup, conversion and compile in one call without the GIL (the usual case).
+            h = self._handle.compile_json_schema_native(key[0], key[1], *native[2], bool(precompute_masks))
             if h is not None:
                 return CompiledGrammar(h, self._tokenizer_info)
-        ebnf = json_schema_to_ebnf(schema, **options)
+            ebnf = python_json_schema_to_ebnf(schema, **options)  # not handled natively (and not held)
+        else:
+            if key is not None:
+                h = self._handle.lookup_source("json_schema", key[0], key[1], bool(precompute_masks))
+                if h is not None:
+                    return CompiledGrammar(h, self._tokenizer_info)
+            ebnf = json_schema_to_ebnf(schema, **options)
         if key is None:
             return self.compile_grammar(ebnf, precompute_masks=precompute_masks)
         h = self._handle.compile_source_ebnf("json_schema", key[0], key[1], ebnf, bool(precompute_masks))

@@ -65,6 +65,18 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::LookupSource(const std::
   return compiled;
 }
 
+std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileJsonSchemaNative(
+    const std::string& source, const std::string& options, const json_schema::JsonSchemaOptions& schema_options,
+    bool precompute_masks, std::string* not_handled) {
+  if (auto held = LookupSource("json_schema", source, options, precompute_masks)) return held;
+  json_schema::NativeConversion converted = json_schema::JsonSchemaToEbnf(source, schema_options);
+  if (!converted.ebnf) {
+    *not_handled = std::move(converted.not_handled);
+    return nullptr;
+  }
+  return CompileSourceEbnf("json_schema", source, options, *converted.ebnf, precompute_masks);
+}
+
 std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileSourceEbnf(const std::string& kind,
                                                                           const std::string& source,
                                                                           const std::string& options,

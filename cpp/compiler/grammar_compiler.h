@@ -30,6 +30,7 @@
 #include "compiler/compiled_grammar.h"
 #include "compiler/fenced_lru_cache.h"
 #include "compiler/rule_mask_cache.h"
+#include "frontends/json_schema/json_schema_to_ebnf.h"
 
 namespace xg {
 
@@ -56,6 +57,15 @@ class GrammarCompiler {
   std::shared_ptr<const CompiledGrammar> CompileSourceEbnf(const std::string& kind, const std::string& source,
                                                            const std::string& options, const std::string& ebnf,
                                                            bool precompute_masks = false);
+
+  // A JSON Schema (its JSON text) through the native front end (frontends/json_schema), the whole way without
+  // the caller: the held grammar of ("json_schema", source, options), else the native conversion compiled and
+  // cached under that key. Null when the native front end does not convert the schema (*not_handled says why):
+  // the caller converts it another way and calls CompileSourceEbnf.
+  std::shared_ptr<const CompiledGrammar> CompileJsonSchemaNative(const std::string& source,
+                                                                 const std::string& options,
+                                                                 const json_schema::JsonSchemaOptions& schema_options,
+                                                                 bool precompute_masks, std::string* not_handled);
 
   void ClearCache();
   int64_t GetCacheSizeBytes() const;

@@ -269,6 +269,26 @@ PYBIND11_MODULE(_core, m) {
           py::arg("kind"), py::arg("source"), py::arg("options"), py::arg("ebnf"), py::arg("precompute_masks"),
           py::call_guard<py::gil_scoped_release>())
       .def(
+          "compile_json_schema_native",
+          [](GrammarCompiler& c, const std::string& source, const std::string& options, bool any_whitespace,
+             std::optional<std::pair<std::string, std::string>> separators, std::optional<int64_t> max_whitespace_cnt,
+             bool plain_integers, bool enforce_formats, bool eager) -> std::shared_ptr<CompiledGrammar> {
+            json_schema::JsonSchemaOptions o;
+            o.any_whitespace = any_whitespace;
+            o.separators = std::move(separators);
+            o.max_whitespace_cnt = max_whitespace_cnt;
+            o.plain_integers = plain_integers;
+            o.enforce_formats = enforce_formats;
+            std::string not_handled;
+            return std::const_pointer_cast<CompiledGrammar>(
+                c.CompileJsonSchemaNative(source, options, o, eager, &not_handled));
+          },
+          py::arg("source"), py::arg("options"), py::arg("any_whitespace"), py::arg("separators"),
+          py::arg("max_whitespace_cnt"), py::arg("plain_integers"), py::arg("enforce_formats"),
+          py::arg("precompute_masks"), py::call_guard<py::gil_scoped_release>(),
+          "Lookup, native JSON Schema conversion and compile in one call without the GIL; None when the native "
+          "front end does not convert the schema.")
+      .def(
           "compile_builtin_json_grammar",
           [](GrammarCompiler& c, bool eager) {
             return std::const_pointer_cast<CompiledGrammar>(c.CompileBuiltinJsonGrammar(eager));

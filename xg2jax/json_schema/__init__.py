@@ -70,13 +70,13 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
     depth, enum length, counts, automaton sizes, ...); beyond one, a :class:`SchemaError` names the keyword's
     pointer and the limit before anything large is built.
     """
-    if not refs and not any_order and indent is None:
-        source = _as_json_text(schema)
-        if source is not None:
-            text = _native_ebnf(source, any_whitespace, separators, max_whitespace_cnt, plain_integers,
-                                enforce_formats)
-            if text is not None:
-                return text
+    native = native_arguments(schema, any_whitespace=any_whitespace, indent=indent, separators=separators,
+                              max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, refs=refs,
+                              plain_integers=plain_integers, enforce_formats=enforce_formats)
+    if native is not None:
+        text = _core.json_schema_to_ebnf_native(native[1], *native[2])[0]
+        if text is not None:
+            return text
     return python_json_schema_to_ebnf(schema, any_whitespace=any_whitespace, indent=indent, separators=separators,
                                       strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt,
                                       any_order=any_order, enforce_formats=enforce_formats, refs=refs,
@@ -108,22 +108,31 @@ def _as_json_text(schema: Any) -> str | None:
 MAX_NATIVE_DICT_CONTAINERS = 100_000
 
 
-def _native_ebnf(schema: str, any_whitespace, separators, max_whitespace_cnt, plain_integers,
-                 enforce_formats) -> str | None:
-    """The native front end's text for a schema it handles (cpp/frontends/json_schema: the core keywords, text
-    identical to the Python front end's, converted without the GIL), else None."""
+def native_arguments(schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
+                     separators: tuple[str, str] | None = None, max_whitespace_cnt: int | None = None,
+                     any_order: bool = False, refs: dict[str, Any] | None = None, plain_integers: bool = True,
+                     enforce_formats: bool = True, **_ignored) -> tuple[str, bytes, tuple] | None:
+    """(JSON text, its UTF-8, the native options) when the options are ones the native front end
+    (cpp/frontends/json_schema) takes and the schema has a faithful JSON text, else None. Whether it converts the
+    schema is then its own call (``_core.json_schema_to_ebnf_native``, or ``compile_json_schema_native`` which also
+    compiles)."""
+    if refs or any_order or indent is not None:
+        return None
     if max_whitespace_cnt is not None and type(max_whitespace_cnt) is not int:
         return None
     if separators is not None:
         if len(separators) != 2 or not all(type(x) is str for x in separators):
             return None
         separators = tuple(separators)
+    source = _as_json_text(schema)
+    if source is None:
+        return None
     try:
-        data = schema.encode("utf-8")
+        data = source.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: the Python front end reports them
         return None
-    return _core.json_schema_to_ebnf_native(data, bool(any_whitespace), separators, max_whitespace_cnt,
-                                            bool(plain_integers), bool(enforce_formats))[0]
+    return source, data, (bool(any_whitespace), separators, max_whitespace_cnt, bool(plain_integers),
+                          bool(enforce_formats))
 
 
 def python_json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
