@@ -114,6 +114,17 @@ HANDLED = {
     "formats": {"type": "object", "properties": {f: {"type": "string", "format": f} for f in (
         "date", "time", "date-time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri", "uri-reference",
         "json-pointer", "not-a-known-format")}, "additionalProperties": False},
+    "integer_ranges": {"anyOf": [{"type": "integer", **b} for b in (
+        {"minimum": 0}, {"maximum": 0}, {"minimum": -5, "maximum": 10}, {"minimum": 7, "maximum": 7},
+        {"minimum": 95, "maximum": 1234}, {"minimum": -1234, "maximum": -95}, {"exclusiveMinimum": 0},
+        {"minimum": 3, "exclusiveMinimum": 5, "maximum": 100, "exclusiveMaximum": 99},
+        {"minimum": 100000000000000000, "maximum": 999999999999999999}, {"minimum": 1, "maximum": 0},
+        {"exclusiveMinimum": 4, "exclusiveMaximum": 5})] + [{"type": ["integer", "null"], "maximum": 3},
+                                                             {"type": "number"}]},
+    "draft4_exclusive_flags": {
+        "$schema": "http://json-schema.org/draft-04/schema#", "type": "array", "items": {"anyOf": [
+            {"type": "integer", "minimum": 1, "exclusiveMinimum": True, "maximum": 9, "exclusiveMaximum": False},
+            {"type": "integer", "exclusiveMaximum": True}]}},
     "rule_reuse": obj({"a": {"type": "array", "items": {"type": "string"}},
                        "b": {"type": "array", "items": {"type": "string"}},
                        "c": {"type": "string", "minLength": 1}, "d": {"type": "string", "minLength": 1}},
@@ -144,7 +155,9 @@ DECLINED = {
                   "reference cycle"),
     "format_with_lengths": ('{"type": "string", "format": "email", "maxLength": 9}', "'format' with"),
     "bad_pattern": ('{"type": "string", "pattern": "a("}', "a 'pattern' the regex parser rejects"),
-    "minimum": ('{"type": "integer", "minimum": 3}', "keyword 'minimum'"),
+    "minimum": ('{"type": "integer", "minimum": 3.5}', "'minimum' other than an integer"),
+    "number_bounds": ('{"type": "number", "maximum": 3}', "'number' with bounds"),
+    "bool_exclusive_after_draft4": ('{"type": "integer", "exclusiveMinimum": true}', "'exclusiveMinimum' other than"),
     "type_list": ('{"type": ["string", "strin"]}', "'type' other than a type name or a non-empty array of them"),
     "unknown_type": ('{"type": "strin"}', "'type' other than a type name"),
     "false_schema": ('{"type": "array", "items": false, "minItems": 1}', "an unsatisfiable schema"),
@@ -246,7 +259,7 @@ def test_compile_json_schema_compiles_natively_in_one_call(monkeypatch):
     real = js.python_json_schema_to_ebnf
     monkeypatch.setattr(js, "python_json_schema_to_ebnf", lambda *a, **k: python_calls.append(a[0]) or real(*a, **k))
     native = json.dumps(obj({"a": {"type": "integer"}}, ["a"]))
-    declined = json.dumps({"type": "integer", "minimum": 1})
+    declined = json.dumps({"type": "integer", "multipleOf": 3})
     for text in (native, declined, native, declined):
         compiler.compile_json_schema(text)
     assert python_calls == [declined]  # the second time both are cache hits

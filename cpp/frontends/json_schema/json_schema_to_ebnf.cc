@@ -20,6 +20,7 @@
 #include "frontends/ebnf_parser.h"
 #include "frontends/json_schema/ebnf_text.h"
 #include "frontends/json_schema/formats.h"
+#include "frontends/json_schema/numbers.h"
 #include "frontends/json_schema/string_automata.h"
 #include "grammar/productivity.h"
 #include "support/json_value.h"
@@ -70,7 +71,8 @@ const std::unordered_set<std::string_view> kNoConstraint = {"title",    "descrip
 const std::unordered_set<std::string_view> kHandled = {
     "type",     "properties", "required",    "additionalProperties", "items", "enum",  "const", "anyOf",
     "minLength", "maxLength", "minItems",    "maxItems",             "$ref",  "$defs", "definitions",
-    "$id",       "id",        "$schema",     "pattern",              "format"};
+    "$id",       "id",        "$schema",     "pattern",              "format", "minimum", "maximum",
+    "exclusiveMinimum", "exclusiveMaximum"};
 // The Python front end's ANNOTATIONS: keywords that are not constraints of their own schema object (a `$ref`
 // with only these beside it is a bare reference).
 const std::unordered_set<std::string_view> kAnnotations = {
@@ -136,7 +138,14 @@ bool KnownDialect(const JsonValue& v) {
 }
 
 // Pass 1 (see the file comment).
-void Check(const JsonValue& s, bool is_root = false) {
+// A bound keyword as an int64 (plain integer literals of up to 18 digits: the others are read through floats by
+// the Python front end).
+std::optional<int64_t> Bound(const JsonValue& v) {
+  if (!v.is_number() || !IsPlainInteger(v.text) || v.text.size() > 18) return std::nullopt;
+  return std::stoll(v.text);
+}
+
+void Check(const JsonValue& s, int draft, bool is_root = false) {
   if (s.is_bool()) return;
   if (!s.is_object()) Stop("a schema that is neither an object nor a boolean");
   for (const auto& [kw, v] : s.members) {
@@ -153,7 +162,7 @@ void Check(const JsonValue& s, bool is_root = false) {
       if (!names) Stop("'type' other than a type name or a non-empty array of them");
     } else if (kw == "properties") {
       if (!v.is_object()) Stop("'properties' that is not an object");
-      for (const auto& m : v.members) Check(m.second);
+      for (const auto& m : v.members) Check(m.second, draft);
     } else if (kw == "required") {
       if (!v.is_array() || !std::all_of(v.items.begin(), v.items.end(), [](const JsonValue& x) {
             return x.is_string();
@@ -161,7 +170,7 @@ void Check(const JsonValue& s, bool is_root = false) {
         Stop("'required' that is not an array of strings");
       }
     } else if (kw == "additionalProperties" || kw == "items") {
-      Check(v);
+      Check(v, draft);
     } else if (kw == "enum") {
       if (!v.is_array()) Stop("'enum' that is not an array");
       if (v.items.size() > kMaxEnumValues) Stop("'enum' above MAX_ENUM_VALUES");
@@ -170,14 +179,17 @@ void Check(const JsonValue& s, bool is_root = false) {
       CheckValue(v);
     } else if (kw == "anyOf") {
       if (!v.is_array() || v.items.empty()) Stop("'anyOf' that is not a non-empty array");
-      for (const auto& x : v.items) Check(x);
+      for (const auto& x : v.items) Check(x, draft);
     } else if (kw == "$defs" || kw == "definitions") {
       if (!v.is_object()) Stop("'" + kw + "' that is not an object");
-      for (const auto& m : v.members) Check(m.second);
+      for (const auto& m : v.members) Check(m.second, draft);
     } else if (kw == "$ref") {
       // its target was checked by References
     } else if (kw == "format") {
       if (!v.is_string()) Stop("'format' that is not a string");
+    } else if (kw == "minimum" || kw == "maximum" || kw == "exclusiveMinimum" || kw == "exclusiveMaximum") {
+      bool draft4_flag = draft <= 4 && kw.rfind("exclusive", 0) == 0 && v.is_bool();
+      if (!draft4_flag && !Bound(v)) Stop("'" + kw + "' other than an integer of up to 18 digits");
     } else if (kw == "pattern") {
       if (!v.is_string()) Stop("'pattern' that is not a string");
       if (auto problem = RegexSyntaxError(v.text)) Stop("a 'pattern' the regex parser rejects (" + *problem + ")");
@@ -430,7 +442,7 @@ class Converter {
   // The target of a reference, checked as a schema (a pointer may name any part of the document).
   const JsonValue& Target(const std::string& ref, std::string* key) {
     auto [k, node] = refs_.Resolve(ref);
-    Check(*node);
+    Check(*node, draft_);
     *key = k;
     return *node;
   }
@@ -572,11 +584,52 @@ class Converter {
   }
 
   // _visit_types with one type name.
+  // _bounds: (lo, lo_strict, hi, hi_strict) from minimum / maximum / the exclusive bounds (draft 4's flags too).
+  struct Bounds {
+    std::optional<int64_t> lo, hi;
+    bool lo_strict = false, hi_strict = false;
+  };
+  Bounds ReadBounds(const JsonValue& s) const {
+    auto number = [&](const char* kw) -> std::optional<int64_t> {
+      const JsonValue* v = s.Find(kw);
+      if (!v || v->is_bool()) return std::nullopt;  // a boolean is draft 4's flag (Check allowed no other)
+      return Bound(*v);
+    };
+    Bounds b{number("minimum"), number("maximum")};
+    if (draft_ <= 4) {
+      const JsonValue* ex_lo = s.Find("exclusiveMinimum");
+      const JsonValue* ex_hi = s.Find("exclusiveMaximum");
+      b.lo_strict = ex_lo && ex_lo->is_bool() && ex_lo->boolean && b.lo;
+      b.hi_strict = ex_hi && ex_hi->is_bool() && ex_hi->boolean && b.hi;
+    }
+    if (auto ex = number("exclusiveMinimum"); ex && (!b.lo || *ex >= *b.lo)) b.lo = ex, b.lo_strict = true;
+    if (auto ex = number("exclusiveMaximum"); ex && (!b.hi || *ex <= *b.hi)) b.hi = ex, b.hi_strict = true;
+    return b;
+  }
+
+  // _type_integer without multipleOf: j_integer, or the range's digits.
+  std::string Integer(const JsonValue& s) {
+    Bounds b = ReadBounds(s);
+    std::optional<int64_t> lo = b.lo, hi = b.hi;
+    if (lo && b.lo_strict) *lo += 1;
+    if (hi && b.hi_strict) *hi -= 1;
+    if (!lo && !hi) return "j_integer";
+    std::optional<std::string> digits = IntegerRange(lo, hi, !plain_integers_);
+    if (!digits) throw Unsatisfiable{"no integer within the bounds"};
+    auto text = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string("None"); };
+    return rules_.Add("integer_" + text(lo) + "_" + text(hi) + "_None",
+                      plain_integers_ ? *digits : *digits + " ( \".\" \"0\"+ )?");
+  }
+
   std::string Typed(const JsonValue& s, const std::string& type, int depth) {
     if (type == "null") return "j_null";
     if (type == "boolean") return "j_bool";
-    if (type == "integer") return "j_integer";
-    if (type == "number") return "j_number";
+    if (type == "integer") return Integer(s);
+    if (type == "number") {
+      Bounds b = ReadBounds(s);
+      if (b.lo || b.hi) Stop("'number' with bounds (decimal ranges)");
+      return "j_number";
+    }
     if (type == "string") return String(s);
     if (type == "array") return Array(s, depth);
     return Object(s, depth);
@@ -889,8 +942,8 @@ NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchema
     return out;
   }
   try {
-    Check(*doc, /*is_root=*/true);
     int draft = Draft(*doc);
+    Check(*doc, draft, /*is_root=*/true);
     References refs(*doc, draft);
     out.ebnf = Converter(options, refs, draft).Convert(*doc);
   } catch (const NotHandled& e) {
