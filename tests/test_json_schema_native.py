@@ -125,6 +125,13 @@ HANDLED = {
         "$schema": "http://json-schema.org/draft-04/schema#", "type": "array", "items": {"anyOf": [
             {"type": "integer", "minimum": 1, "exclusiveMinimum": True, "maximum": 9, "exclusiveMaximum": False},
             {"type": "integer", "exclusiveMaximum": True}]}},
+    "one_of_disjoint": {"$defs": {"cat": {"type": "object", "properties": {"kind": {"const": "cat"}},
+                                          "required": ["kind"]}},
+                        "type": "array", "items": {"oneOf": [
+                            {"$ref": "#/$defs/cat"},
+                            {"type": "object", "properties": {"kind": {"enum": ["dog", "wolf"]}, "n": {}},
+                             "required": ["kind", "n"]},
+                            {"type": "string"}, {"type": ["integer", "null"]}, {"const": True}]}},
     "rule_reuse": obj({"a": {"type": "array", "items": {"type": "string"}},
                        "b": {"type": "array", "items": {"type": "string"}},
                        "c": {"type": "string", "minLength": 1}, "d": {"type": "string", "minLength": 1}},
@@ -157,6 +164,10 @@ DECLINED = {
     "bad_pattern": ('{"type": "string", "pattern": "a("}', "a 'pattern' the regex parser rejects"),
     "minimum": ('{"type": "integer", "minimum": 3.5}', "'minimum' other than an integer"),
     "number_bounds": ('{"type": "number", "maximum": 3}', "'number' with bounds"),
+    "one_of_overlapping": ('{"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 3}]}',
+                           "'oneOf' whose branches are not shown disjoint"),
+    "one_of_repeated_empty_enums": ('{"oneOf": [{"enum": []}, {"enum": []}]}',
+                                    "'oneOf' whose branches are not shown disjoint"),
     "bool_exclusive_after_draft4": ('{"type": "integer", "exclusiveMinimum": true}', "'exclusiveMinimum' other than"),
     "type_list": ('{"type": ["string", "strin"]}', "'type' other than a type name or a non-empty array of them"),
     "unknown_type": ('{"type": "strin"}', "'type' other than a type name"),
@@ -188,7 +199,8 @@ def test_native_declines_with_the_reason(case):
     assert reason in why
 
 
-@pytest.mark.parametrize("case", ["ref_siblings_2020", "format_with_lengths", "minimum", "duplicate_key", "float_enum"])
+@pytest.mark.parametrize("case", ["ref_siblings_2020", "format_with_lengths", "minimum", "duplicate_key", "float_enum",
+                                  "one_of_overlapping"])
 def test_declined_schemas_take_the_python_front_end(case):
     text, _ = DECLINED[case]
     assert json_schema_to_ebnf(text) == python_json_schema_to_ebnf(text)

@@ -72,7 +72,7 @@ const std::unordered_set<std::string_view> kHandled = {
     "type",     "properties", "required",    "additionalProperties", "items", "enum",  "const", "anyOf",
     "minLength", "maxLength", "minItems",    "maxItems",             "$ref",  "$defs", "definitions",
     "$id",       "id",        "$schema",     "pattern",              "format", "minimum", "maximum",
-    "exclusiveMinimum", "exclusiveMaximum"};
+    "exclusiveMinimum", "exclusiveMaximum", "oneOf"};
 // The Python front end's ANNOTATIONS: keywords that are not constraints of their own schema object (a `$ref`
 // with only these beside it is a bare reference).
 const std::unordered_set<std::string_view> kAnnotations = {
@@ -177,8 +177,8 @@ void Check(const JsonValue& s, int draft, bool is_root = false) {
       CheckValue(v);
     } else if (kw == "const") {
       CheckValue(v);
-    } else if (kw == "anyOf") {
-      if (!v.is_array() || v.items.empty()) Stop("'anyOf' that is not a non-empty array");
+    } else if (kw == "anyOf" || kw == "oneOf") {
+      if (!v.is_array() || v.items.empty()) Stop("'" + kw + "' that is not a non-empty array");
       for (const auto& x : v.items) Check(x, draft);
     } else if (kw == "$defs" || kw == "definitions") {
       if (!v.is_object()) Stop("'" + kw + "' that is not an object");
@@ -393,11 +393,13 @@ class Converter {
     if (++visits_ > kMaxVisits || rules_.size() > kMaxGrammarBytes) Stop("a schema beyond the native budget");
     if (depth > static_cast<int>(kMaxJsonDepth)) Stop("nesting beyond the native limit");
     const JsonValue* any_of = nullptr;
+    const JsonValue* one_of = nullptr;
     const JsonValue* type = nullptr;
     bool values = false, constrained = false;
     for (const auto& [kw, v] : s.members) {
       if (!IsRecognised(kw)) continue;
       if (kw == "anyOf") any_of = &v;
+      else if (kw == "oneOf") one_of = &v;
       else if (kw == "type") type = &v;
       if (kw == "enum" || kw == "const") values = true;
       if (!kNoConstraint.count(kw)) constrained = true;
@@ -410,24 +412,119 @@ class Converter {
       }
       return VisitRef(*ref, depth);
     }
-    if (any_of) {
-      for (const auto& [kw, v] : s.members) {
-        if (IsRecognised(kw) && kw != "anyOf") Stop("'anyOf' next to other keywords");
+    if (any_of || one_of) {
+      const std::string kw = any_of ? "anyOf" : "oneOf";
+      for (const auto& [k, v] : s.members) {
+        if (IsRecognised(k) && k != kw) Stop("'" + kw + "' next to other keywords");
       }
+      const JsonValue& branches = any_of ? *any_of : *one_of;
+      // oneOf is anyOf when no two branches share a value; what this front end proves is a part of what the
+      // Python front end proves (_disjoint.py), so where it proves it both take the anyOf path.
+      if (one_of && !ProvablyDisjoint(branches)) Stop("'oneOf' whose branches are not shown disjoint");
       std::vector<std::string> options;
-      for (const auto& b : any_of->items) {
+      for (const auto& b : branches.items) {
         try {
           options.push_back(References::IsBare(b) ? VisitBranchRef(b, depth) : Visit(b, depth + 1));
         } catch (const Unsatisfiable&) {
         }
       }
-      if (options.empty()) throw Unsatisfiable{"no branch of 'anyOf' accepts a value"};
+      if (options.empty()) throw Unsatisfiable{"no branch of '" + kw + "' accepts a value"};
       return Choice(options);
     }
     if (values) return Values(s);
     if (type && type->is_string()) return Typed(s, type->text, depth);
     if (!type && !constrained) return "j_value";
     return Types(s, type, depth);
+  }
+
+  // ---- oneOf: a sound part of the Python front end's disjointness proofs -------------------------------------
+  // The types a schema object allows from `type` / `const` / `enum` (_possible_types), all when none says.
+  static std::unordered_set<std::string> PossibleTypes(const JsonValue& x) {
+    std::unordered_set<std::string> out;
+    if (const JsonValue* c = x.Find("const")) {
+      out.insert(JsonType(*c));
+    } else if (const JsonValue* e = x.Find("enum"); e && e->is_array()) {
+      for (const auto& v : e->items) out.insert(JsonType(v));
+    } else if (const JsonValue* t = x.Find("type")) {
+      if (t->is_string()) out.insert(t->text);
+      for (const auto& v : t->items) out.insert(v.text);
+      if (out.count("number")) out.insert("integer");
+    } else {
+      out = {"object", "array", "string", "integer", "number", "boolean", "null"};
+    }
+    return out;
+  }
+
+  // A scalar const / enum property schema (nothing else constraining): its values as canonical texts.
+  static std::optional<std::vector<std::string>> ListedScalars(const JsonValue& x) {
+    if (!x.is_object()) return std::nullopt;
+    std::vector<const JsonValue*> values;
+    for (const auto& [kw, v] : x.members) {
+      if (!IsRecognised(kw) || kAnnotations.count(kw) || kw == "type") continue;
+      if (kw == "const") values.push_back(&v);
+      else if (kw == "enum" && v.is_array()) for (const auto& e : v.items) values.push_back(&e);
+      else return std::nullopt;
+    }
+    if (values.empty() || (x.Find("const") && x.Find("enum"))) return std::nullopt;
+    std::vector<std::string> out;
+    for (const JsonValue* v : values) {
+      if (v->is_object() || v->is_array()) return std::nullopt;
+      std::string t = JsonType(*v) + ":" + (v->is_bool() ? (v->boolean ? "true" : "false") : v->text);
+      out.push_back(t == "integer:-0" ? "integer:0" : t);
+    }
+    return out;
+  }
+
+  // Two deref'd branches share no value: their types do not meet, or both are objects only and a name one of
+  // them requires is declared by both with const / enum scalars that have no value in common.
+  static bool DisjointPair(const JsonValue& a, const JsonValue& b) {
+    if (!a.is_object() || !b.is_object() || a.Find("$ref") || b.Find("$ref")) return false;
+    std::unordered_set<std::string> ta = PossibleTypes(a), tb = PossibleTypes(b);
+    if (ta.empty() || tb.empty()) return false;  // `enum: []` twice would be a repeated branch, not two disjoint
+    std::vector<std::string> common;
+    for (const auto& t : ta) {
+      if (tb.count(t)) common.push_back(t);
+    }
+    if (common.empty()) return true;
+    if (common != std::vector<std::string>{"object"}) return false;
+    const JsonValue *ra = a.Find("required"), *rb = b.Find("required");
+    const JsonValue *pa = a.Find("properties"), *pb = b.Find("properties");
+    if (!ra || !rb || !pa || !pb) return false;
+    std::vector<const JsonValue*> names;
+    for (const auto& n : ra->items) names.push_back(&n);
+    for (const auto& n : rb->items) names.push_back(&n);
+    for (const JsonValue* n : names) {
+      const JsonValue *sa = pa->Find(n->text), *sb = pb->Find(n->text);
+      if (!sa || !sb) continue;
+      auto va = ListedScalars(*sa), vb = ListedScalars(*sb);
+      if (!va || !vb) continue;
+      bool meet = std::any_of(va->begin(), va->end(),
+                              [&](const std::string& v) { return std::count(vb->begin(), vb->end(), v) > 0; });
+      if (!meet) return true;
+    }
+    return false;
+  }
+
+  // The oneOf branches (bare references followed, as _deref does) are pairwise disjoint, and none repeats another
+  // (a repeated branch takes the Python front end's exactly-one construction).
+  bool ProvablyDisjoint(const JsonValue& branches) {
+    std::vector<const JsonValue*> merged;
+    for (const auto& b : branches.items) {
+      const JsonValue* node = &b;
+      std::unordered_set<std::string> seen;
+      while (References::IsBare(*node)) {
+        std::string key;
+        node = &Target(node->Find("$ref")->text, &key);
+        if (!seen.insert(key).second) return false;
+      }
+      merged.push_back(node);
+    }
+    for (size_t i = 0; i < merged.size(); ++i) {
+      for (size_t j = i + 1; j < merged.size(); ++j) {
+        if (!DisjointPair(*merged[i], *merged[j])) return false;
+      }
+    }
+    return true;
   }
 
   static std::string RuleHint(const std::string& prefix, const std::string& key) {
