@@ -1,0 +1,115 @@
+// See check.h.
+#include "frontends/json_schema/check.h"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+
+#include "frontends/json_schema/keywords.h"
+#include "frontends/json_schema/string_automata.h"
+
+namespace xg::json_schema {
+
+namespace {
+
+// JSON values (enum / const) whose spelling this front end reproduces: every number a plain integer.
+void CheckValue(const JsonValue& v) {
+  switch (v.kind) {
+    case JsonValue::Kind::kNumber:
+      if (!IsPlainInteger(v.text)) Stop("a non-integer number in 'enum' / 'const'");
+      break;
+    case JsonValue::Kind::kArray:
+      for (const auto& x : v.items) CheckValue(x);
+      break;
+    case JsonValue::Kind::kObject:
+      for (const auto& m : v.members) CheckValue(m.second);
+      break;
+    default:
+      break;
+  }
+}
+
+// `$schema` naming a dialect the Python front end knows (_refs._DIALECTS). The handled keywords mean the same in
+// all of them but draft 4's boolean exclusive bounds (read by the converter) and identifiers (References); an
+// array `items` is not handled.
+bool KnownDialect(const JsonValue& v) {
+  static const char* kMarkers[] = {"json-schema.org/draft-04/", "json-schema.org/draft-06/",
+                                   "json-schema.org/draft-07/", "json-schema.org/draft/2019-09/",
+                                   "json-schema.org/draft/2020-12/"};
+  return v.is_string() && std::any_of(std::begin(kMarkers), std::end(kMarkers), [&](const char* m) {
+           return v.text.find(m) != std::string::npos;
+         });
+}
+
+}  // namespace
+
+void Check(const JsonValue& s, int draft, bool is_root) {
+  if (s.is_bool()) return;
+  if (!s.is_object()) Stop("a schema that is neither an object nor a boolean");
+  for (const auto& [kw, v] : s.members) {
+    if (!IsRecognised(kw) || kNoConstraint.count(kw)) continue;
+    if (kw == "$schema" && is_root && !KnownDialect(v)) Stop("'$schema' naming an unknown dialect");
+    if (kw == "$schema" || kw == "$id" || kw == "id") continue;  // identifiers: References decides
+    if (!kHandled.count(kw)) Stop("keyword '" + kw + "'");
+    if (kw == "type") {
+      bool names = v.is_string() ? kTypes.count(v.text) > 0
+                                 : v.is_array() && !v.items.empty() &&
+                                       std::all_of(v.items.begin(), v.items.end(), [](const JsonValue& t) {
+                                         return t.is_string() && kTypes.count(t.text) > 0;
+                                       });
+      if (!names) Stop("'type' other than a type name or a non-empty array of them");
+    } else if (kw == "properties") {
+      if (!v.is_object()) Stop("'properties' that is not an object");
+      for (const auto& m : v.members) Check(m.second, draft);
+    } else if (kw == "required") {
+      if (!v.is_array() || !std::all_of(v.items.begin(), v.items.end(), [](const JsonValue& x) {
+            return x.is_string();
+          })) {
+        Stop("'required' that is not an array of strings");
+      }
+    } else if (kw == "additionalProperties" || kw == "items") {
+      Check(v, draft);
+    } else if (kw == "enum") {
+      if (!v.is_array()) Stop("'enum' that is not an array");
+      if (v.items.size() > kMaxEnumValues) Stop("'enum' above MAX_ENUM_VALUES");
+      CheckValue(v);
+    } else if (kw == "const") {
+      CheckValue(v);
+    } else if (kw == "anyOf" || kw == "oneOf") {
+      if (!v.is_array() || v.items.empty()) Stop("'" + kw + "' that is not a non-empty array");
+      for (const auto& x : v.items) Check(x, draft);
+    } else if (kw == "$defs" || kw == "definitions") {
+      if (!v.is_object()) Stop("'" + kw + "' that is not an object");
+      for (const auto& m : v.members) Check(m.second, draft);
+    } else if (kw == "$ref") {
+      // its target was checked by References
+    } else if (kw == "format") {
+      if (!v.is_string()) Stop("'format' that is not a string");
+    } else if (kw == "minimum" || kw == "maximum" || kw == "exclusiveMinimum" || kw == "exclusiveMaximum") {
+      bool draft4_flag = draft <= 4 && kw.rfind("exclusive", 0) == 0 && v.is_bool();
+      if (!draft4_flag && !Bound(v)) Stop("'" + kw + "' other than an integer of up to 18 digits");
+    } else if (kw == "pattern") {
+      if (!v.is_string()) Stop("'pattern' that is not a string");
+      if (auto problem = RegexSyntaxError(v.text)) Stop("a 'pattern' the regex parser rejects (" + *problem + ")");
+    } else {  // minLength, maxLength, minItems, maxItems
+      Count(v, kw);
+    }
+  }
+}
+
+// The dialect from a root `$schema` (2020 without one); KnownDialect has accepted it.
+int Draft(const JsonValue& root) {
+  const JsonValue* uri = root.is_object() ? root.Find("$schema") : nullptr;
+  if (!uri) return 2020;
+  static const std::pair<int, const char*> kDialects[] = {{4, "json-schema.org/draft-04/"},
+                                                          {6, "json-schema.org/draft-06/"},
+                                                          {7, "json-schema.org/draft-07/"},
+                                                          {2019, "json-schema.org/draft/2019-09/"},
+                                                          {2020, "json-schema.org/draft/2020-12/"}};
+  for (const auto& [draft, marker] : kDialects) {
+    if (uri->text.find(marker) != std::string::npos) return draft;
+  }
+  return 2020;
+}
+
+}  // namespace xg::json_schema

@@ -1,0 +1,63 @@
+// Shared by the files of the native JSON Schema front end: its limits, the two ways a conversion stops early, the
+// keyword tables (mirroring xg2jax/json_schema/_common.py) and the readers of number-valued keywords.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "support/json_value.h"
+
+namespace xg::json_schema {
+
+// Limits below the Python front end's (_limits.py), so that this front end stops before any input where the
+// Python one would raise for size.
+constexpr size_t kMaxTextBytes = 4 << 20;
+constexpr size_t kMaxJsonDepth = 128;       // MAX_SCHEMA_DEPTH is 256
+constexpr int64_t kMaxCount = 1 << 20;      // MAX_REPETITION
+constexpr size_t kMaxEnumValues = 100000;   // MAX_ENUM_VALUES
+constexpr size_t kMaxIntegerDigits = 300;   // Python's int <-> str conversion limit is 4300 digits
+constexpr size_t kMaxGrammarBytes = 16 << 20;  // MAX_GRAMMAR_BYTES is 32 MiB
+constexpr int64_t kMaxVisits = 100000;      // MAX_WORK (the Python budget grows from there)
+
+// The schema is outside what this front end converts: the caller runs the Python front end.
+struct NotHandled {
+  std::string why;
+};
+// A subschema that accepts no value (the Python front end's Unsatisfiable): caught where the Python front end
+// catches it (an optional property is left out, an anyOf branch dropped, ...); at the root the conversion stops
+// and the Python front end reports the error.
+struct Unsatisfiable {
+  std::string why;
+};
+
+// The Python front end's recognised keywords (_common._RECOGNISED): every other keyword is an annotation.
+extern const std::vector<std::string_view> kRecognised;
+// Keywords that never constrain an instance (NO_CONSTRAINT).
+extern const std::unordered_set<std::string_view> kNoConstraint;
+// The keywords this front end handles (Check stops at any other recognised one).
+extern const std::unordered_set<std::string_view> kHandled;
+// The Python front end's ANNOTATIONS: keywords that are not constraints of their own schema object (a `$ref`
+// with only these beside it is a bare reference).
+extern const std::unordered_set<std::string_view> kAnnotations;
+// Keywords whose values are JSON values, never schemas (the resource walk does not look inside them).
+extern const std::unordered_set<std::string_view> kValueKeywords;
+// The JSON Schema type names.
+extern const std::unordered_set<std::string_view> kTypes;
+
+bool IsRecognised(std::string_view kw);
+[[noreturn]] void Stop(std::string why);
+// A plain JSON integer literal (-?(0|[1-9][0-9]*)) of a size Python reads exactly.
+bool IsPlainInteger(const std::string& t);
+// A non-negative count keyword (minLength, ...) as a plain integer literal up to kMaxCount; Stop otherwise.
+int64_t Count(const JsonValue& v, std::string_view kw);
+// A bound keyword as an int64 (plain integer literals of up to 18 digits), else nullopt.
+std::optional<int64_t> Bound(const JsonValue& v);
+// _common.json_type of an enum / const value (numbers there are plain integers: "integer").
+std::string JsonType(const JsonValue& v);
+
+}  // namespace xg::json_schema
