@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # AddressSanitizer + UndefinedBehaviorSanitizer run: builds the engine once with both sanitizers
 # (build/asan; the regular build is untouched), runs every C++ test against it, then a slice of the Python tests
-# (the hostile-input, bad-input and grammar tests) with the sanitized extension and libasan preloaded into the
-# (uninstrumented) Python. Any report fails the run: ASan aborts on the first error, UBSan is built with
-# -fno-sanitize-recover. Needs the venv scripts/test.sh sets up (run it from there, or after
+# (the hostile-input, bad-input, grammar and native JSON Schema tests) with the sanitized extension and libasan
+# preloaded into the (uninstrumented) Python. Any report fails the run: ASan aborts on the first error, UBSan is
+# built with -fno-sanitize-recover. Needs the venv scripts/test.sh sets up (run it from there, or after
 # `source scripts/_venv.sh test`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -29,4 +29,5 @@ echo "AddressSanitizer: $LIBASAN"
 # Leaks are not checked in Python (the interpreter keeps objects alive at exit by design); the C++ tests above do.
 LD_PRELOAD="$LIBASAN $LIBUBSAN" ASAN_OPTIONS="detect_leaks=0 abort_on_error=1" \
   "$PY" scripts/_run_with_package.py build/asan/pkg -q -p no:cacheprovider \
-  tests/test_untrusted_grammars.py tests/test_bad_input.py tests/test_ebnf.py tests/test_regex.py
+  tests/test_untrusted_grammars.py tests/test_bad_input.py tests/test_ebnf.py tests/test_regex.py \
+  tests/test_json_schema_native.py

@@ -217,6 +217,47 @@ def test_errors_come_from_the_python_front_end(text):
     assert str(native_route.value) == str(python_only.value)
 
 
+HOSTILE = ["", " ", "{", "[" * 100000, '{"a":' * 50000, '"\\u', '"\\ud800\\u0041"', "\x00", '{"type": "string"}\x00',
+           '{"enum": [' + "1," * 200000 + "1]}", '{"type": "object", "properties": {' + '"a": {"type": "object", '
+           '"properties": {' * 120 + "}" * 241 + "}", '{"$ref": "#/' + "a/" * 5000 + '"}', '{"pattern": "(((("}',
+           '{"type": "string", "pattern": "' + "a?" * 3000 + "a" * 3000 + '"}', '\xff\xfe', "1e999999",
+           '{"minLength": 99999999999999999999999}']
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_text_is_declined_or_converted_never_a_crash(text):
+    ebnf, why = _core.json_schema_to_ebnf_native(text.encode("utf-8", "surrogateescape"), True, None, None, True)
+    assert (ebnf is None) == bool(why)
+
+
+def test_mutated_schemas_agree_or_are_declined():
+    """Seeded byte mutations of the handled schemas: each either converts to the Python front end's text, or is
+    declined (the Python front end then answers, an error included); none crashes."""
+    import random
+
+    rng = random.Random(7)
+    texts = [json.dumps(v) for v in HANDLED.values()]
+    converted = 0
+    for _ in range(400):
+        t = list(rng.choice(texts))
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(t))
+            op = rng.randrange(3)
+            if op == 0:
+                del t[i]
+            elif op == 1:
+                t.insert(i, rng.choice('{}[]",:0-1e.\\atrue'))
+            else:
+                t[i] = rng.choice('{}[]",:0 9')
+        text = "".join(t)
+        ebnf, _ = native(text)
+        if ebnf is None:
+            continue
+        converted += 1
+        assert ebnf == python_json_schema_to_ebnf(text), text
+    assert converted > 20
+
+
 def test_recognised_keywords_agree():
     assert set(_core.json_schema_recognised_keywords()) == set(_RECOGNISED)
 
