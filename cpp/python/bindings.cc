@@ -68,6 +68,20 @@ auto FillInto(const char* what) {
   };
 }
 
+// The native JSON Schema front end's options from the Python keyword arguments.
+json_schema::JsonSchemaOptions SchemaOptions(bool any_whitespace,
+                                             std::optional<std::pair<std::string, std::string>> separators,
+                                             std::optional<int64_t> max_whitespace_cnt, bool plain_integers,
+                                             bool enforce_formats) {
+  json_schema::JsonSchemaOptions o;
+  o.any_whitespace = any_whitespace;
+  o.separators = std::move(separators);
+  o.max_whitespace_cnt = max_whitespace_cnt;
+  o.plain_integers = plain_integers;
+  o.enforce_formats = enforce_formats;
+  return o;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -273,15 +287,12 @@ PYBIND11_MODULE(_core, m) {
           [](GrammarCompiler& c, const std::string& source, const std::string& options, bool any_whitespace,
              std::optional<std::pair<std::string, std::string>> separators, std::optional<int64_t> max_whitespace_cnt,
              bool plain_integers, bool enforce_formats, bool eager) -> std::shared_ptr<CompiledGrammar> {
-            json_schema::JsonSchemaOptions o;
-            o.any_whitespace = any_whitespace;
-            o.separators = std::move(separators);
-            o.max_whitespace_cnt = max_whitespace_cnt;
-            o.plain_integers = plain_integers;
-            o.enforce_formats = enforce_formats;
             std::string not_handled;
-            return std::const_pointer_cast<CompiledGrammar>(
-                c.CompileJsonSchemaNative(source, options, o, eager, &not_handled));
+            return std::const_pointer_cast<CompiledGrammar>(c.CompileJsonSchemaNative(
+                source, options,
+                SchemaOptions(any_whitespace, std::move(separators), max_whitespace_cnt, plain_integers,
+                              enforce_formats),
+                eager, &not_handled));
           },
           py::arg("source"), py::arg("options"), py::arg("any_whitespace"), py::arg("separators"),
           py::arg("max_whitespace_cnt"), py::arg("plain_integers"), py::arg("enforce_formats"),
@@ -383,12 +394,8 @@ PYBIND11_MODULE(_core, m) {
       [](const std::string& schema_text, bool any_whitespace,
          std::optional<std::pair<std::string, std::string>> separators, std::optional<int64_t> max_whitespace_cnt,
          bool plain_integers, bool enforce_formats) -> std::pair<std::optional<std::string>, std::string> {
-        json_schema::JsonSchemaOptions options;
-        options.any_whitespace = any_whitespace;
-        options.separators = std::move(separators);
-        options.max_whitespace_cnt = max_whitespace_cnt;
-        options.plain_integers = plain_integers;
-        options.enforce_formats = enforce_formats;
+        json_schema::JsonSchemaOptions options = SchemaOptions(any_whitespace, std::move(separators),
+                                                               max_whitespace_cnt, plain_integers, enforce_formats);
         json_schema::NativeConversion out;
         {
           py::gil_scoped_release release;
