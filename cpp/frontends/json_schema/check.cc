@@ -87,7 +87,7 @@ void Check(const JsonValue& s, int draft, bool is_root) {
       if (!v.is_string()) Stop("'format' that is not a string");
     } else if (kw == "minimum" || kw == "maximum" || kw == "exclusiveMinimum" || kw == "exclusiveMaximum") {
       bool draft4_flag = draft <= 4 && kw.rfind("exclusive", 0) == 0 && v.is_bool();
-      if (!draft4_flag && !Bound(v)) Stop("'" + kw + "' other than an integer of up to 18 digits");
+      if (!draft4_flag && !Bound(v)) Stop("'" + kw + "' that is not a number read exactly");
     } else if (kw == "pattern") {
       if (!v.is_string()) Stop("'pattern' that is not a string");
       if (auto problem = RegexSyntaxError(v.text)) Stop("a 'pattern' the regex parser rejects (" + *problem + ")");

@@ -309,11 +309,11 @@ class Converter {
   // _visit_types with one type name.
   // _bounds: (lo, lo_strict, hi, hi_strict) from minimum / maximum / the exclusive bounds (draft 4's flags too).
   struct Bounds {
-    std::optional<int64_t> lo, hi;
+    std::optional<Decimal> lo, hi;
     bool lo_strict = false, hi_strict = false;
   };
   Bounds ReadBounds(const JsonValue& s) const {
-    auto number = [&](const char* kw) -> std::optional<int64_t> {
+    auto number = [&](const char* kw) -> std::optional<Decimal> {
       const JsonValue* v = s.Find(kw);
       if (!v || v->is_bool()) return std::nullopt;  // a boolean is draft 4's flag (Check allowed no other)
       return Bound(*v);
@@ -325,17 +325,17 @@ class Converter {
       b.lo_strict = ex_lo && ex_lo->is_bool() && ex_lo->boolean && b.lo;
       b.hi_strict = ex_hi && ex_hi->is_bool() && ex_hi->boolean && b.hi;
     }
-    if (auto ex = number("exclusiveMinimum"); ex && (!b.lo || *ex >= *b.lo)) b.lo = ex, b.lo_strict = true;
-    if (auto ex = number("exclusiveMaximum"); ex && (!b.hi || *ex <= *b.hi)) b.hi = ex, b.hi_strict = true;
+    if (auto ex = number("exclusiveMinimum"); ex && (!b.lo || Compare(*ex, *b.lo) >= 0)) b.lo = ex, b.lo_strict = true;
+    if (auto ex = number("exclusiveMaximum"); ex && (!b.hi || Compare(*ex, *b.hi) <= 0)) b.hi = ex, b.hi_strict = true;
     return b;
   }
 
-  // _type_integer without multipleOf: j_integer, or the range's digits.
+  // _type_integer without multipleOf: j_integer, or the range's digits (bounds rounded inward).
   std::string Integer(const JsonValue& s) {
     Bounds b = ReadBounds(s);
-    std::optional<int64_t> lo = b.lo, hi = b.hi;
-    if (lo && b.lo_strict) *lo += 1;
-    if (hi && b.hi_strict) *hi -= 1;
+    std::optional<int64_t> lo, hi;
+    if (b.lo) lo = b.lo_strict ? b.lo->Floor() + 1 : b.lo->Ceil();
+    if (b.hi) hi = b.hi_strict ? b.hi->Ceil() - 1 : b.hi->Floor();
     if (!lo && !hi) return "j_integer";
     std::optional<std::string> digits = IntegerRange(lo, hi, !plain_integers_);
     if (!digits) throw Unsatisfiable{"no integer within the bounds"};
@@ -344,15 +344,20 @@ class Converter {
                       plain_integers_ ? *digits : *digits + " ( \".\" \"0\"+ )?");
   }
 
+  // _type_number without multipleOf: j_number, or the range's spellings (without an exponent).
+  std::string Number(const JsonValue& s) {
+    Bounds b = ReadBounds(s);
+    if (!b.lo && !b.hi) return "j_number";
+    std::optional<std::string> digits = NumberRange(b.lo, b.lo_strict, b.hi, b.hi_strict, &rules_);
+    if (!digits) throw Unsatisfiable{"no number within the bounds"};
+    return rules_.Add("number_range", *digits);
+  }
+
   std::string Typed(const JsonValue& s, const std::string& type, int depth) {
     if (type == "null") return "j_null";
     if (type == "boolean") return "j_bool";
     if (type == "integer") return Integer(s);
-    if (type == "number") {
-      Bounds b = ReadBounds(s);
-      if (b.lo || b.hi) Stop("'number' with bounds (decimal ranges)");
-      return "j_number";
-    }
+    if (type == "number") return Number(s);
     if (type == "string") return String(s);
     if (type == "array") return Array(s, depth);
     return Object(s, depth);

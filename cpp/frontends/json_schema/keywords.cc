@@ -65,10 +65,9 @@ int64_t Count(const JsonValue& v, std::string_view kw) {
   return n;
 }
 
-// (Other number spellings are read through floats by the Python front end.)
-std::optional<int64_t> Bound(const JsonValue& v) {
-  if (!v.is_number() || !IsPlainInteger(v.text) || v.text.size() > 18) return std::nullopt;
-  return std::stoll(v.text);
+std::optional<Decimal> Bound(const JsonValue& v) {
+  if (!v.is_number()) return std::nullopt;
+  return Decimal::Parse(v.text);
 }
 
 std::string JsonType(const JsonValue& v) {

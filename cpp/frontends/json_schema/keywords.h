@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "frontends/json_schema/numbers.h"
 #include "support/json_value.h"
 
 namespace xg::json_schema {
@@ -55,8 +56,8 @@ bool IsRecognised(std::string_view kw);
 bool IsPlainInteger(const std::string& t);
 // A non-negative count keyword (minLength, ...) as a plain integer literal up to kMaxCount; Stop otherwise.
 int64_t Count(const JsonValue& v, std::string_view kw);
-// A bound keyword as an int64 (plain integer literals of up to 18 digits), else nullopt.
-std::optional<int64_t> Bound(const JsonValue& v);
+// A bound keyword (`minimum`, ...) read exactly (Decimal::Parse), else nullopt.
+std::optional<Decimal> Bound(const JsonValue& v);
 // _common.json_type of an enum / const value (numbers there are plain integers: "integer").
 std::string JsonType(const JsonValue& v);
 

@@ -10,10 +10,32 @@
 #include <optional>
 #include <string>
 
+#include "frontends/json_schema/ebnf_text.h"
+
 namespace xg::json_schema {
 
 // An EBNF expression for the spellings of the integers in [lo, hi] (nullopt ends are open), or nullopt if the
 // range is empty; `negative_zero`: whether "-0" is one of them.
 std::optional<std::string> IntegerRange(std::optional<int64_t> lo, std::optional<int64_t> hi, bool negative_zero);
+
+// A bound of `minimum` / `maximum` read exactly: sign, integer part, fraction digits (no trailing zeros). Only
+// literals the Python front end reads exactly too: integers of up to 18 digits (Python ints), other numbers of
+// at most 15 significant digits and an integer part below 10^17 (floats whose repr is the same decimal).
+struct Decimal {
+  bool negative = false;  // never for zero
+  int64_t whole = 0;      // the integer part of the absolute value
+  std::string fraction;   // its fraction digits, no trailing zeros
+  static std::optional<Decimal> Parse(const std::string& literal);
+  Decimal Negated() const;
+  int64_t Floor() const;
+  int64_t Ceil() const;
+  bool IsZero() const { return whole == 0 && fraction.empty(); }
+};
+int Compare(const Decimal& a, const Decimal& b);  // -1, 0, 1
+
+// number_range of _numbers.py: spellings -?I(.F)? (no exponent) of the numbers x with lo <(=) x <(=) hi (nullopt
+// ends are open), adding its fraction rules to `rules`; nullopt if the range is empty.
+std::optional<std::string> NumberRange(const std::optional<Decimal>& lo, bool lo_strict,
+                                       const std::optional<Decimal>& hi, bool hi_strict, RuleTable* rules);
 
 }  // namespace xg::json_schema
