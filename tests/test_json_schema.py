@@ -185,6 +185,26 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
             self.assertGrammarAccepts(grammar, text)
         self.assertGrammarRejects(grammar, '"2024-13-02"')
 
+    @parameterized.named_parameters(
+        ("all_of", {"allOf": [{"type": "string"}, {"format": "email"}]}, 2020),
+        ("any_of_with_siblings", {"description": "d", "anyOf": [{"type": "string", "format": "email"}]}, 2020),
+        ("ref_sibling", {"$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "format": "email"}, 2020),
+        ("ref_sibling_in_all_of", {"$defs": {"s": {"type": "string"}},
+                                   "allOf": [{"minLength": 1}, {"$ref": "#/$defs/s", "format": "email"}]}, 2020),
+        ("draft7_ref_sibling_ignored", {"$schema": "http://json-schema.org/draft-07/schema#",
+                                        "definitions": {"s": {"type": "string"}}, "$ref": "#/definitions/s",
+                                        "format": "email"}, 7))
+    def test_formats_survive_merges(self, schema, draft):
+        # `format` constrains (formats are enforced by default), so merges keep it and a `$ref` beside it is no
+        # bare reference; draft 7 ignores every sibling of `$ref`, as that draft says.
+        for enforce in (True, False):
+            grammar = xg2jax.Grammar.from_json_schema(schema, enforce_formats=enforce)
+            self.assertGrammarAccepts(grammar, '"a@b.co"')
+            if enforce and draft >= 2019:
+                self.assertGrammarRejects(grammar, '"not an email"')
+            else:
+                self.assertGrammarAccepts(grammar, '"not an email"')
+
     @parameterized.named_parameters(*[(name, *case) for name, case in CASES.items()])
     def test_instances(self, schema, valid, invalid):
         grammar = xg2jax.Grammar.from_json_schema(schema)

@@ -26,6 +26,9 @@ struct JsonValue {
   std::string text;  // kNumber: the literal as written; kString: the decoded UTF-8 value
   std::vector<JsonValue> items;                              // kArray
   std::vector<std::pair<std::string, JsonValue>> members;    // kObject, in document order
+  // For a node a front end copied from another (a merge that shares a subschema): the node it stands for, so
+  // identity survives the copy (see Identity). nullptr for a node that is itself.
+  const JsonValue* origin = nullptr;
 
   bool is_object() const { return kind == Kind::kObject; }
   bool is_array() const { return kind == Kind::kArray; }
@@ -35,6 +38,8 @@ struct JsonValue {
   bool is_null() const { return kind == Kind::kNull; }
   // The member named key of an object (first occurrence), or nullptr.
   const JsonValue* Find(std::string_view key) const;
+  // The node this one is (itself, or the node it is a copy of).
+  const JsonValue* Identity() const { return origin ? origin : this; }
 };
 
 struct JsonParseOptions {

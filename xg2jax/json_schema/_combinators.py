@@ -54,9 +54,7 @@ class CombinatorsMixin:
         if a is False or b is False:
             return False
         if "$ref" in b:
-            b = self._deref(b, ptr) if set(b) - ANNOTATIONS == {"$ref"} else b
-            if isinstance(b, dict) and "$ref" in b:
-                raise UnsupportedSchemaError(ptr, "allOf with a $ref that has sibling keywords is not supported yet")
+            b = self._without_ref(b, ptr)
             if not isinstance(b, dict):
                 return self._merge(a, b, ptr)
         for side in (a, b):
@@ -117,7 +115,7 @@ class CombinatorsMixin:
             out.update(self._merge_members(a, b, ptr))
             b = {k: v for k, v in b.items() if k not in trio}
         for kw, vb in b.items():
-            if kw in ANNOTATIONS:
+            if kw in self._annotations:
                 continue
             if kw not in out:
                 out[kw] = vb
@@ -172,6 +170,21 @@ class CombinatorsMixin:
             elif json.dumps(va, sort_keys=True) != json.dumps(vb, sort_keys=True):
                 raise UnsupportedSchemaError(f"{ptr}/{kw}", f"allOf: cannot merge two different '{kw}' keywords yet")
         return out
+
+    def _without_ref(self, b: dict, ptr: str):
+        """``b`` without its ``$ref``, for merging: the target of a bare reference (a chain followed); from draft
+        2019-09, ``allOf [{"$ref": ...}, siblings]`` for a reference with siblings; before it the target alone (those
+        drafts ignore the siblings of ``$ref``)."""
+        seen = set()
+        while isinstance(b, dict) and "$ref" in b:
+            if id(b) in seen:
+                raise SchemaError(ptr, "$ref cycle without any constraint")
+            seen.add(id(b))
+            if set(b) - self._annotations != {"$ref"} and self._draft >= 2019:
+                siblings = {k: v for k, v in b.items() if k != "$ref" and k not in self._annotations}
+                return {"allOf": [{"$ref": b["$ref"]}, siblings]}
+            b = self._deref({"$ref": b["$ref"]}, ptr)
+        return b
 
     def _merge_members(self, a: dict, b: dict, ptr: str) -> dict:
         """properties / patternProperties / additionalProperties of ``allOf [a, b]``. A declared name takes both
@@ -365,11 +378,11 @@ class CombinatorsMixin:
         """The rule for ``merged`` (a branch merged with its siblings in ``parent``). A branch that is a bare $ref
         gets one named rule per (parent schema object, target): a recursive $ref reached again through the same
         anyOf closes as rule recursion instead of being inlined without end."""
-        if (not isinstance(branch, dict) or set(branch) - ANNOTATIONS != {"$ref"} or self._res.dynamic_refs
+        if (not isinstance(branch, dict) or set(branch) - self._annotations != {"$ref"} or self._res.dynamic_refs
                 or not isinstance(merged, dict)):
             return self.visit(merged, ptr)
         target, _ = self._resolve(branch["$ref"], ptr)
-        rest = {k: v for k, v in parent.items() if k not in ("anyOf", "oneOf") and k not in ANNOTATIONS}
+        rest = {k: v for k, v in parent.items() if k not in ("anyOf", "oneOf") and k not in self._annotations}
         try:  # $refs are canonical (absolute), so equal text means equal constraints
             key = (target, json.dumps(rest, sort_keys=True))
         except (TypeError, ValueError):

@@ -36,6 +36,7 @@ from xg2jax.json_schema._arrays import ArraysMixin
 from xg2jax.json_schema._check import check_document, check_shape
 from xg2jax.json_schema._combinators import CombinatorsMixin
 from xg2jax.json_schema._common import (
+    ANNOTATIONS,
     KNOWN_UNSUPPORTED,
     NOT_CONTEXT_FREE,
     BudgetExceeded,
@@ -85,6 +86,9 @@ class SchemaConverter(UnevaluatedMixin, ComplementsMixin, PatternsMixin, Rewrite
         self._depth = 0
         self._work = 0  # subschema conversions, merges and disjointness checks so far (MAX_WORK)
         self.enforce_formats = enforce_formats
+        # Keywords that do not constrain their own schema object: with formats enforced, `format` constrains, so a
+        # `$ref` next to it is no bare reference and a merge keeps it.
+        self._annotations = ANNOTATIONS - {"format"} if enforce_formats else ANNOTATIONS
         self.root = schema
         self.strict = strict_mode
         self.any_whitespace = any_whitespace

@@ -7,7 +7,6 @@ import urllib.parse
 from typing import Any
 
 from xg2jax.json_schema._common import (
-    ANNOTATIONS,
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
@@ -167,7 +166,7 @@ class RefsMixin:
         """``schema`` with a bare ``$ref`` replaced by its target (for merging)."""
         seen = set()
         schema = self._pin_resource(schema, ptr)
-        while isinstance(schema, dict) and set(schema) - ANNOTATIONS == {"$ref"}:
+        while isinstance(schema, dict) and set(schema) - self._annotations == {"$ref"}:
             target, schema = self._resolve(schema["$ref"], ptr)
             if target in seen:
                 raise SchemaError(ptr, "$ref cycle without any constraint")
@@ -221,14 +220,14 @@ class RefsMixin:
         seen = set()
         while True:
             key, node = self._resolve(schema["$ref"], ptr, entering=True)
-            if (key in seen or not isinstance(node, dict) or set(node) - ANNOTATIONS != {"$ref"}
+            if (key in seen or not isinstance(node, dict) or set(node) - self._annotations != {"$ref"}
                     or not isinstance(node["$ref"], str) or node["$ref"].startswith("xg2jax-missing")):
                 return schema  # (a missing target is reported by the visitor, at the reference that names it)
             seen.add(key)
             schema = node
 
     def _visit_ref(self, schema: dict, ptr: str) -> str:
-        siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
+        siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in self._annotations}
         if siblings and self._draft >= 2019:
             return self.visit({"allOf": [{"$ref": schema["$ref"]}, siblings]}, ptr)
         if not self._res.dynamic_refs:

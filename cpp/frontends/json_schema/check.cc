@@ -67,6 +67,12 @@ void Check(const JsonValue& s, int draft, bool is_root) {
           })) {
         Stop("'required' that is not an array of strings");
       }
+    } else if (kw == "patternProperties") {
+      if (!v.is_object()) Stop("'patternProperties' that is not an object");
+      for (const auto& [regex, sub] : v.members) {
+        if (auto problem = RegexSyntaxError(regex)) Stop("a 'patternProperties' regex the parser rejects (" + *problem + ")");
+        Check(sub, draft);
+      }
     } else if (kw == "additionalProperties" || kw == "items") {
       Check(v, draft);
     } else if (kw == "enum") {
@@ -75,7 +81,7 @@ void Check(const JsonValue& s, int draft, bool is_root) {
       CheckValue(v);
     } else if (kw == "const") {
       CheckValue(v);
-    } else if (kw == "anyOf" || kw == "oneOf") {
+    } else if (kw == "anyOf" || kw == "oneOf" || kw == "allOf") {
       if (!v.is_array() || v.items.empty()) Stop("'" + kw + "' that is not a non-empty array");
       for (const auto& x : v.items) Check(x, draft);
     } else if (kw == "$defs" || kw == "definitions") {

@@ -169,6 +169,15 @@ std::string RuleTable::Define(const std::string& name, std::string body) {
   return name;
 }
 
+void RuleTable::Drop(const std::string& name) {
+  auto it = index_.find(name);
+  if (it == index_.end()) return;
+  size_t at = it->second;
+  index_.erase(it);
+  rules_.erase(rules_.begin() + static_cast<std::ptrdiff_t>(at));
+  for (size_t i = at; i < rules_.size(); ++i) index_[rules_[i].first] = i;
+}
+
 std::string RuleTable::Add(std::string_view name_hint, std::string body) {
   auto it = by_body_.find(body);
   if (it != by_body_.end()) return it->second;

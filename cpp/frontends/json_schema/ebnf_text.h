@@ -42,6 +42,8 @@ class RuleTable {
   std::string ReserveExact(const std::string& name);
   bool Has(const std::string& name) const { return index_.count(name) > 0; }
   std::string Define(const std::string& name, std::string body);
+  // Frees a reserved name whose body turned out unsatisfiable (it may be reserved again, then placed last).
+  void Drop(const std::string& name);
   std::string Add(std::string_view name_hint, std::string body);
   // The grammar text, root rule first.
   std::string Text(std::string_view root) const;

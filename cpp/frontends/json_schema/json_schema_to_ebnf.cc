@@ -24,6 +24,7 @@
 #include "frontends/json_schema/formats.h"
 #include "frontends/json_schema/key_trie.h"
 #include "frontends/json_schema/keywords.h"
+#include "frontends/json_schema/merge.h"
 #include "frontends/json_schema/numbers.h"
 #include "frontends/json_schema/references.h"
 #include "frontends/json_schema/string_automata.h"
@@ -40,11 +41,11 @@ class Converter {
   Converter(const JsonSchemaOptions& o, const References& refs, int draft)
       : refs_(refs),
         draft_(draft),
+        enforce_formats_(o.enforce_formats),
         ws_(o.any_whitespace ? "j_ws" : ""),
         item_sep_(Seq({ws_, Literal(Separator(o, true)), ws_})),
         key_sep_(Seq({ws_, Literal(Separator(o, false)), ws_})),
         plain_integers_(o.plain_integers),
-        enforce_formats_(o.enforce_formats),
         rules_(ws_, item_sep_, key_sep_, WsBody(o), o.plain_integers) {}
 
   std::string Convert(const JsonValue& root) {
@@ -78,7 +79,7 @@ class Converter {
     return "[ \\n\\t\\r]{0," + std::to_string(*o.max_whitespace_cnt) + "}";
   }
 
-  // _converter.visit / _visit_dict for the handled keywords.
+  // _converter.visit: booleans, the budget, then a schema with allOf through _visit_inlined.
   std::string Visit(const JsonValue& s, int depth) {
     if (s.is_bool()) {
       if (!s.boolean) throw Unsatisfiable{"the schema is false"};
@@ -86,6 +87,31 @@ class Converter {
     }
     if (++visits_ > kMaxVisits || rules_.size() > kMaxGrammarBytes) Stop("a schema beyond the native budget");
     if (depth > static_cast<int>(kMaxJsonDepth)) Stop("nesting beyond the native limit");
+    if (s.Find("allOf")) return VisitInlined(s, depth);
+    return VisitDict(s, depth);
+  }
+
+  // _visit_inlined: one rule per distinct text of a schema with allOf, reserved before its body is visited (a
+  // recursive $ref inlined through the merge reaches the same text again and closes as rule recursion).
+  std::string VisitInlined(const JsonValue& s, int depth) {
+    std::string key = merger_.Text(*merger_.Strip(&s));
+    auto it = inlined_rules_.find(key);
+    if (it != inlined_rules_.end()) return it->second;
+    std::string name = rules_.Reserve("merged");
+    inlined_rules_[key] = name;
+    std::string body;
+    try {
+      body = VisitDict(s, depth + 1);
+    } catch (const Unsatisfiable&) {
+      inlined_rules_.erase(key);
+      rules_.Drop(name);
+      throw;
+    }
+    return rules_.Define(name, std::move(body));
+  }
+
+  // _visit_dict for the handled keywords: $ref, allOf, anyOf / oneOf, listed values, types.
+  std::string VisitDict(const JsonValue& s, int depth) {
     const JsonValue* any_of = nullptr;
     const JsonValue* one_of = nullptr;
     const JsonValue* type = nullptr;
@@ -99,58 +125,205 @@ class Converter {
       if (!kNoConstraint.count(kw)) constrained = true;
     }
     if (const JsonValue* ref = s.Find("$ref")) {
+      // From draft 2019-09 the siblings of $ref are conjuncts: allOf [{"$ref": ...}, siblings] (_visit_ref).
+      JsonValue siblings;
+      siblings.kind = JsonValue::Kind::kObject;
       for (const auto& [kw, v] : s.members) {
-        if (IsRecognised(kw) && kw != "$ref" && !kAnnotations.count(kw) && draft_ >= 2019) {
-          Stop("'$ref' next to other keywords (an allOf merge)");
+        if (IsRecognised(kw) && kw != "$ref" && !IsAnnotation(kw, enforce_formats_)) {
+          siblings.members.emplace_back(kw, merger_.Share(v));
         }
       }
-      return VisitRef(*ref, depth);
+      if (siblings.members.empty() || draft_ < 2019) return VisitRef(*ref, depth);
+      JsonValue bare;
+      bare.kind = JsonValue::Kind::kObject;
+      bare.members.emplace_back("$ref", merger_.Share(*ref));
+      JsonValue list;
+      list.kind = JsonValue::Kind::kArray;
+      list.items.push_back(std::move(bare));
+      list.items.push_back(std::move(siblings));
+      JsonValue all_of;
+      all_of.kind = JsonValue::Kind::kObject;
+      all_of.members.emplace_back("allOf", std::move(list));
+      return Visit(*merger_.Make(std::move(all_of)), depth + 1);
     }
-    if (any_of || one_of) {
-      const std::string kw = any_of ? "anyOf" : "oneOf";
-      for (const auto& [k, v] : s.members) {
-        if (IsRecognised(k) && k != kw) Stop("'" + kw + "' next to other keywords");
-      }
-      const JsonValue& branches = any_of ? *any_of : *one_of;
-      // oneOf is anyOf when no two branches share a value; what this front end proves is a part of what the
-      // Python front end proves (_disjoint.py), so where it proves it both take the anyOf path.
-      if (one_of && !ProvablyDisjoint(branches)) Stop("'oneOf' whose branches are not shown disjoint");
-      std::vector<std::string> options;
-      for (const auto& b : branches.items) {
-        try {
-          options.push_back(References::IsBare(b) ? VisitBranchRef(b, depth) : Visit(b, depth + 1));
-        } catch (const Unsatisfiable&) {
-        }
-      }
-      if (options.empty()) throw Unsatisfiable{"no branch of '" + kw + "' accepts a value"};
-      return Choice(options);
-    }
+    if (s.Find("allOf")) return VisitAllOf(s, depth);
+    if (any_of || one_of) return VisitAlternatives(s, any_of ? "anyOf" : "oneOf", depth);
     if (values) return Values(s);
     if (type && type->is_string()) return Typed(s, type->text, depth);
     if (!type && !constrained) return "j_value";
     return Types(s, type, depth);
   }
 
-  // The oneOf branches (bare references followed, as _deref does) are pairwise disjoint, and none repeats another
-  // (a repeated branch takes the Python front end's exactly-one construction).
-  bool ProvablyDisjoint(const JsonValue& branches) {
-    std::vector<const JsonValue*> merged;
-    for (const auto& b : branches.items) {
-      const JsonValue* node = &b;
-      std::unordered_set<std::string> seen;
-      while (References::IsBare(*node)) {
-        std::string key;
-        node = &Target(node->Find("$ref")->text, &key);
-        if (!seen.insert(key).second) return false;
-      }
-      merged.push_back(node);
+  // s (its recognised keywords) without the keywords named.
+  const JsonValue* Without(const JsonValue& s, std::initializer_list<std::string_view> drop, bool annotations) {
+    JsonValue out;
+    out.kind = JsonValue::Kind::kObject;
+    for (const auto& [kw, v] : s.members) {
+      bool dropped = std::count(drop.begin(), drop.end(), kw) || (annotations && IsAnnotation(kw, enforce_formats_));
+      if (!IsRecognised(kw) || dropped) continue;
+      out.members.emplace_back(kw, merger_.Share(v));
     }
+    return merger_.Make(std::move(out));
+  }
+
+  // The allOf branch of _visit_dict: the siblings merged with each branch's target in turn (a target merged once
+  // per identity), then visited with the branches' property names first.
+  std::string VisitAllOf(const JsonValue& s, int depth) {
+    const JsonValue& branches = *s.Find("allOf");
+    const JsonValue* merged = Without(s, {"allOf"}, false);
+    std::unordered_set<const JsonValue*> seen;
+    for (const auto& b : branches.items) {
+      const JsonValue* target = merger_.Deref(&b);
+      if (!seen.insert(target->Identity()).second) continue;  // x and x is x
+      merged = merger_.Merge(merged, target);
+    }
+    if (SchemaMerger::IsFalse(merged)) throw Unsatisfiable{"the allOf branches and their siblings contradict"};
+    return Visit(*BranchNamesFirst(merged, branches), depth + 1);
+  }
+
+  // _branch_names_first: the merged properties reordered as a writer of {"allOf": [{"$ref": base}], "properties":
+  // {extra}} means them: the branches' names first, in branch order, then the schema's own.
+  const JsonValue* BranchNamesFirst(const JsonValue* merged, const JsonValue& branches) {
+    const JsonValue* props = merged->is_object() ? merged->Find("properties") : nullptr;
+    if (!props || !props->is_object() || props->members.size() < 2) return merged;
+    std::vector<std::string> first;
+    std::unordered_set<std::string> in_first;
+    for (const auto& b : branches.items) {
+      for (const auto& name : ConjunctNames(&b)) {
+        if (props->Find(name) && in_first.insert(name).second) first.push_back(name);
+      }
+    }
+    if (first.empty()) return merged;
+    JsonValue ordered;
+    ordered.kind = JsonValue::Kind::kObject;
+    for (const auto& name : first) ordered.members.emplace_back(name, merger_.Share(*props->Find(name)));
+    for (const auto& [name, v] : props->members) {
+      if (!in_first.count(name)) ordered.members.emplace_back(name, merger_.Share(v));
+    }
+    JsonValue out;
+    out.kind = JsonValue::Kind::kObject;
+    for (const auto& [kw, v] : merged->members) {
+      if (kw == "properties") out.members.emplace_back(kw, std::move(ordered));
+      else out.members.emplace_back(kw, merger_.Share(v));
+    }
+    return merger_.Make(std::move(out));
+  }
+
+  // A conjunct of a schema (_conjuncts): a schema object, or the own keywords (all but allOf) of one with allOf.
+  struct Conjunct {
+    const JsonValue* node;  // the schema (for the own keywords: the schema with allOf)
+    const JsonValue* id;    // its identity
+    bool own;
+    bool operator==(const Conjunct& o) const { return id == o.id && own == o.own; }
+  };
+  struct ConjunctHash {
+    size_t operator()(const Conjunct& c) const { return std::hash<const void*>()(c.id) * 2 + c.own; }
+  };
+
+  // The property names of the conjuncts of a schema, in order.
+  std::vector<std::string> ConjunctNames(const JsonValue* s) {
+    std::vector<std::string> names;
+    for (const Conjunct& c : Conjuncts(s).first) {
+      const JsonValue* props = c.node->is_object() ? c.node->Find("properties") : nullptr;
+      if (props && props->is_object()) {
+        for (const auto& m : props->members) names.push_back(m.first);
+      }
+    }
+    return names;
+  }
+
+  // _flatten: a schema as the conjuncts whose conjunction it is (bare references followed, allOf flattened, each
+  // conjunct once by identity), and whether it is complete: an allOf reached again while it is being flattened
+  // (a cycle) adds nothing. Complete lists are memoised per schema, so a chain of levels that each name the level
+  // below twice stays linear.
+  std::pair<std::vector<Conjunct>, bool> Conjuncts(const JsonValue* s) {
+    s = merger_.Deref(s);
+    const JsonValue* all_of = s->is_object() ? s->Find("allOf") : nullptr;
+    if (!all_of || (draft_ < 2019 && s->Find("$ref"))) return {{Conjunct{s, s->Identity(), false}}, true};
+    const JsonValue* id = s->Identity();
+    if (auto it = conjuncts_.find(id); it != conjuncts_.end()) return {it->second, true};
+    if (!flattening_.insert(id).second) return {{}, false};
+    std::vector<Conjunct> out;
+    std::unordered_set<Conjunct, ConjunctHash> have;
+    bool own = std::any_of(s->members.begin(), s->members.end(), [&](const auto& m) {
+      return m.first != "allOf" && !kAnnotations.count(m.first);
+    });
+    if (own) {
+      out.push_back({s, id, true});
+      have.insert(out.back());
+    }
+    bool complete = true;
+    static const std::vector<JsonValue> kNone;
+    for (const auto& sub : all_of->is_array() ? all_of->items : kNone) {
+      auto [more, whole] = Conjuncts(&sub);
+      complete = complete && whole;
+      for (const Conjunct& c : more) {
+        if (have.insert(c).second) out.push_back(c);
+      }
+    }
+    flattening_.erase(id);
+    if (complete) conjuncts_[id] = out;
+    return {out, complete};
+  }
+
+  // _visit_alternatives: each branch merged with the siblings; oneOf taken as anyOf where the merged branches are
+  // proven disjoint (and none repeats another).
+  std::string VisitAlternatives(const JsonValue& s, const std::string& kw, int depth) {
+    const JsonValue& branches = *s.Find(kw);
+    if (kw == "oneOf") {
+      std::unordered_set<std::string> texts;
+      for (const auto& b : branches.items) {
+        if (!texts.insert(merger_.Text(b)).second) Stop("'oneOf' with a repeated branch");
+      }
+    }
+    const JsonValue* rest = Without(s, {kw}, false);
+    std::vector<const JsonValue*> merged;
+    for (const auto& b : branches.items) merged.push_back(merger_.Merge(rest, merger_.Deref(&b)));
+    // oneOf is anyOf when no two branches share a value; what this front end proves is a part of what the
+    // Python front end proves (_disjoint.py), so where it proves it both take the anyOf path.
+    if (kw == "oneOf" && !ProvablyDisjoint(merged)) Stop("'oneOf' whose branches are not shown disjoint");
+    std::vector<std::string> options;
+    for (size_t i = 0; i < merged.size(); ++i) {
+      try {
+        options.push_back(VisitMergedBranch(s, branches.items[i], merged[i], depth));
+      } catch (const Unsatisfiable&) {
+      }
+    }
+    if (options.empty()) throw Unsatisfiable{"no branch of '" + kw + "' accepts a value"};
+    return Choice(options);
+  }
+
+  bool ProvablyDisjoint(const std::vector<const JsonValue*>& merged) {
     for (size_t i = 0; i < merged.size(); ++i) {
       for (size_t j = i + 1; j < merged.size(); ++j) {
         if (!DisjointPair(*merged[i], *merged[j])) return false;
       }
     }
     return true;
+  }
+
+  // _visit_merged_branch: a branch that is a bare reference gets one rule per (target, siblings), named after the
+  // branch's own target, so a recursive reference reached again through the same alternatives closes as rule
+  // recursion.
+  std::string VisitMergedBranch(const JsonValue& parent, const JsonValue& branch, const JsonValue* merged,
+                                int depth) {
+    if (!References::IsBare(branch, enforce_formats_) || !merged->is_object()) return Visit(*merged, depth + 1);
+    std::string target;
+    Target(branch.Find("$ref")->text, &target);
+    std::string key = target + '\0' + merger_.Text(*Without(parent, {"anyOf", "oneOf"}, true));
+    auto it = alt_rules_.find(key);
+    if (it != alt_rules_.end()) return it->second;
+    std::string name = rules_.Reserve(RuleHint("alt", target));
+    alt_rules_[key] = name;
+    std::string body;
+    try {
+      body = Visit(*merged, depth + 1);
+    } catch (const Unsatisfiable&) {
+      alt_rules_.erase(key);
+      rules_.Drop(name);
+      throw;
+    }
+    return rules_.Define(name, std::move(body));
   }
 
   static std::string RuleHint(const std::string& prefix, const std::string& key) {
@@ -177,7 +350,7 @@ class Converter {
     std::unordered_set<std::string> seen;
     while (true) {
       auto [key, node] = refs_.Resolve(last->text);
-      if (seen.count(key) || !References::IsBare(*node)) break;
+      if (seen.count(key) || !References::IsBare(*node, enforce_formats_)) break;
       seen.insert(key);
       last = node->Find("$ref");
     }
@@ -192,32 +365,6 @@ class Converter {
       body = Visit(node, depth + 1);
     } catch (const Unsatisfiable&) {
       Stop("a '$ref' target that accepts no value");
-    }
-    return rules_.Define(name, std::move(body));
-  }
-
-  // _visit_merged_branch for an anyOf branch that is a bare reference: one rule per target, named after the
-  // branch's own target, whose body is the end of the chain of bare references.
-  std::string VisitBranchRef(const JsonValue& branch, int depth) {
-    std::string target;
-    Target(branch.Find("$ref")->text, &target);
-    const JsonValue* node = &branch;
-    std::unordered_set<std::string> seen;
-    while (References::IsBare(*node)) {
-      std::string key;
-      node = &Target(node->Find("$ref")->text, &key);
-      if (!seen.insert(key).second) Stop("a '$ref' cycle without any constraint");
-    }
-    if (!node->is_object()) return Visit(*node, depth + 1);
-    auto it = alt_rules_.find(target);
-    if (it != alt_rules_.end()) return it->second;
-    std::string name = rules_.Reserve(RuleHint("alt", target));
-    alt_rules_[target] = name;
-    std::string body;
-    try {
-      body = Visit(*node, depth + 1);
-    } catch (const Unsatisfiable&) {
-      Stop("an anyOf '$ref' target that accepts no value");
     }
     return rules_.Define(name, std::move(body));
   }
@@ -432,16 +579,10 @@ class Converter {
       v.kind = JsonValue::Kind::kObject;
       return v;
     }();
-    static const JsonValue kTrue = [] {
-      JsonValue v;
-      v.kind = JsonValue::Kind::kBool;
-      v.boolean = true;
-      return v;
-    }();
     const JsonValue* props = s.Find("properties");
     if (!props) props = &kEmptyObject;
     const JsonValue* additional = s.Find("additionalProperties");
-    if (!additional) additional = &kTrue;
+    if (!additional) additional = SchemaMerger::True();
     // Declared names: the properties, then required names they do not list (those take additionalProperties).
     std::vector<std::pair<std::string_view, const JsonValue*>> names;
     std::unordered_set<std::string_view> required, seen;
@@ -455,12 +596,24 @@ class Converter {
         if (seen.insert(x.text).second) names.emplace_back(x.text, additional);
       }
     }
+    // patternProperties: the automaton of the keys each regex matches (_pattern_dfas).
+    std::vector<Pattern> patterns;
+    if (const JsonValue* pp = s.Find("patternProperties")) {
+      for (const auto& [regex, sub] : pp->members) {
+        try {
+          patterns.push_back({&sub, KeyDfa(regex)});
+        } catch (const std::exception& e) {
+          Stop(std::string("a 'patternProperties' regex beyond the automaton limits (") + e.what() + ")");
+        }
+      }
+    }
     std::vector<std::pair<std::string, bool>> entries;  // (member expression, required)
     for (const auto& [name, sub] : names) {
       bool req = required.count(name) > 0;
+      const JsonValue* schema = patterns.empty() ? sub : DeclaredValue(std::string(name), *props, additional, patterns);
       std::string value;
       try {
-        value = Visit(*sub, depth + 1);
+        value = Visit(*schema, depth + 1);
       } catch (const Unsatisfiable&) {
         if (req) throw;
         continue;
@@ -468,7 +621,11 @@ class Converter {
       entries.emplace_back(Seq({JsonStringLiteral(name), key_sep_, value}), req);
     }
     std::string extra;
-    if (!(additional->is_bool() && !additional->boolean)) {
+    if (!patterns.empty()) {
+      std::vector<std::string> declared;
+      for (const auto& n : names) declared.emplace_back(n.first);
+      extra = PatternMembers(declared, additional, patterns, depth);
+    } else if (!(additional->is_bool() && !additional->boolean)) {
       try {
         std::string value = Visit(*additional, depth + 1);
         std::vector<std::string_view> declared;
@@ -478,6 +635,79 @@ class Converter {
       }
     }
     return ObjectExpr(entries, extra);
+  }
+
+  struct Pattern {
+    const JsonValue* schema;
+    CodepointDfa keys;
+  };
+
+  // _declared_value: a declared name's value satisfies its property schema (additionalProperties when it has
+  // none and no pattern matches it) and the schema of every pattern that matches it.
+  const JsonValue* DeclaredValue(const std::string& name, const JsonValue& props, const JsonValue* additional,
+                                 const std::vector<Pattern>& patterns) {
+    std::vector<const JsonValue*> matched;
+    for (const auto& p : patterns) {
+      if (Matches(p.keys, name)) matched.push_back(p.schema);
+    }
+    const JsonValue* declared = props.Find(name);
+    const JsonValue* base = declared ? declared : matched.empty() ? additional : SchemaMerger::True();
+    if (matched.empty()) return base;
+    JsonValue list;
+    list.kind = JsonValue::Kind::kArray;
+    list.items.push_back(merger_.Share(*base));
+    for (const JsonValue* m : matched) list.items.push_back(merger_.Share(*m));
+    JsonValue out;
+    out.kind = JsonValue::Kind::kObject;
+    out.members.emplace_back("allOf", std::move(list));
+    return merger_.Make(std::move(out));
+  }
+
+  // _pattern_members: every undeclared key through the product of the declared names' automaton and the
+  // patterns'; its states grouped by the set of patterns that accept there, one member rule per group (key:
+  // the product with the group's states accepting; value: allOf the group's schemas, or additionalProperties).
+  // "" when no undeclared key may appear.
+  std::string PatternMembers(const std::vector<std::string>& names, const JsonValue* additional,
+                             const std::vector<Pattern>& patterns, int depth) {
+    CodepointDfa declared = NamesDfa(names);
+    std::vector<const CodepointDfa*> dfas = {&declared};
+    for (const auto& p : patterns) dfas.push_back(&p.keys);
+    std::optional<CodepointDfa> keys;
+    try {
+      keys = KeyProduct(dfas);
+    } catch (const std::exception& e) {
+      Stop(std::string("a 'patternProperties' product beyond the automaton limits (") + e.what() + ")");
+    }
+    std::map<std::vector<int>, std::vector<int32_t>> groups;  // ordered as Python sorts tuples
+    for (int32_t q = 0; q < keys->num_states(); ++q) {
+      if (keys->Accepts(q, 0)) continue;
+      std::vector<int> group;
+      for (size_t i = 0; i < patterns.size(); ++i) {
+        if (keys->Accepts(q, static_cast<int32_t>(i + 1))) group.push_back(static_cast<int>(i));
+      }
+      groups[group].push_back(q);
+    }
+    std::vector<std::string> members;
+    for (const auto& [group, finals] : groups) {
+      const JsonValue* value_schema = additional;
+      if (!group.empty()) {
+        JsonValue list;
+        list.kind = JsonValue::Kind::kArray;
+        for (int i : group) list.items.push_back(merger_.Share(*patterns[i].schema));
+        JsonValue all_of;
+        all_of.kind = JsonValue::Kind::kObject;
+        all_of.members.emplace_back("allOf", std::move(list));
+        value_schema = merger_.Make(std::move(all_of));
+      }
+      std::string value;
+      try {
+        value = Visit(*value_schema, depth + 1);
+      } catch (const Unsatisfiable&) {
+        continue;
+      }
+      members.push_back(Seq({DfaString(keys->WithAccepting(finals), &rules_), key_sep_, value}));
+    }
+    return members.empty() ? "" : Choice(members);
   }
 
   std::string ObjectExpr(const std::vector<std::pair<std::string, bool>>& entries, const std::string& extra) {
@@ -536,13 +766,17 @@ class Converter {
 
   const References& refs_;
   int draft_;
+  bool enforce_formats_;
+  int64_t visits_ = 0;  // conversion steps: visits and merges (kMaxVisits)
+  SchemaMerger merger_{refs_, draft_, enforce_formats_, &visits_};
   std::unordered_map<std::string, std::string> ref_rules_;  // $ref target pointer -> rule name
-  std::unordered_map<std::string, std::string> alt_rules_;  // anyOf branch $ref target -> rule name
+  std::unordered_map<std::string, std::string> alt_rules_;  // (branch $ref target, siblings' text) -> rule name
+  std::unordered_map<std::string, std::string> inlined_rules_;  // text of a schema with allOf -> rule name
+  std::unordered_map<const JsonValue*, std::vector<Conjunct>> conjuncts_;  // identity -> complete Conjuncts
+  std::unordered_set<const JsonValue*> flattening_;  // Conjuncts in progress (an allOf cycle)
   std::string ws_, item_sep_, key_sep_;
   bool plain_integers_;
-  bool enforce_formats_;
   RuleTable rules_;
-  int64_t visits_ = 0;
 };
 
 }  // namespace

@@ -51,6 +51,10 @@ extern const std::unordered_set<std::string_view> kValueKeywords;
 extern const std::unordered_set<std::string_view> kTypes;
 
 bool IsRecognised(std::string_view kw);
+// Whether kw does not constrain its own schema object (kAnnotations; with formats enforced, `format` does).
+inline bool IsAnnotation(std::string_view kw, bool enforce_formats) {
+  return kAnnotations.count(kw) > 0 && !(enforce_formats && kw == "format");
+}
 [[noreturn]] void Stop(std::string why);
 // A plain JSON integer literal (-?(0|[1-9][0-9]*)) of a size Python reads exactly.
 bool IsPlainInteger(const std::string& t);

@@ -59,11 +59,12 @@ class References {
   }
 
   // Whether a schema object is a bare reference: `$ref` and nothing but annotations beside it (unknown keywords
-  // count as something, as in the Python front end's set(node) - ANNOTATIONS == {"$ref"}).
-  static bool IsBare(const JsonValue& s) {
+  // count as something, as in the Python front end's set(node) - annotations == {"$ref"}; see IsAnnotation).
+  static bool IsBare(const JsonValue& s, bool enforce_formats) {
     if (!s.is_object() || !s.Find("$ref")) return false;
-    return std::all_of(s.members.begin(), s.members.end(),
-                       [](const auto& m) { return m.first == "$ref" || kAnnotations.count(m.first) > 0; });
+    return std::all_of(s.members.begin(), s.members.end(), [&](const auto& m) {
+      return m.first == "$ref" || IsAnnotation(m.first, enforce_formats);
+    });
   }
 
  private:

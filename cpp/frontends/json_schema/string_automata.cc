@@ -167,10 +167,8 @@ std::optional<std::string> RegexSyntaxError(const std::string& pattern) {
   return std::nullopt;
 }
 
-std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, RuleTable* rules) {
-  CodepointDfa search = SearchDfa(HoistAnchors(pattern), kMaxDfaStates);
-  CodepointDfa strings = ProductWithLength({&search}, 1, lo, hi, kMaxDfaStates);
-  EmissionPlan plan = PlanEmission(strings, kMaxMergeWork);
+std::string DfaString(const CodepointDfa& dfa, RuleTable* rules) {
+  EmissionPlan plan = PlanEmission(dfa, kMaxMergeWork);
   if (plan.start < 0) return "j_never";
   std::map<int32_t, std::string> names;  // _key_rule: every state's name first, then the bodies
   for (const auto& st : plan.states) names[st.id] = rules->Reserve("key_" + std::to_string(st.id));
@@ -185,6 +183,26 @@ std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, Ru
     rules->Define(names.at(st.id), loop.empty() ? body : "( " + Choice(loop) + " )* ( " + body + " )");
   }
   return Seq({"\"\\\"\"", names.at(plan.start)});
+}
+
+std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, RuleTable* rules) {
+  CodepointDfa search = SearchDfa(HoistAnchors(pattern), kMaxDfaStates);
+  return DfaString(ProductWithLength({&search}, 1, lo, hi, kMaxDfaStates), rules);
+}
+
+CodepointDfa KeyDfa(const std::string& pattern) { return SearchDfa(HoistAnchors(pattern), kMaxDfaStates); }
+
+CodepointDfa KeyProduct(const std::vector<const CodepointDfa*>& dfas) { return ProductDfa(dfas, kMaxDfaStates); }
+
+bool Matches(const CodepointDfa& dfa, const std::string& text) {
+  std::vector<uint32_t> codepoints;
+  for (size_t pos = 0; pos < text.size();) {
+    uint32_t cp;
+    if (!DecodeUtf8(text, &pos, &cp)) return false;  // the JSON reader admits valid UTF-8 only
+    codepoints.push_back(cp);
+  }
+  int32_t state = dfa.Run(codepoints);
+  return state >= 0 && dfa.Accepts(state);
 }
 
 }  // namespace xg::json_schema

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "automata/codepoint_dfa.h"
 #include "frontends/json_schema/ebnf_text.h"
 
 namespace xg::json_schema {
@@ -25,5 +26,15 @@ std::optional<std::string> RegexSyntaxError(const std::string& pattern);
 // points (`hi` < 0: unbounded): rules added to `rules`, the expression returned; "j_never" when no string does.
 // Throws (RegexError, LimitError) when the automaton cannot be built within the Python front end's limits.
 std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, RuleTable* rules);
+
+// A JSON string (with its quotes) whose content the automaton (component 0) accepts: _key_rule's rules, one per
+// state of the trimmed, merged automaton; "j_never" when it accepts nothing.
+std::string DfaString(const CodepointDfa& dfa, RuleTable* rules);
+// The keys a `patternProperties` regex matches (search semantics); throws as PatternString does.
+CodepointDfa KeyDfa(const std::string& pattern);
+// The product of key automata within the Python front end's state limit (_automata.product); throws LimitError.
+CodepointDfa KeyProduct(const std::vector<const CodepointDfa*>& dfas);
+// Whether the automaton (component 0) accepts the whole of the UTF-8 text.
+bool Matches(const CodepointDfa& dfa, const std::string& text);
 
 }  // namespace xg::json_schema

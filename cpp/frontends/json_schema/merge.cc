@@ -1,0 +1,403 @@
+// See merge.h.
+#include "frontends/json_schema/merge.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <unordered_set>
+
+#include "frontends/json_schema/check.h"
+#include "frontends/json_schema/ebnf_text.h"
+#include "frontends/json_schema/keywords.h"
+
+namespace xg::json_schema {
+
+namespace {
+
+// Nodes the merges of one conversion may make or copy (about 100 bytes each).
+constexpr size_t kMaxMergedNodes = 2'000'000;
+// Nesting of merged schemas (allOf wrappers around allOf wrappers) the recursive readers here accept.
+constexpr int kMaxMergedDepth = 2048;
+
+JsonValue Object() {
+  JsonValue v;
+  v.kind = JsonValue::Kind::kObject;
+  return v;
+}
+
+JsonValue Array() {
+  JsonValue v;
+  v.kind = JsonValue::Kind::kArray;
+  return v;
+}
+
+JsonValue String(const std::string& text) {
+  JsonValue v;
+  v.kind = JsonValue::Kind::kString;
+  v.text = text;
+  return v;
+}
+
+JsonValue* FindMutable(JsonValue* object, const std::string& key) {
+  for (auto& [k, v] : object->members) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+bool HasAny(const JsonValue& s, std::initializer_list<const char*> keys) {
+  return std::any_of(keys.begin(), keys.end(), [&](const char* k) { return s.Find(k) != nullptr; });
+}
+
+// The type names of a `type` value (a name or a list of names).
+std::vector<std::string> TypeNames(const JsonValue& v) {
+  if (v.is_string()) return {v.text};
+  std::vector<std::string> out;
+  for (const auto& t : v.items) out.push_back(t.text);
+  return out;
+}
+
+}  // namespace
+
+const JsonValue* SchemaMerger::True() {
+  static const JsonValue kTrue = [] {
+    JsonValue v;
+    v.kind = JsonValue::Kind::kBool;
+    v.boolean = true;
+    return v;
+  }();
+  return &kTrue;
+}
+
+const JsonValue* SchemaMerger::False() {
+  static const JsonValue kFalse = [] {
+    JsonValue v;
+    v.kind = JsonValue::Kind::kBool;
+    return v;
+  }();
+  return &kFalse;
+}
+
+void SchemaMerger::Charge(size_t nodes) {
+  nodes_ += nodes;
+  if (nodes_ > kMaxMergedNodes) Stop("allOf merges beyond the native copy budget");
+}
+
+const JsonValue* SchemaMerger::Make(JsonValue v) {
+  Charge(1);
+  arena_.push_back(std::make_unique<JsonValue>(std::move(v)));
+  return arena_.back().get();
+}
+
+JsonValue SchemaMerger::Share(const JsonValue& v) {
+  Charge(1);
+  JsonValue out;
+  out.kind = v.kind;
+  out.boolean = v.boolean;
+  out.text = v.text;
+  out.origin = v.Identity();
+  out.items.reserve(v.items.size());
+  for (const auto& x : v.items) out.items.push_back(Share(x));
+  out.members.reserve(v.members.size());
+  for (const auto& [k, x] : v.members) out.members.emplace_back(k, Share(x));
+  return out;
+}
+
+void SchemaMerger::AppendText(const JsonValue& v, std::string* out, int depth) {
+  if (depth > kMaxMergedDepth) Stop("allOf merges nested beyond the native limit");
+  switch (v.kind) {
+    case JsonValue::Kind::kNull: *out += "null"; return;
+    case JsonValue::Kind::kBool: *out += v.boolean ? "true" : "false"; return;
+    case JsonValue::Kind::kString: *out += JsonString(v.text); return;
+    case JsonValue::Kind::kNumber: {
+      // json.loads reads a literal without fraction or exponent as an int (exact), any other as a float: equal
+      // floats share their 17-digit spelling, and the "f" keeps 1 and 1.0 apart as json.dumps does.
+      if (v.text.find_first_of(".eE") == std::string::npos) {
+        *out += v.text == "-0" ? "0" : v.text;
+      } else {
+        char buffer[40];
+        std::snprintf(buffer, sizeof buffer, "f%.17g", std::strtod(v.text.c_str(), nullptr));
+        *out += buffer;
+      }
+      return;
+    }
+    case JsonValue::Kind::kArray:
+      out->push_back('[');
+      for (size_t i = 0; i < v.items.size(); ++i) {
+        if (i) out->push_back(',');
+        AppendText(v.items[i], out, depth + 1);
+      }
+      out->push_back(']');
+      return;
+    case JsonValue::Kind::kObject: {
+      std::vector<const std::pair<std::string, JsonValue>*> sorted;
+      for (const auto& m : v.members) sorted.push_back(&m);
+      std::sort(sorted.begin(), sorted.end(), [](const auto* x, const auto* y) { return x->first < y->first; });
+      out->push_back('{');
+      for (size_t i = 0; i < sorted.size(); ++i) {
+        if (i) out->push_back(',');
+        *out += JsonString(sorted[i]->first);
+        out->push_back(':');
+        AppendText(sorted[i]->second, out, depth + 1);
+      }
+      out->push_back('}');
+      return;
+    }
+  }
+}
+
+std::string SchemaMerger::Text(const JsonValue& v) {
+  std::string out;
+  AppendText(v, &out, 0);
+  Charge(out.size() / 64);  // text is work too: charge it against the same budget
+  return out;
+}
+
+const JsonValue* SchemaMerger::Strip(const JsonValue* s) {
+  if (!s->is_object()) return s;
+  if (std::all_of(s->members.begin(), s->members.end(), [](const auto& m) { return IsRecognised(m.first); })) {
+    return s;
+  }
+  JsonValue out = Object();
+  for (const auto& [k, v] : s->members) {
+    if (IsRecognised(k)) out.members.emplace_back(k, Share(v));
+  }
+  return Make(std::move(out));
+}
+
+const JsonValue* SchemaMerger::Deref(const JsonValue* s) {
+  std::unordered_set<std::string> seen;
+  while (References::IsBare(*s, enforce_formats_)) {
+    auto [key, node] = refs_.Resolve(s->Find("$ref")->text);
+    if (!node) Stop("a '$ref' that points to nothing");
+    if (!seen.insert(key).second) Stop("a '$ref' cycle without any constraint");
+    Check(*node, draft_);
+    s = node;
+  }
+  return s;
+}
+
+const JsonValue* SchemaMerger::WithoutRef(const JsonValue* b) {
+  std::unordered_set<const JsonValue*> seen;
+  while (b->is_object() && b->Find("$ref")) {
+    if (!seen.insert(b->Identity()).second) Stop("a '$ref' cycle without any constraint");
+    const JsonValue& ref = *b->Find("$ref");
+    if (!References::IsBare(*b, enforce_formats_) && draft_ >= 2019) {
+      JsonValue bare = Object();
+      bare.members.emplace_back("$ref", Share(ref));
+      JsonValue siblings = Object();
+      for (const auto& [kw, v] : b->members) {
+        if (kw != "$ref" && !IsAnnotation(kw, enforce_formats_)) siblings.members.emplace_back(kw, Share(v));
+      }
+      JsonValue list = Array();
+      list.items.push_back(std::move(bare));
+      list.items.push_back(std::move(siblings));
+      JsonValue out = Object();
+      out.members.emplace_back("allOf", std::move(list));
+      return Make(std::move(out));
+    }
+    auto [key, node] = refs_.Resolve(ref.text);
+    if (!node) Stop("a '$ref' that points to nothing");
+    Check(*node, draft_);
+    b = Deref(node);  // the target as written (unrecognised keywords too, as the Python front end reads it)
+  }
+  return b;
+}
+
+std::vector<const JsonValue*> SchemaMerger::Unique(const std::vector<const JsonValue*>& schemas) {
+  std::vector<const JsonValue*> out;
+  std::unordered_set<std::string> seen;
+  for (const JsonValue* x : schemas) {
+    if (seen.insert(Text(*x)).second) out.push_back(x);
+  }
+  return out;
+}
+
+const JsonValue* SchemaMerger::AllOf(const std::vector<const JsonValue*>& schemas) {
+  std::vector<const JsonValue*> constraining;
+  for (const JsonValue* x : schemas) {
+    if (!IsTrue(x) && !IsEmptyObject(x)) constraining.push_back(x);
+  }
+  std::vector<const JsonValue*> distinct = Unique(constraining);
+  if (distinct.empty()) return True();
+  if (distinct.size() == 1) return distinct[0];
+  JsonValue list = Array();
+  for (const JsonValue* x : distinct) list.items.push_back(Share(*x));
+  JsonValue out = Object();
+  out.members.emplace_back("allOf", std::move(list));
+  return Make(std::move(out));
+}
+
+const JsonValue* SchemaMerger::Merge(const JsonValue* a, const JsonValue* b) {
+  if (++*work_ > kMaxVisits) Stop("a schema beyond the native budget");
+  if (IsFalse(a) || IsFalse(b)) return False();
+  if (IsTrue(a) || IsEmptyObject(a)) return b;
+  if (IsTrue(b) || IsEmptyObject(b)) return a;
+  if (!a->is_object() || !b->is_object()) Stop("'allOf' entries that are not schemas");
+  a = Strip(a);
+  b = Strip(b);
+  if (Text(*a) == Text(*b)) return a;  // x and x is x
+  if (b->Find("$ref")) {
+    b = WithoutRef(b);
+    if (!b->is_object()) return Merge(a, b);
+  }
+  JsonValue out = Object();
+  for (const auto& [k, v] : a->members) out.members.emplace_back(k, Share(v));
+  static const std::initializer_list<const char*> kTrio = {"properties", "patternProperties",
+                                                           "additionalProperties"};
+  bool members = HasAny(*a, kTrio) && HasAny(*b, kTrio);
+  if (members) {
+    auto& m = out.members;
+    m.erase(std::remove_if(m.begin(), m.end(),
+                           [](const auto& x) {
+                             return x.first == "properties" || x.first == "patternProperties" ||
+                                    x.first == "additionalProperties";
+                           }),
+            m.end());
+    MergeMembers(*a, *b, &out);
+  }
+  for (const auto& [kw, vb] : b->members) {
+    if (members && (kw == "properties" || kw == "patternProperties" || kw == "additionalProperties")) continue;
+    if (IsAnnotation(kw, enforce_formats_)) continue;
+    JsonValue* va = FindMutable(&out, kw);
+    if (!va) {
+      out.members.emplace_back(kw, Share(vb));
+      continue;
+    }
+    if (!MergeKeyword(kw, va, vb)) return False();
+  }
+  return Make(std::move(out));
+}
+
+bool SchemaMerger::MergeKeyword(const std::string& kw, JsonValue* va, const JsonValue& vb) {
+  auto bound = [&](const JsonValue& v) {
+    std::optional<Decimal> d = v.is_number() ? Bound(v) : std::nullopt;
+    if (!d) Stop("allOf: a '" + kw + "' that is not a number read exactly");
+    // Python compares an int with a float exactly, but reads a decimal literal as the nearest double: the two
+    // orders agree while both fit a double's integers exactly.
+    if (d->whole >= (int64_t{1} << 53)) Stop("allOf: a '" + kw + "' beyond 2^53");
+    return *d;
+  };
+  if (kw == "type") {
+    std::vector<std::string> ta = TypeNames(*va), tb = TypeNames(vb);
+    auto has = [](const std::vector<std::string>& t, const char* name) {
+      return std::find(t.begin(), t.end(), name) != t.end();
+    };
+    std::vector<std::string> both;
+    for (const auto& t : ta) {
+      if (has(tb, t.c_str()) && !has(both, t.c_str())) both.push_back(t);
+    }
+    if (((has(ta, "number") && has(tb, "integer")) || (has(ta, "integer") && has(tb, "number"))) &&
+        !has(both, "integer")) {
+      both.push_back("integer");
+    }
+    if (both.empty()) return false;
+    std::sort(both.begin(), both.end());
+    JsonValue list = Array();
+    for (const auto& t : both) list.items.push_back(String(t));
+    *va = std::move(list);
+  } else if (kw == "required") {
+    for (const auto& name : vb.items) {
+      bool listed = std::any_of(va->items.begin(), va->items.end(),
+                                [&](const JsonValue& x) { return x.text == name.text; });
+      if (!listed) va->items.push_back(Share(name));
+    }
+    va->origin = nullptr;  // a new list (an identity of its own)
+  } else if (kw == "minLength" || kw == "minItems") {
+    if (Count(vb, kw) > Count(*va, kw)) *va = Share(vb);
+  } else if (kw == "maxLength" || kw == "maxItems") {
+    if (Count(vb, kw) < Count(*va, kw)) *va = Share(vb);
+  } else if ((kw == "minimum" || kw == "exclusiveMinimum") && draft_ >= 6) {
+    if (xg::json_schema::Compare(bound(vb), bound(*va)) > 0) *va = Share(vb);
+  } else if ((kw == "maximum" || kw == "exclusiveMaximum") && draft_ >= 6) {
+    if (xg::json_schema::Compare(bound(vb), bound(*va)) < 0) *va = Share(vb);
+  } else if (kw == "allOf") {
+    std::vector<const JsonValue*> all;
+    for (const auto& x : va->items) all.push_back(&x);
+    for (const auto& x : vb.items) all.push_back(&x);
+    JsonValue list = Array();
+    for (const JsonValue* x : Unique(all)) list.items.push_back(Share(*x));
+    *va = std::move(list);
+  } else if (kw == "anyOf" || kw == "oneOf") {
+    // (x1 | x2) & (y1 | y2) = (x1 & (y1 | y2)) | (x2 & (y1 | y2)); the same for exactly-one.
+    JsonValue list = Array();
+    for (const auto& x : va->items) {
+      JsonValue pair = Array();
+      pair.items.push_back(Share(x));
+      JsonValue alternatives = Object();
+      alternatives.members.emplace_back(kw, Share(vb));
+      pair.items.push_back(std::move(alternatives));
+      JsonValue conjunction = Object();
+      conjunction.members.emplace_back("allOf", std::move(pair));
+      list.items.push_back(std::move(conjunction));
+    }
+    *va = std::move(list);
+  } else if (kw == "items" || kw == "additionalProperties") {
+    const JsonValue* both = AllOf({va, &vb});
+    *va = Share(*both);
+  } else if (kw == "enum") {
+    std::unordered_set<std::string> listed;
+    for (const auto& x : vb.items) listed.insert(Text(x));
+    JsonValue kept = Array();
+    for (const auto& x : va->items) {
+      if (listed.count(Text(x))) kept.items.push_back(Share(x));
+    }
+    *va = std::move(kept);
+  } else if (kw == "const") {
+    if (Text(*va) != Text(vb)) return false;
+  } else if (Text(*va) != Text(vb)) {
+    Stop("allOf: two different '" + kw + "' keywords");
+  }
+  return true;
+}
+
+void SchemaMerger::MergeMembers(const JsonValue& a, const JsonValue& b, JsonValue* out) {
+  if (a.Find("patternProperties") || b.Find("patternProperties")) Stop("allOf merging 'patternProperties'");
+  static const JsonValue kNoProperties = Object();
+  struct Side {
+    const JsonValue* props;
+    const JsonValue* additional;
+  };
+  Side sides[2];
+  for (int i = 0; i < 2; ++i) {
+    const JsonValue& x = i ? b : a;
+    const JsonValue* props = x.Find("properties");
+    const JsonValue* additional = x.Find("additionalProperties");
+    sides[i] = {props ? props : &kNoProperties, additional ? additional : True()};
+  }
+  std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
+  for (const Side& side : sides) {
+    for (const auto& [n, _] : side.props->members) {
+      if (seen.insert(n).second) names.push_back(n);
+    }
+  }
+  if (!names.empty()) {
+    JsonValue props = Object();
+    for (const auto& n : names) {
+      std::vector<const JsonValue*> values;
+      for (const Side& side : sides) {
+        const JsonValue* declared = side.props->Find(n);
+        values.push_back(declared ? declared : side.additional);
+      }
+      props.members.emplace_back(n, Share(*AllOf(values)));
+    }
+    out->members.emplace_back("properties", std::move(props));
+  }
+  std::vector<const JsonValue*> adds;
+  for (const Side& side : sides) {
+    if (!IsTrue(side.additional) && !IsEmptyObject(side.additional)) adds.push_back(side.additional);
+  }
+  if (adds.size() == 1) {
+    out->members.emplace_back("additionalProperties", Share(*adds[0]));
+  } else if (adds.size() == 2) {
+    JsonValue list = Array();
+    for (const JsonValue* x : adds) list.items.push_back(Share(*x));
+    JsonValue conjunction = Object();
+    conjunction.members.emplace_back("allOf", std::move(list));
+    out->members.emplace_back("additionalProperties", std::move(conjunction));
+  }
+}
+
+}  // namespace xg::json_schema
