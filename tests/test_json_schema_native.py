@@ -204,6 +204,20 @@ HANDLED = {
          "additionalProperties": {"type": "null"}},
         {"type": "object", "patternProperties": {"^a": {"type": "string"}, "b$": {"type": "integer"}},
          "required": ["ab"]}]}},
+    "positional_items": {"anyOf": [
+        {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": False},
+        {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}, {"const": 1}],
+         "items": {"type": "null"}, "minItems": 2, "maxItems": 5},
+        {"type": "array", "prefixItems": [{"type": "boolean"}, False, {"type": "string"}], "minItems": 1},
+        {"type": "array", "prefixItems": [{}], "maxItems": 0},
+        {"allOf": [{"type": "array", "prefixItems": [{"type": "number"}], "items": {"type": "string"}},
+                   {"prefixItems": [{"minimum": 0}, {"minLength": 2}, {"maxLength": 4}]}]}]},
+    "positional_items_draft7": {"$schema": "http://json-schema.org/draft-07/schema#", "anyOf": [
+        {"type": "array", "items": [{"type": "string"}, {"type": "integer"}], "additionalItems": False},
+        {"type": "array", "items": [{"type": "string"}], "additionalItems": {"type": "integer"}, "minItems": 3},
+        {"type": "array", "items": [{"type": "string"}]},
+        {"allOf": [{"items": [{"type": "number"}], "additionalItems": {"type": "string"}},
+                   {"items": {"minLength": 1}}, {"type": "array", "maxItems": 3}]}]},
     "format_through_merges": {"$defs": {"s": {"type": "string"}}, "anyOf": [
         {"allOf": [{"type": "string"}, {"format": "email"}]},
         {"description": "kept", "anyOf": [{"type": "string", "format": "date"}]},

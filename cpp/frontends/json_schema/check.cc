@@ -73,6 +73,16 @@ void Check(const JsonValue& s, int draft, bool is_root) {
         if (auto problem = RegexSyntaxError(regex)) Stop("a 'patternProperties' regex the parser rejects (" + *problem + ")");
         Check(sub, draft);
       }
+    } else if (kw == "items" && v.is_array()) {
+      if (draft >= 2020) Stop("an array 'items' in draft 2020-12");
+      for (const auto& x : v.items) Check(x, draft);
+    } else if (kw == "prefixItems") {
+      if (draft < 2020) Stop("'prefixItems' before draft 2020-12");
+      if (!v.is_array()) Stop("'prefixItems' that is not an array");
+      for (const auto& x : v.items) Check(x, draft);
+    } else if (kw == "additionalItems") {
+      if (draft >= 2020) Stop("'additionalItems' in draft 2020-12");
+      Check(v, draft);
     } else if (kw == "additionalProperties" || kw == "items") {
       Check(v, draft);
     } else if (kw == "enum") {

@@ -547,27 +547,65 @@ class Converter {
     return rules_.Add("string_" + std::to_string(lo) + "_" + hi_text, "\"\\\"\" j_char" + bound + " \"\\\"\"");
   }
 
-  // _type_array with `items` (one schema for every item) and the item counts.
+  // _type_array: positional items (prefixItems, or draft 7's array `items`), then the rest (`items`, or draft
+  // 7's additionalItems), within the item counts. Position k is reachable only if every position before it is.
   std::string Array(const JsonValue& s, int depth) {
     int64_t lo = OptionalCount(s, "minItems").value_or(0);
     std::optional<int64_t> hi = OptionalCount(s, "maxItems");
     if (hi && *hi < lo) throw Unsatisfiable{"'minItems' > 'maxItems'"};
-    const JsonValue* items = s.Find("items");
-    std::string rest;
-    try {
-      rest = items ? Visit(*items, depth + 1) : "j_value";
-    } catch (const Unsatisfiable&) {
-      if (lo > 0) throw Unsatisfiable{"at most 0 items are possible"};
+    const JsonValue* prefix = nullptr;
+    const JsonValue* rest = s.Find("items");
+    if (draft_ >= 2020) {
+      prefix = s.Find("prefixItems");
+    } else if (rest && rest->is_array()) {
+      prefix = rest;
+      rest = s.Find("additionalItems");
     }
-    if (rest.empty() || (hi && *hi == 0)) return Seq({"\"[\"", ws_, "\"]\""});
-    std::string tail;
-    if (!(hi && *hi <= 1)) {
-      int64_t need = std::max<int64_t>(0, lo - 1);
-      std::string bound = hi ? "{" + std::to_string(need) + "," + std::to_string(*hi - 1) + "}"
+    if (!rest) rest = SchemaMerger::True();
+    if (prefix && prefix->items.size() > kMaxPositionalItems) Stop("more positional items than the native limit");
+    std::vector<std::string> items;
+    std::optional<std::string> rest_expr;
+    bool reachable = true;
+    static const std::vector<JsonValue> kNone;
+    for (const auto& sub : prefix ? prefix->items : kNone) {
+      try {
+        items.push_back(Visit(sub, depth + 1));
+      } catch (const Unsatisfiable&) {
+        reachable = false;  // no array reaches this position, so none reaches a later one
+        break;
+      }
+    }
+    if (reachable) {
+      try {
+        rest_expr = Visit(*rest, depth + 1);
+      } catch (const Unsatisfiable&) {
+      }
+    }
+    const int64_t p = static_cast<int64_t>(items.size());
+    if (!rest_expr && p < lo) throw Unsatisfiable{"fewer items are possible than 'minItems'"};
+    // tail(k): the items from position k on, given that item k-1 exists; the array may end there iff k >= lo.
+    auto rest_tail = [&](int64_t k) -> std::string {
+      if ((hi && k >= *hi) || !rest_expr) return "";
+      int64_t need = std::max<int64_t>(0, lo - k);
+      std::string bound = hi ? "{" + std::to_string(need) + "," + std::to_string(*hi - k) + "}"
                              : need == 0 ? "*" : need == 1 ? "+" : "{" + std::to_string(need) + ",}";
-      tail = "( " + item_sep_ + " " + rest + " )" + bound;
+      return "( " + item_sep_ + " " + *rest_expr + " )" + bound;
+    };
+    std::string tail = rest_tail(std::max<int64_t>(p, 1));
+    for (int64_t k = p - 1; k >= 1; --k) {
+      if (hi && k >= *hi) {
+        tail = "";
+        continue;
+      }
+      std::string inner = Seq({item_sep_, items[k], tail});
+      tail = k < lo ? inner : "( " + inner + " )?";
     }
-    std::string body = Seq({rest, tail});
+    const std::string* first = p ? &items[0] : rest_expr ? &*rest_expr : nullptr;
+    if (!first || (hi && *hi == 0)) {
+      if (lo > 0) throw Unsatisfiable{"no item is possible"};
+      return Seq({"\"[\"", ws_, "\"]\""});
+    }
+    std::string body = Seq({*first, tail});
     if (lo == 0) body = "( " + body + " )?";
     return rules_.Add("array", Seq({"\"[\"", ws_, body, ws_, "\"]\""}));
   }

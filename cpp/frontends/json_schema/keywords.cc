@@ -29,7 +29,8 @@ const std::unordered_set<std::string_view> kHandled = {
     "type",     "properties", "required",    "additionalProperties", "items", "enum",  "const", "anyOf",
     "minLength", "maxLength", "minItems",    "maxItems",             "$ref",  "$defs", "definitions",
     "$id",       "id",        "$schema",     "pattern",              "format", "minimum", "maximum",
-    "exclusiveMinimum", "exclusiveMaximum", "oneOf", "allOf", "patternProperties"};
+    "exclusiveMinimum", "exclusiveMaximum", "oneOf", "allOf", "patternProperties",
+    "prefixItems", "additionalItems"};
 // The Python front end's ANNOTATIONS: keywords that are not constraints of their own schema object (a `$ref`
 // with only these beside it is a bare reference).
 const std::unordered_set<std::string_view> kAnnotations = {

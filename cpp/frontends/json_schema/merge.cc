@@ -244,6 +244,8 @@ const JsonValue* SchemaMerger::Merge(const JsonValue* a, const JsonValue* b) {
   }
   JsonValue out = Object();
   for (const auto& [k, v] : a->members) out.members.emplace_back(k, Share(v));
+  std::unordered_set<std::string> merged;  // b's keywords merged here already
+  MergePositional(*a, *b, &out, &merged);
   static const std::initializer_list<const char*> kTrio = {"properties", "patternProperties",
                                                            "additionalProperties"};
   bool members = HasAny(*a, kTrio) && HasAny(*b, kTrio);
@@ -259,6 +261,7 @@ const JsonValue* SchemaMerger::Merge(const JsonValue* a, const JsonValue* b) {
   }
   for (const auto& [kw, vb] : b->members) {
     if (members && (kw == "properties" || kw == "patternProperties" || kw == "additionalProperties")) continue;
+    if (merged.count(kw)) continue;
     if (IsAnnotation(kw, enforce_formats_)) continue;
     JsonValue* va = FindMutable(&out, kw);
     if (!va) {
@@ -333,6 +336,8 @@ bool SchemaMerger::MergeKeyword(const std::string& kw, JsonValue* va, const Json
       list.items.push_back(std::move(conjunction));
     }
     *va = std::move(list);
+  } else if (kw == "prefixItems" || (kw == "items" && (va->is_array() || vb.is_array()))) {
+    Stop("allOf: merging two positional '" + kw + "'");
   } else if (kw == "items" || kw == "additionalProperties") {
     const JsonValue* both = AllOf({va, &vb});
     *va = Share(*both);
@@ -350,6 +355,64 @@ bool SchemaMerger::MergeKeyword(const std::string& kw, JsonValue* va, const Json
     Stop("allOf: two different '" + kw + "' keywords");
   }
   return true;
+}
+
+namespace {
+
+void SetMember(JsonValue* object, const std::string& key, JsonValue value) {
+  if (JsonValue* v = FindMutable(object, key)) {
+    *v = std::move(value);
+  } else {
+    object->members.emplace_back(key, std::move(value));
+  }
+}
+
+}  // namespace
+
+void SchemaMerger::MergePositional(const JsonValue& a, const JsonValue& b, JsonValue* out,
+                                   std::unordered_set<std::string>* merged) {
+  static const JsonValue kNoItems = Array();
+  // (positional schemas, the schema past them) of one side.
+  auto split = [&](const JsonValue& x, const char* positional, const char* past) {
+    const JsonValue* p = x.Find(positional);
+    const JsonValue* r = x.Find(past);
+    return std::make_pair(p && p->is_array() ? p : &kNoItems, r ? r : True());
+  };
+  auto positions = [&](const std::pair<const JsonValue*, const JsonValue*>& sa,
+                       const std::pair<const JsonValue*, const JsonValue*>& sb) {
+    JsonValue list = Array();
+    size_t n = std::max(sa.first->items.size(), sb.first->items.size());
+    for (size_t i = 0; i < n; ++i) {
+      const JsonValue* x = i < sa.first->items.size() ? &sa.first->items[i] : sa.second;
+      const JsonValue* y = i < sb.first->items.size() ? &sb.first->items[i] : sb.second;
+      list.items.push_back(Share(*AllOf({x, y})));
+    }
+    return list;
+  };
+  if (draft_ >= 2020 && (a.Find("prefixItems") || b.Find("prefixItems"))) {
+    // Position i is checked by each side's prefixItems[i], or its items past its prefix.
+    auto sa = split(a, "prefixItems", "items"), sb = split(b, "prefixItems", "items");
+    SetMember(out, "prefixItems", positions(sa, sb));
+    if (a.Find("items") || b.Find("items")) SetMember(out, "items", Share(*AllOf({sa.second, sb.second})));
+    merged->insert({"prefixItems", "items"});
+  } else if (draft_ < 2020 && ((a.Find("items") && a.Find("items")->is_array()) ||
+                               (b.Find("items") && b.Find("items")->is_array()))) {
+    // Draft 7 and earlier: array-form items with additionalItems past them, the same positional merge.
+    auto side = [&](const JsonValue& x) {
+      const JsonValue* items = x.Find("items");
+      if (items && items->is_array()) return split(x, "items", "additionalItems");
+      return std::make_pair(&kNoItems, items ? items : True());
+    };
+    auto sa = side(a), sb = side(b);
+    SetMember(out, "items", positions(sa, sb));
+    auto& m = out->members;
+    m.erase(std::remove_if(m.begin(), m.end(), [](const auto& x) { return x.first == "additionalItems"; }),
+            m.end());
+    if ((!IsTrue(sa.second) && !IsEmptyObject(sa.second)) || (!IsTrue(sb.second) && !IsEmptyObject(sb.second))) {
+      out->members.emplace_back("additionalItems", Share(*AllOf({sa.second, sb.second})));
+    }
+    merged->insert({"items", "additionalItems"});
+  }
 }
 
 void SchemaMerger::MergeMembers(const JsonValue& a, const JsonValue& b, JsonValue* out) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "frontends/json_schema/references.h"
@@ -68,6 +69,10 @@ class SchemaMerger {
 
  private:
   void MergeMembers(const JsonValue& a, const JsonValue& b, JsonValue* out);
+  // prefixItems / items (draft 2020-12), or array `items` / additionalItems (earlier drafts), position by
+  // position; the keywords of b it merged go into *merged.
+  void MergePositional(const JsonValue& a, const JsonValue& b, JsonValue* out,
+                       std::unordered_set<std::string>* merged);
   // Merges b's value of kw into *va (a's value, in out); false: the two contradict each other.
   bool MergeKeyword(const std::string& kw, JsonValue* va, const JsonValue& vb);
   void AppendText(const JsonValue& v, std::string* out, int depth);
