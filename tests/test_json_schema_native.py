@@ -218,6 +218,22 @@ HANDLED = {
         {"type": "array", "items": [{"type": "string"}]},
         {"allOf": [{"items": [{"type": "number"}], "additionalItems": {"type": "string"}},
                    {"items": {"minLength": 1}}, {"type": "array", "maxItems": 3}]}]},
+    "property_counts": {"type": "array", "items": {"anyOf": [
+        {"type": "object", "minProperties": 1},
+        {"type": "object", "maxProperties": 2, "additionalProperties": {"type": "integer"}},
+        {"type": "object", "properties": {"a": {}, "b": {}, "c": {}}, "required": ["b"], "minProperties": 2,
+         "maxProperties": 3},
+        {"type": "object", "properties": {"a": {}, "b": {}}, "additionalProperties": False, "minProperties": 3},
+        {"type": "object", "properties": {"a": {}}, "minProperties": 3, "maxProperties": 3},
+        {"allOf": [{"type": "object", "minProperties": 1, "maxProperties": 5},
+                   {"minProperties": 2, "maxProperties": 4}]}]}},
+    "dependent_required": {"type": "array", "items": {"anyOf": [
+        {"type": "object", "properties": {"card": {"type": "string"}, "billing": {"type": "string"}, "x": {}},
+         "dependentRequired": {"card": ["billing"], "x": ["card", "zip"]}},
+        {"type": "object", "properties": {"a": {}, "b": {}}, "additionalProperties": False,
+         "dependentRequired": {"a": ["b"], "b": ["a"]}, "maxProperties": 1},
+        {"type": "object", "properties": {"a": {}}, "dependentRequired": {"a": ["gone"]},
+         "additionalProperties": False}]}},
     "format_through_merges": {"$defs": {"s": {"type": "string"}}, "anyOf": [
         {"allOf": [{"type": "string"}, {"format": "email"}]},
         {"description": "kept", "anyOf": [{"type": "string", "format": "date"}]},

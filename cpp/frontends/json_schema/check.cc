@@ -76,6 +76,18 @@ void Check(const JsonValue& s, int draft, bool is_root) {
     } else if (kw == "items" && v.is_array()) {
       if (draft >= 2020) Stop("an array 'items' in draft 2020-12");
       for (const auto& x : v.items) Check(x, draft);
+    } else if (kw == "dependentRequired") {
+      if (draft < 2019) Stop("'dependentRequired' before draft 2019-09");
+      if (!v.is_object()) Stop("'dependentRequired' that is not an object");
+      for (const auto& [name, list] : v.members) {
+        if (!list.is_array()) Stop("'dependentRequired' with a value that is not an array");
+        std::vector<std::string_view> seen;
+        for (const auto& x : list.items) {
+          if (!x.is_string()) Stop("'dependentRequired' naming a non-string");
+          if (std::find(seen.begin(), seen.end(), x.text) != seen.end()) Stop("'dependentRequired' naming a property twice");
+          seen.push_back(x.text);
+        }
+      }
     } else if (kw == "prefixItems") {
       if (draft < 2020) Stop("'prefixItems' before draft 2020-12");
       if (!v.is_array()) Stop("'prefixItems' that is not an array");

@@ -11,6 +11,8 @@
 #include "frontends/json_schema/json_schema_to_ebnf.h"
 
 #include <algorithm>
+#include <functional>
+#include <tuple>
 #include <map>
 #include <unordered_map>
 #include <string>
@@ -619,9 +621,16 @@ class Converter {
     }();
     const JsonValue* props = s.Find("properties");
     if (!props) props = &kEmptyObject;
+    const JsonValue* dependent = s.Find("dependentRequired");  // name -> the names it requires (Check)
+    if (dependent && dependent->members.empty()) dependent = nullptr;
+    int64_t min_count = OptionalCount(s, "minProperties").value_or(0);
+    std::optional<int64_t> max_count = OptionalCount(s, "maxProperties");
+    if (max_count && *max_count < min_count) throw Unsatisfiable{"'minProperties' > 'maxProperties'"};
+    const bool counted = dependent || min_count > 0 || max_count;
     const JsonValue* additional = s.Find("additionalProperties");
     if (!additional) additional = SchemaMerger::True();
-    // Declared names: the properties, then required names they do not list (those take additionalProperties).
+    // Declared names: the properties, then the names required or named by dependentRequired that they do not
+    // list (those take additionalProperties).
     std::vector<std::pair<std::string_view, const JsonValue*>> names;
     std::unordered_set<std::string_view> required, seen;
     for (const auto& [name, sub] : props->members) {
@@ -632,6 +641,16 @@ class Converter {
       for (const auto& x : r->items) {
         required.insert(x.text);
         if (seen.insert(x.text).second) names.emplace_back(x.text, additional);
+      }
+    }
+    if (dependent) {
+      for (const auto& [name, _] : dependent->members) {
+        if (seen.insert(name).second) names.emplace_back(name, additional);
+      }
+      for (const auto& [_, list] : dependent->members) {
+        for (const auto& x : list.items) {
+          if (seen.insert(x.text).second) names.emplace_back(x.text, additional);
+        }
       }
     }
     // patternProperties: the automaton of the keys each regex matches (_pattern_dfas).
@@ -646,6 +665,7 @@ class Converter {
       }
     }
     std::vector<std::pair<std::string, bool>> entries;  // (member expression, required)
+    std::vector<std::string_view> entry_names;
     for (const auto& [name, sub] : names) {
       bool req = required.count(name) > 0;
       const JsonValue* schema = patterns.empty() ? sub : DeclaredValue(std::string(name), *props, additional, patterns);
@@ -657,6 +677,28 @@ class Converter {
         continue;
       }
       entries.emplace_back(Seq({JsonStringLiteral(name), key_sep_, value}), req);
+      entry_names.push_back(name);
+    }
+    if (dependent) {
+      // A property whose dependencies can never be present cannot be present either (to a fixed point).
+      while (true) {
+        std::unordered_set<std::string_view> present(entry_names.begin(), entry_names.end());
+        std::vector<std::pair<std::string, bool>> kept;
+        std::vector<std::string_view> kept_names;
+        for (size_t i = 0; i < entries.size(); ++i) {
+          const JsonValue* deps = dependent->Find(entry_names[i]);
+          bool ok = !deps || std::all_of(deps->items.begin(), deps->items.end(),
+                                         [&](const JsonValue& d) { return present.count(d.text) > 0; });
+          if (ok) {
+            kept.push_back(std::move(entries[i]));
+            kept_names.push_back(entry_names[i]);
+          }
+        }
+        bool done = kept.size() == entries.size();
+        entries = std::move(kept);
+        entry_names = std::move(kept_names);
+        if (done) break;
+      }
     }
     std::string extra;
     if (!patterns.empty()) {
@@ -672,7 +714,86 @@ class Converter {
       } catch (const Unsatisfiable&) {
       }
     }
-    return ObjectExpr(entries, extra);
+    if (!counted) return ObjectExpr(entries, extra);
+    std::vector<uint64_t> deps(entries.size(), 0);
+    if (dependent) {
+      if (entries.size() > 63) Stop("'dependentRequired' on more than 63 declared properties");
+      std::unordered_map<std::string_view, size_t> index;
+      for (size_t i = 0; i < entry_names.size(); ++i) index[entry_names[i]] = i;
+      for (size_t i = 0; i < entries.size(); ++i) {
+        if (const JsonValue* list = dependent->Find(entry_names[i])) {
+          for (const auto& d : list->items) deps[i] |= uint64_t{1} << index.at(d.text);
+        }
+      }
+    }
+    return OrderedCountedObject(entries, extra, deps, min_count, max_count);
+  }
+
+  // _ordered_counted_object (without member requirements): declared properties in schema order, then extra
+  // ones, with minProperties / maxProperties / dependentRequired exact. Walking the declared properties in order,
+  // a state is (members so far, capped where more no longer matters; later properties some present one
+  // requires; earlier present properties a later one depends on); one rule per reachable state that can still
+  // close the object, made after the states it leads to.
+  std::string OrderedCountedObject(const std::vector<std::pair<std::string, bool>>& entries, const std::string& extra,
+                                   const std::vector<uint64_t>& deps, int64_t min_count,
+                                   std::optional<int64_t> max_count) {
+    const size_t n = entries.size();
+    const int64_t cap = max_count ? *max_count : std::max<int64_t>(min_count, 1);
+    if (n >= kMaxPropertyCountStates) Stop("more declared properties than MAX_PROPERTY_COUNT_STATES");
+    std::vector<uint64_t> targets_after(n + 1, 0);  // earlier-or-equal positions a source at >= k depends on
+    for (size_t k = n; k-- > 0;) targets_after[k] = targets_after[k + 1] | deps[k];
+    const std::string& sep = item_sep_;
+    // _counted_extras: the rest of the object, extra members only (nullopt: it cannot close).
+    auto bounds = [](int64_t least, std::optional<int64_t> most) -> std::string {
+      if (!most) return least == 0 ? "*" : least == 1 ? "+" : "{" + std::to_string(least) + ",}";
+      if (least == 0 && *most == 1) return "?";
+      return "{" + std::to_string(least) + "," + std::to_string(*most) + "}";
+    };
+    auto tail = [&](int64_t count) -> std::optional<std::string> {
+      int64_t need = std::max<int64_t>(0, min_count - count);
+      std::optional<int64_t> most;
+      if (max_count) most = *max_count - count;
+      if (need && extra.empty()) return std::nullopt;
+      if (extra.empty() || (most && *most == 0)) return std::string(kEmpty);
+      if (count) return rules_.Add("obj_tail", "( " + Seq({sep, extra}) + " )" + bounds(need, most));
+      std::string rest = bounds(std::max<int64_t>(need - 1, 0), most ? std::optional<int64_t>(*most - 1) : std::nullopt);
+      std::string more = most && *most == 1 ? "" : "( " + Seq({sep, extra}) + " )" + rest;
+      std::string body = Seq({extra, more});
+      return rules_.Add("obj_tail", need ? body : "( " + body + " )?");
+    };
+    std::map<std::tuple<size_t, int64_t, uint64_t, uint64_t>, std::optional<std::string>> memo;
+    std::function<std::optional<std::string>(size_t, int64_t, uint64_t, uint64_t)> at =
+        [&](size_t k, int64_t count, uint64_t need, uint64_t have) -> std::optional<std::string> {
+      if (k == n) return tail(count);
+      auto key = std::make_tuple(k, count, need, have);
+      if (auto it = memo.find(key); it != memo.end()) return it->second;
+      if (memo.size() >= kMaxPropertyCountStates) Stop("property counts beyond MAX_PROPERTY_COUNT_STATES");
+      const auto& [member, req] = entries[k];
+      const uint64_t bit = k < 64 ? uint64_t{1} << k : 0;  // deps are zero past 63 properties
+      const uint64_t below = bit - 1, upto = bit ? (bit << 1) - 1 : ~uint64_t{0};
+      const uint64_t keep = targets_after[k + 1];
+      std::vector<std::string> options;
+      if ((!max_count || count < *max_count) && !(deps[k] & below & ~have)) {
+        uint64_t later = deps[k] & ~upto;
+        auto after = at(k + 1, std::min(count + 1, cap), (need | later) & ~bit, (have | bit) & keep);
+        if (after) options.push_back(Seq({count ? std::string_view(sep) : std::string_view(), member, *after}));
+      }
+      if (!req && !(need & bit)) {
+        auto after = at(k + 1, count, need, have & keep);
+        if (after) options.push_back(*after);
+      }
+      std::optional<std::string> out;
+      if (!options.empty()) {
+        std::string body;
+        for (const auto& o : options) body += (body.empty() ? "" : " | ") + o;
+        out = rules_.Add("obj_ord_" + std::to_string(k), body);
+      }
+      memo[key] = out;
+      return out;
+    };
+    auto body = at(0, 0, 0, 0);
+    if (!body) throw Unsatisfiable{"no object satisfies the property keywords"};
+    return rules_.Add("object", Seq({"\"{\"", ws_, *body, ws_, "\"}\""}));
   }
 
   struct Pattern {

@@ -24,7 +24,8 @@ constexpr size_t kMaxEnumValues = 100000;   // MAX_ENUM_VALUES
 constexpr size_t kMaxIntegerDigits = 300;   // Python's int <-> str conversion limit is 4300 digits
 constexpr size_t kMaxGrammarBytes = 16 << 20;  // MAX_GRAMMAR_BYTES is 32 MiB
 constexpr int64_t kMaxVisits = 100000;      // MAX_WORK (the Python budget grows from there)
-constexpr size_t kMaxPositionalItems = 1000;  // the Python front end recurses once per position
+constexpr size_t kMaxPositionalItems = 1000;
+constexpr size_t kMaxPropertyCountStates = 4096;  // MAX_PROPERTY_COUNT_STATES  // the Python front end recurses once per position
 
 // The schema is outside what this front end converts: the caller runs the Python front end.
 struct NotHandled {

@@ -307,9 +307,9 @@ bool SchemaMerger::MergeKeyword(const std::string& kw, JsonValue* va, const Json
       if (!listed) va->items.push_back(Share(name));
     }
     va->origin = nullptr;  // a new list (an identity of its own)
-  } else if (kw == "minLength" || kw == "minItems") {
+  } else if (kw == "minLength" || kw == "minItems" || kw == "minProperties") {
     if (Count(vb, kw) > Count(*va, kw)) *va = Share(vb);
-  } else if (kw == "maxLength" || kw == "maxItems") {
+  } else if (kw == "maxLength" || kw == "maxItems" || kw == "maxProperties") {
     if (Count(vb, kw) < Count(*va, kw)) *va = Share(vb);
   } else if ((kw == "minimum" || kw == "exclusiveMinimum") && draft_ >= 6) {
     if (xg::json_schema::Compare(bound(vb), bound(*va)) > 0) *va = Share(vb);
