@@ -234,6 +234,11 @@ HANDLED = {
          "dependentRequired": {"a": ["b"], "b": ["a"]}, "maxProperties": 1},
         {"type": "object", "properties": {"a": {}}, "dependentRequired": {"a": ["gone"]},
          "additionalProperties": False}]}},
+    "dependencies_arrays": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": {
+        "anyOf": [{"type": "object", "properties": {"a": {}, "b": {}}, "dependencies": {"a": ["b"], "c": ["a"]}},
+                  {"type": "object", "dependencies": {}},
+                  {"type": "object", "dependentRequired": {"x": ["y"]}, "dependencies": {"x": ["z"], "y": ["x"]}},
+                  {"allOf": [{"type": "object", "dependencies": {"p": ["q"]}}, {"required": ["p"]}]}]}},
     "format_through_merges": {"$defs": {"s": {"type": "string"}}, "anyOf": [
         {"allOf": [{"type": "string"}, {"format": "email"}]},
         {"description": "kept", "anyOf": [{"type": "string", "format": "date"}]},

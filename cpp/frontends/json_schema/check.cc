@@ -76,16 +76,12 @@ void Check(const JsonValue& s, int draft, bool is_root) {
     } else if (kw == "items" && v.is_array()) {
       if (draft >= 2020) Stop("an array 'items' in draft 2020-12");
       for (const auto& x : v.items) Check(x, draft);
-    } else if (kw == "dependentRequired") {
-      if (draft < 2019) Stop("'dependentRequired' before draft 2019-09");
-      if (!v.is_object()) Stop("'dependentRequired' that is not an object");
+    } else if (kw == "dependentRequired" || kw == "dependencies") {
+      if (!v.is_object()) Stop("'" + kw + "' that is not an object");
       for (const auto& [name, list] : v.members) {
-        if (!list.is_array()) Stop("'dependentRequired' with a value that is not an array");
-        std::vector<std::string_view> seen;
+        if (!list.is_array()) Stop("'" + kw + "' with a value that is not an array (a dependent schema)");
         for (const auto& x : list.items) {
-          if (!x.is_string()) Stop("'dependentRequired' naming a non-string");
-          if (std::find(seen.begin(), seen.end(), x.text) != seen.end()) Stop("'dependentRequired' naming a property twice");
-          seen.push_back(x.text);
+          if (!x.is_string()) Stop("'" + kw + "' naming a non-string");
         }
       }
     } else if (kw == "prefixItems") {

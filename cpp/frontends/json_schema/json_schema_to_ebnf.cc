@@ -113,7 +113,8 @@ class Converter {
   }
 
   // _visit_dict for the handled keywords: $ref, allOf, anyOf / oneOf, listed values, types.
-  std::string VisitDict(const JsonValue& s, int depth) {
+  std::string VisitDict(const JsonValue& original, int depth) {
+    const JsonValue& s = *merger_.RewriteDependencies(&original);
     const JsonValue* any_of = nullptr;
     const JsonValue* one_of = nullptr;
     const JsonValue* type = nullptr;
@@ -718,6 +719,12 @@ class Converter {
     std::vector<uint64_t> deps(entries.size(), 0);
     if (dependent) {
       if (entries.size() > 63) Stop("'dependentRequired' on more than 63 declared properties");
+      for (const auto& [_, list] : dependent->members) {
+        std::unordered_set<std::string_view> listed;
+        for (const auto& x : list.items) {
+          if (!listed.insert(x.text).second) Stop("'dependentRequired' naming a property twice");
+        }
+      }
       std::unordered_map<std::string_view, size_t> index;
       for (size_t i = 0; i < entry_names.size(); ++i) index[entry_names[i]] = i;
       for (size_t i = 0; i < entries.size(); ++i) {

@@ -30,7 +30,8 @@ const std::unordered_set<std::string_view> kHandled = {
     "minLength", "maxLength", "minItems",    "maxItems",             "$ref",  "$defs", "definitions",
     "$id",       "id",        "$schema",     "pattern",              "format", "minimum", "maximum",
     "exclusiveMinimum", "exclusiveMaximum", "oneOf", "allOf", "patternProperties",
-    "prefixItems", "additionalItems", "minProperties", "maxProperties", "dependentRequired"};
+    "prefixItems", "additionalItems", "minProperties", "maxProperties", "dependentRequired",
+    "dependencies"};
 // The Python front end's ANNOTATIONS: keywords that are not constraints of their own schema object (a `$ref`
 // with only these beside it is a bare reference).
 const std::unordered_set<std::string_view> kAnnotations = {

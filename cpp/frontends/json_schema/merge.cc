@@ -178,6 +178,38 @@ const JsonValue* SchemaMerger::Deref(const JsonValue* s) {
   return s;
 }
 
+const JsonValue* SchemaMerger::RewriteDependencies(const JsonValue* s) {
+  const JsonValue* dependencies = s->is_object() ? s->Find("dependencies") : nullptr;
+  if (!dependencies) return s;
+  JsonValue out = Object();
+  for (const auto& [k, v] : s->members) {
+    if (k != "dependencies") out.members.emplace_back(k, Share(v));
+  }
+  bool any = false;
+  JsonValue required = Object();
+  if (const JsonValue* existing = s->Find("dependentRequired")) required = Share(*existing);
+  for (const auto& [name, names] : dependencies->members) {
+    if (!names.is_array()) Stop("'dependencies' with a schema (dependentSchemas)");
+    any = true;
+    JsonValue* list = FindMutable(&required, name);
+    if (!list) {
+      required.members.emplace_back(name, Array());
+      list = &required.members.back().second;
+    }
+    for (const auto& x : names.items) list->items.push_back(Share(x));
+    list->origin = nullptr;  // a new list
+  }
+  if (any) {
+    required.origin = nullptr;
+    if (JsonValue* existing = FindMutable(&out, "dependentRequired")) {
+      *existing = std::move(required);
+    } else {
+      out.members.emplace_back("dependentRequired", std::move(required));
+    }
+  }
+  return Make(std::move(out));
+}
+
 const JsonValue* SchemaMerger::WithoutRef(const JsonValue* b) {
   std::unordered_set<const JsonValue*> seen;
   while (b->is_object() && b->Find("$ref")) {
@@ -238,6 +270,8 @@ const JsonValue* SchemaMerger::Merge(const JsonValue* a, const JsonValue* b) {
   a = Strip(a);
   b = Strip(b);
   if (Text(*a) == Text(*b)) return a;  // x and x is x
+  a = RewriteDependencies(a);
+  b = RewriteDependencies(b);
   if (b->Find("$ref")) {
     b = WithoutRef(b);
     if (!b->is_object()) return Merge(a, b);

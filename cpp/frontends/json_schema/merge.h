@@ -46,6 +46,9 @@ class SchemaMerger {
   // `allOf [{"$ref": ...}, siblings]` for a reference with siblings; before it the target alone (those drafts
   // ignore the siblings of `$ref`).
   const JsonValue* WithoutRef(const JsonValue* b);
+  // _rewrite_dependencies for array-valued `dependencies`: s with them moved into dependentRequired (s itself
+  // when it has none). Schema-valued ones (dependentSchemas: an if/then complement) stop the conversion.
+  const JsonValue* RewriteDependencies(const JsonValue* s);
   // The conjunction of schemas: the one distinct schema that constrains anything, else an `allOf` of them.
   const JsonValue* AllOf(const std::vector<const JsonValue*>& schemas);
   // The schemas without repeats (by canonical text), first occurrences in order.
