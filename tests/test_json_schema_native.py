@@ -239,6 +239,10 @@ HANDLED = {
                   {"type": "object", "dependencies": {}},
                   {"type": "object", "dependentRequired": {"x": ["y"]}, "dependencies": {"x": ["z"], "y": ["x"]}},
                   {"allOf": [{"type": "object", "dependencies": {"p": ["q"]}}, {"required": ["p"]}]}]}},
+    "not_everything": {"type": "object", "properties": {
+        "gone": {"not": {}}, "also_gone": {"not": True}, "annotated": {"not": {"description": "x", "format": "x-y"}},
+        "kept": {"type": "string"}, "merged": {"allOf": [{"type": "integer"}, {"not": {}}]}},
+        "required": ["kept"]},
     "format_through_merges": {"$defs": {"s": {"type": "string"}}, "anyOf": [
         {"allOf": [{"type": "string"}, {"format": "email"}]},
         {"description": "kept", "anyOf": [{"type": "string", "format": "date"}]},
@@ -277,6 +281,8 @@ DECLINED = {
     "one_of_overlapping": ('{"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 3}]}',
                            "'oneOf' whose branches are not shown disjoint"),
     "one_of_repeated_empty_enums": ('{"oneOf": [{"enum": []}, {"enum": []}]}', "'oneOf' with a repeated branch"),
+    "not_complement": ('{"not": {"type": "string"}}', "keyword 'not' (a complement)"),
+    "not_format": ('{"type": "object", "properties": {"a": {"not": {"format": "date"}}}}', "the complement of 'format'"),
     "one_of_merged_overlap": ('{"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}',
                               "'oneOf' whose branches are not shown disjoint"),
     "bool_exclusive_after_draft4": ('{"type": "integer", "exclusiveMinimum": true}',

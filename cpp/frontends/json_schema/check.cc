@@ -91,7 +91,7 @@ void Check(const JsonValue& s, int draft, bool is_root) {
     } else if (kw == "additionalItems") {
       if (draft >= 2020) Stop("'additionalItems' in draft 2020-12");
       Check(v, draft);
-    } else if (kw == "additionalProperties" || kw == "items") {
+    } else if (kw == "additionalProperties" || kw == "items" || kw == "not") {
       Check(v, draft);
     } else if (kw == "enum") {
       if (!v.is_array()) Stop("'enum' that is not an array");

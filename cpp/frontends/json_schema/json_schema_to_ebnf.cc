@@ -115,6 +115,7 @@ class Converter {
   // _visit_dict for the handled keywords: $ref, allOf, anyOf / oneOf, listed values, types.
   std::string VisitDict(const JsonValue& original, int depth) {
     const JsonValue& s = *merger_.RewriteDependencies(&original);
+    if (merger_.NotRejectsAll(&s)) throw Unsatisfiable{"'not' rejects every value"};
     const JsonValue* any_of = nullptr;
     const JsonValue* one_of = nullptr;
     const JsonValue* type = nullptr;

@@ -9,6 +9,7 @@
 
 #include "frontends/json_schema/check.h"
 #include "frontends/json_schema/ebnf_text.h"
+#include "frontends/json_schema/formats.h"
 #include "frontends/json_schema/keywords.h"
 
 namespace xg::json_schema {
@@ -178,6 +179,22 @@ const JsonValue* SchemaMerger::Deref(const JsonValue* s) {
   return s;
 }
 
+bool SchemaMerger::NotRejectsAll(const JsonValue* s) {
+  const JsonValue* inner = s->is_object() ? s->Find("not") : nullptr;
+  if (!inner) return false;
+  inner = Deref(inner);
+  if (IsTrue(inner)) return true;
+  if (!inner->is_object()) Stop("keyword 'not' (a complement)");
+  const JsonValue* format = inner->Find("format");
+  if (enforce_formats_ && format && format->is_string() && FindStringFormat(format->text)) {
+    Stop("the complement of 'format'");
+  }
+  for (const auto& [kw, _] : inner->members) {
+    if (IsRecognised(kw) && !kAnnotations.count(kw)) Stop("keyword 'not' (a complement)");
+  }
+  return true;  // only annotations: the schema accepts every value
+}
+
 const JsonValue* SchemaMerger::RewriteDependencies(const JsonValue* s) {
   const JsonValue* dependencies = s->is_object() ? s->Find("dependencies") : nullptr;
   if (!dependencies) return s;
@@ -272,6 +289,8 @@ const JsonValue* SchemaMerger::Merge(const JsonValue* a, const JsonValue* b) {
   if (Text(*a) == Text(*b)) return a;  // x and x is x
   a = RewriteDependencies(a);
   b = RewriteDependencies(b);
+  bool a_false = NotRejectsAll(a), b_false = NotRejectsAll(b);
+  if (a_false || b_false) return False();
   if (b->Find("$ref")) {
     b = WithoutRef(b);
     if (!b->is_object()) return Merge(a, b);

@@ -49,6 +49,9 @@ class SchemaMerger {
   // _rewrite_dependencies for array-valued `dependencies`: s with them moved into dependentRequired (s itself
   // when it has none). Schema-valued ones (dependentSchemas: an if/then complement) stop the conversion.
   const JsonValue* RewriteDependencies(const JsonValue* s);
+  // _rewrite_not where `not` rejects every value: whether s has a `not` whose schema accepts every value (s is
+  // then `false`). Any other `not` (a complement) stops the conversion.
+  bool NotRejectsAll(const JsonValue* s);
   // The conjunction of schemas: the one distinct schema that constrains anything, else an `allOf` of them.
   const JsonValue* AllOf(const std::vector<const JsonValue*>& schemas);
   // The schemas without repeats (by canonical text), first occurrences in order.
