@@ -243,6 +243,7 @@ HANDLED = {
         "gone": {"not": {}}, "also_gone": {"not": True}, "annotated": {"not": {"description": "x", "format": "x-y"}},
         "kept": {"type": "string"}, "merged": {"allOf": [{"type": "integer"}, {"not": {}}]}},
         "required": ["kept"]},
+    "unique_items_false": {"type": "array", "items": {"type": "integer"}, "uniqueItems": False},
     "format_through_merges": {"$defs": {"s": {"type": "string"}}, "anyOf": [
         {"allOf": [{"type": "string"}, {"format": "email"}]},
         {"description": "kept", "anyOf": [{"type": "string", "format": "date"}]},
@@ -281,6 +282,7 @@ DECLINED = {
     "one_of_overlapping": ('{"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 3}]}',
                            "'oneOf' whose branches are not shown disjoint"),
     "one_of_repeated_empty_enums": ('{"oneOf": [{"enum": []}, {"enum": []}]}', "'oneOf' with a repeated branch"),
+    "unique_items_true": ('{"type": "array", "uniqueItems": true}', "'uniqueItems' other than false"),
     "not_complement": ('{"not": {"type": "string"}}', "keyword 'not' (a complement)"),
     "not_format": ('{"type": "object", "properties": {"a": {"not": {"format": "date"}}}}', "the complement of 'format'"),
     "one_of_merged_overlap": ('{"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}',

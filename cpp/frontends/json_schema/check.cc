@@ -76,6 +76,9 @@ void Check(const JsonValue& s, int draft, bool is_root) {
     } else if (kw == "items" && v.is_array()) {
       if (draft >= 2020) Stop("an array 'items' in draft 2020-12");
       for (const auto& x : v.items) Check(x, draft);
+    } else if (kw == "uniqueItems") {
+      // true needs the finite item domains or strict_mode of the Python front end; false constrains nothing
+      if (!v.is_bool() || v.boolean) Stop("'uniqueItems' other than false");
     } else if (kw == "dependentRequired" || kw == "dependencies") {
       if (!v.is_object()) Stop("'" + kw + "' that is not an object");
       for (const auto& [name, list] : v.members) {
