@@ -244,6 +244,18 @@ HANDLED = {
         "kept": {"type": "string"}, "merged": {"allOf": [{"type": "integer"}, {"not": {}}]}},
         "required": ["kept"]},
     "unique_items_false": {"type": "array", "items": {"type": "integer"}, "uniqueItems": False},
+    "one_of_more_proofs": {"type": "array", "items": {"anyOf": [
+        {"type": "string", "oneOf": [{"const": "a"}, {"const": "b"}, {"enum": ["c", "d"]}]},
+        {"type": "string", "oneOf": [{"maxLength": 0}, {"minLength": 1, "maxLength": 3}, {"minLength": 4}]},
+        {"type": "array", "oneOf": [{"maxItems": 1}, {"minItems": 2}]},
+        {"type": "object", "oneOf": [{"required": ["a"], "properties": {"b": False}},
+                                     {"required": ["b"], "properties": {"a": False}}]},
+        {"type": "object", "oneOf": [{"required": ["k"], "properties": {"k": {"type": "object", "required": ["x"],
+                                                                              "additionalProperties": False}}},
+                                     {"required": ["k"], "properties": {"k": {"type": "object",
+                                                                              "required": ["y"],
+                                                                              "properties": {"x": False}}}}]},
+        {"type": "object", "oneOf": [{"maxProperties": 1}, {"minProperties": 2}]}]}},
     "format_through_merges": {"$defs": {"s": {"type": "string"}}, "anyOf": [
         {"allOf": [{"type": "string"}, {"format": "email"}]},
         {"description": "kept", "anyOf": [{"type": "string", "format": "date"}]},

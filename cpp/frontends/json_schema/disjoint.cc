@@ -30,6 +30,8 @@ std::unordered_set<std::string> PossibleTypes(const JsonValue& x) {
   return out;
 }
 
+constexpr int kMaxDisjointDepth = 6;  // _disjoint._MAX_DEPTH
+
 // A scalar const / enum property schema (nothing else constraining): its values as canonical texts.
 std::optional<std::vector<std::string>> ListedScalars(const JsonValue& x) {
   if (!x.is_object()) return std::nullopt;
@@ -50,9 +52,60 @@ std::optional<std::vector<std::string>> ListedScalars(const JsonValue& x) {
   return out;
 }
 
+
+// _ranges_meet: [max of the lower bounds, min of the upper bounds] is not empty (absent: 0 and unbounded).
+bool RangesMeet(const JsonValue& a, const JsonValue& b, std::string_view lo_kw, std::string_view hi_kw) {
+  auto read = [](const JsonValue& x, std::string_view kw) -> std::optional<int64_t> {
+    const JsonValue* v = x.Find(kw);
+    if (!v) return std::nullopt;
+    return Count(*v, kw);  // Check has read it
+  };
+  int64_t lo = std::max(read(a, lo_kw).value_or(0), read(b, lo_kw).value_or(0));
+  std::optional<int64_t> ha = read(a, hi_kw), hb = read(b, hi_kw);
+  if (!ha && !hb) return true;
+  int64_t hi = ha && hb ? std::min(*ha, *hb) : ha ? *ha : *hb;
+  return lo <= hi;
+}
+
+// _forbids without patternProperties: an object valid under y cannot have the member `name`.
+bool Forbids(const JsonValue& y, const std::string& name) {
+  if (y.Find("patternProperties")) return false;  // not shown here
+  const JsonValue* props = y.Find("properties");
+  if (props && props->is_object()) {
+    if (const JsonValue* sub = props->Find(name)) return sub->is_bool() && !sub->boolean;
+  }
+  const JsonValue* additional = y.Find("additionalProperties");
+  return additional && additional->is_bool() && !additional->boolean;
+}
+
+bool DisjointObjects(const JsonValue& a, const JsonValue& b, int depth) {
+  for (const auto& [x, y] : {std::pair<const JsonValue*, const JsonValue*>{&a, &b}, {&b, &a}}) {
+    if (const JsonValue* req = x->Find("required")) {
+      for (const auto& name : req->items) {
+        if (Forbids(*y, name.text)) return true;
+      }
+    }
+  }
+  const JsonValue *ra = a.Find("required"), *rb = b.Find("required");
+  const JsonValue *pa = a.Find("properties"), *pb = b.Find("properties");
+  if (pa && pb) {
+    std::vector<const JsonValue*> names;
+    if (ra) for (const auto& n : ra->items) names.push_back(&n);
+    if (rb) for (const auto& n : rb->items) names.push_back(&n);
+    for (const JsonValue* n : names) {
+      const JsonValue *sa = pa->Find(n->text), *sb = pb->Find(n->text);
+      if (sa && sb && DisjointPair(*sa, *sb, depth + 1)) return true;
+    }
+  }
+  return !RangesMeet(a, b, "minProperties", "maxProperties");
+}
+
 }  // namespace
 
-bool DisjointPair(const JsonValue& a, const JsonValue& b) {
+bool DisjointPair(const JsonValue& a, const JsonValue& b, int depth) {
+  if (a.is_bool() && !a.boolean) return true;
+  if (b.is_bool() && !b.boolean) return true;
+  if (depth > kMaxDisjointDepth) return false;
   if (!a.is_object() || !b.is_object() || a.Find("$ref") || b.Find("$ref")) return false;
   std::unordered_set<std::string> ta = PossibleTypes(a), tb = PossibleTypes(b);
   if (ta.empty() || tb.empty()) return false;  // `enum: []` twice would be a repeated branch, not two disjoint
@@ -61,23 +114,18 @@ bool DisjointPair(const JsonValue& a, const JsonValue& b) {
     if (tb.count(t)) common.push_back(t);
   }
   if (common.empty()) return true;
-  if (common != std::vector<std::string>{"object"}) return false;
-  const JsonValue *ra = a.Find("required"), *rb = b.Find("required");
-  const JsonValue *pa = a.Find("properties"), *pb = b.Find("properties");
-  if (!ra || !rb || !pa || !pb) return false;
-  std::vector<const JsonValue*> names;
-  for (const auto& n : ra->items) names.push_back(&n);
-  for (const auto& n : rb->items) names.push_back(&n);
-  for (const JsonValue* n : names) {
-    const JsonValue *sa = pa->Find(n->text), *sb = pb->Find(n->text);
-    if (!sa || !sb) continue;
-    auto va = ListedScalars(*sa), vb = ListedScalars(*sb);
-    if (!va || !vb) continue;
-    bool meet = std::any_of(va->begin(), va->end(),
-                            [&](const std::string& v) { return std::count(vb->begin(), vb->end(), v) > 0; });
-    if (!meet) return true;
+  auto va = ListedScalars(a), vb = ListedScalars(b);
+  if (va && vb && std::none_of(va->begin(), va->end(), [&](const std::string& v) {
+        return std::count(vb->begin(), vb->end(), v) > 0;
+      })) {
+    return true;  // each listed value fails the other side's const / enum
   }
-  return false;
+  return std::all_of(common.begin(), common.end(), [&](const std::string& t) {
+    if (t == "string") return !RangesMeet(a, b, "minLength", "maxLength");
+    if (t == "array") return !RangesMeet(a, b, "minItems", "maxItems");
+    if (t == "object") return DisjointObjects(a, b, depth);
+    return false;
+  });
 }
 
 }  // namespace xg::json_schema
