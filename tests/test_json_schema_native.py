@@ -256,6 +256,9 @@ HANDLED = {
                                                                               "required": ["y"],
                                                                               "properties": {"x": False}}}}]},
         {"type": "object", "oneOf": [{"maxProperties": 1}, {"minProperties": 2}]}]}},
+    "keyword_like_property_names": {"type": "object", "properties": {
+        "$ref": {"type": "string"}, "$id": {"type": "integer"}, "type": {"const": "x"}}, "required": ["$ref"],
+        "$defs": {"$ref": {"type": "null"}}},
     "format_through_merges": {"$defs": {"s": {"type": "string"}}, "anyOf": [
         {"allOf": [{"type": "string"}, {"format": "email"}]},
         {"description": "kept", "anyOf": [{"type": "string", "format": "date"}]},

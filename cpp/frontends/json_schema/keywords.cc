@@ -40,6 +40,8 @@ const std::unordered_set<std::string_view> kAnnotations = {
     "contentEncoding", "contentSchema", "format"};
 // Keywords whose values are JSON values, never schemas (the resource walk does not look inside them).
 const std::unordered_set<std::string_view> kValueKeywords = {"const", "enum", "default", "examples"};
+const std::unordered_set<std::string_view> kSchemaMaps = {"properties",       "patternProperties", "$defs",
+                                                          "definitions",      "dependentSchemas",  "dependencies"};
 const std::unordered_set<std::string_view> kTypes = {"object",  "array",   "string", "integer",
                                                      "number", "boolean", "null"};
 

@@ -49,6 +49,8 @@ extern const std::unordered_set<std::string_view> kHandled;
 extern const std::unordered_set<std::string_view> kAnnotations;
 // Keywords whose values are JSON values, never schemas (the resource walk does not look inside them).
 extern const std::unordered_set<std::string_view> kValueKeywords;
+// Keywords whose value maps names to schemas (_resources.SCHEMA_MAPS).
+extern const std::unordered_set<std::string_view> kSchemaMaps;
 // The JSON Schema type names.
 extern const std::unordered_set<std::string_view> kTypes;
 

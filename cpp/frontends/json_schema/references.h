@@ -96,8 +96,8 @@ class References {
     return out;
   }
 
-  // Every object of the document but values of const / enum / default / examples (a superset of the Python
-  // front end's resource walk). A root identifier sets the base of the whole document, which "#..." references
+  // Every object of the document but values of const / enum / default / examples, and of the maps of schemas
+  // (properties, $defs, ...) their values only (a superset of the Python front end's resource walk). A root identifier sets the base of the whole document, which "#..." references
   // do not leave; any other identifier starts an embedded resource.
   void Walk(const JsonValue& v, bool is_root = false) {
     if (v.is_array()) {
@@ -119,6 +119,10 @@ class References {
         continue;
       }
       if (kValueKeywords.count(kw)) continue;
+      if (kSchemaMaps.count(kw) && x.is_object()) {  // name -> schema: the names are no keywords
+        for (const auto& m : x.members) Walk(m.second);
+        continue;
+      }
       Walk(x);
     }
   }
