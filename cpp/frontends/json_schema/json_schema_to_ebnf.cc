@@ -527,9 +527,18 @@ class Converter {
     if (hi && *hi < lo) throw Unsatisfiable{"'minLength' > 'maxLength'"};
     const JsonValue* format = s.Find("format");
     const StringFormat* fmt = enforce_formats_ && format ? FindStringFormat(format->text) : nullptr;
-    if (fmt && (lo || hi)) Stop("'format' with 'minLength' / 'maxLength' (an automaton product)");
-    if (const JsonValue* pattern = s.Find("pattern")) {
-      if (fmt) Stop("'pattern' with 'format' (an automaton product)");
+    const JsonValue* pattern = s.Find("pattern");
+    if (fmt && (lo || hi || pattern)) {  // _string_automaton: one product of the pattern's, format's and lengths'
+      std::string key;
+      try {
+        key = FormatString(pattern ? &pattern->text : nullptr, fmt->regex, lo, hi ? *hi : -1, &rules_);
+      } catch (const std::exception& e) {
+        Stop(std::string("a 'format' automaton beyond the limits (") + e.what() + ")");
+      }
+      if (key == "j_never") throw Unsatisfiable{"no string satisfies the pattern, format and lengths"};
+      return key;
+    }
+    if (pattern) {
       std::string key;
       try {
         key = PatternString(pattern->text, lo, hi ? *hi : -1, &rules_);

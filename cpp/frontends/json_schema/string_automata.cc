@@ -190,6 +190,18 @@ std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, Ru
   return DfaString(ProductWithLength({&search}, 1, lo, hi, kMaxDfaStates), rules);
 }
 
+std::string FormatString(const std::string* pattern, const std::string& format_regex, int64_t lo, int64_t hi,
+                         RuleTable* rules) {
+  std::vector<CodepointDfa> must;
+  if (pattern) must.push_back(SearchDfa(HoistAnchors(*pattern), kMaxDfaStates));
+  must.push_back(SearchDfa(HoistAnchors("^(?:" + format_regex + ")$"), kMaxDfaStates));
+  CodepointDfa no_names = NamesDfa({});  // the excluded constants (none here), as _string_automaton passes them
+  std::vector<const CodepointDfa*> dfas;
+  for (const auto& d : must) dfas.push_back(&d);
+  dfas.push_back(&no_names);
+  return DfaString(ProductWithLength(dfas, static_cast<int32_t>(must.size()), lo, hi, kMaxDfaStates), rules);
+}
+
 CodepointDfa KeyDfa(const std::string& pattern) { return SearchDfa(HoistAnchors(pattern), kMaxDfaStates); }
 
 CodepointDfa KeyProduct(const std::vector<const CodepointDfa*>& dfas) { return ProductDfa(dfas, kMaxDfaStates); }
