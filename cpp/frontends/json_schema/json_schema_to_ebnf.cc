@@ -130,25 +130,8 @@ class Converter {
     }
     if (const JsonValue* ref = s.Find("$ref")) {
       // From draft 2019-09 the siblings of $ref are conjuncts: allOf [{"$ref": ...}, siblings] (_visit_ref).
-      JsonValue siblings;
-      siblings.kind = JsonValue::Kind::kObject;
-      for (const auto& [kw, v] : s.members) {
-        if (IsRecognised(kw) && kw != "$ref" && !IsAnnotation(kw, enforce_formats_)) {
-          siblings.members.emplace_back(kw, merger_.Share(v));
-        }
-      }
-      if (siblings.members.empty() || draft_ < 2019) return VisitRef(*ref, depth);
-      JsonValue bare;
-      bare.kind = JsonValue::Kind::kObject;
-      bare.members.emplace_back("$ref", merger_.Share(*ref));
-      JsonValue list;
-      list.kind = JsonValue::Kind::kArray;
-      list.items.push_back(std::move(bare));
-      list.items.push_back(std::move(siblings));
-      JsonValue all_of;
-      all_of.kind = JsonValue::Kind::kObject;
-      all_of.members.emplace_back("allOf", std::move(list));
-      return Visit(*merger_.Make(std::move(all_of)), depth + 1);
+      const JsonValue* conjunction = draft_ >= 2019 ? merger_.RefAndSiblings(s, /*recognised_only=*/true) : nullptr;
+      return conjunction ? Visit(*conjunction, depth + 1) : VisitRef(*ref, depth);
     }
     if (s.Find("allOf")) return VisitAllOf(s, depth);
     if (any_of || one_of) return VisitAlternatives(s, any_of ? "anyOf" : "oneOf", depth);

@@ -227,24 +227,32 @@ const JsonValue* SchemaMerger::RewriteDependencies(const JsonValue* s) {
   return Make(std::move(out));
 }
 
+const JsonValue* SchemaMerger::RefAndSiblings(const JsonValue& s, bool recognised_only) {
+  JsonValue siblings = Object();
+  for (const auto& [kw, v] : s.members) {
+    if ((IsRecognised(kw) || !recognised_only) && kw != "$ref" && !IsAnnotation(kw, enforce_formats_)) {
+      siblings.members.emplace_back(kw, Share(v));
+    }
+  }
+  if (siblings.members.empty()) return nullptr;
+  JsonValue bare = Object();
+  bare.members.emplace_back("$ref", Share(*s.Find("$ref")));
+  JsonValue list = Array();
+  list.items.push_back(std::move(bare));
+  list.items.push_back(std::move(siblings));
+  JsonValue out = Object();
+  out.members.emplace_back("allOf", std::move(list));
+  return Make(std::move(out));
+}
+
 const JsonValue* SchemaMerger::WithoutRef(const JsonValue* b) {
   std::unordered_set<const JsonValue*> seen;
   while (b->is_object() && b->Find("$ref")) {
     if (!seen.insert(b->Identity()).second) Stop("a '$ref' cycle without any constraint");
     const JsonValue& ref = *b->Find("$ref");
-    if (!References::IsBare(*b, enforce_formats_) && draft_ >= 2019) {
-      JsonValue bare = Object();
-      bare.members.emplace_back("$ref", Share(ref));
-      JsonValue siblings = Object();
-      for (const auto& [kw, v] : b->members) {
-        if (kw != "$ref" && !IsAnnotation(kw, enforce_formats_)) siblings.members.emplace_back(kw, Share(v));
-      }
-      JsonValue list = Array();
-      list.items.push_back(std::move(bare));
-      list.items.push_back(std::move(siblings));
-      JsonValue out = Object();
-      out.members.emplace_back("allOf", std::move(list));
-      return Make(std::move(out));
+    if (draft_ >= 2019) {
+      // as _without_ref reads a target: unknown keywords count as siblings
+      if (const JsonValue* conjunction = RefAndSiblings(*b, /*recognised_only=*/false)) return conjunction;
     }
     auto [key, node] = refs_.Resolve(ref.text);
     if (!node) Stop("a '$ref' that points to nothing");
@@ -286,7 +294,8 @@ const JsonValue* SchemaMerger::Merge(const JsonValue* a, const JsonValue* b) {
   if (!a->is_object() || !b->is_object()) Stop("'allOf' entries that are not schemas");
   a = Strip(a);
   b = Strip(b);
-  if (Text(*a) == Text(*b)) return a;  // x and x is x
+  // x and x is x (equal texts have equal member counts: the count is the cheap test)
+  if (a->members.size() == b->members.size() && Text(*a) == Text(*b)) return a;
   a = RewriteDependencies(a);
   b = RewriteDependencies(b);
   bool a_false = NotRejectsAll(a), b_false = NotRejectsAll(b);

@@ -52,6 +52,10 @@ class SchemaMerger {
   // _rewrite_not where `not` rejects every value: whether s has a `not` whose schema accepts every value (s is
   // then `false`). Any other `not` (a complement) stops the conversion.
   bool NotRejectsAll(const JsonValue* s);
+  // `allOf [{"$ref": ...}, siblings]` for a schema object with `$ref` and other constraining keywords (the
+  // 2019-09 meaning of siblings of `$ref`), or nullptr when it has none. recognised_only: keywords the Python
+  // front end does not recognise are no siblings (as in a visit, which strips them first).
+  const JsonValue* RefAndSiblings(const JsonValue& s, bool recognised_only);
   // The conjunction of schemas: the one distinct schema that constrains anything, else an `allOf` of them.
   const JsonValue* AllOf(const std::vector<const JsonValue*>& schemas);
   // The schemas without repeats (by canonical text), first occurrences in order.
