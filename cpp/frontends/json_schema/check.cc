@@ -82,11 +82,18 @@ void Check(const JsonValue& s, int draft, bool is_root) {
     } else if (kw == "dependentRequired" || kw == "dependencies") {
       if (!v.is_object()) Stop("'" + kw + "' that is not an object");
       for (const auto& [name, list] : v.members) {
-        if (!list.is_array()) Stop("'" + kw + "' with a value that is not an array (a dependent schema)");
+        if (!list.is_array()) {
+          if (kw == "dependentRequired") Stop("'dependentRequired' with a value that is not an array");
+          Check(list, draft);  // a dependent schema
+          continue;
+        }
         for (const auto& x : list.items) {
           if (!x.is_string()) Stop("'" + kw + "' naming a non-string");
         }
       }
+    } else if (kw == "dependentSchemas") {
+      if (!v.is_object()) Stop("'dependentSchemas' that is not an object");
+      for (const auto& m : v.members) Check(m.second, draft);
     } else if (kw == "prefixItems") {
       if (draft < 2020) Stop("'prefixItems' before draft 2020-12");
       if (!v.is_array()) Stop("'prefixItems' that is not an array");
@@ -94,7 +101,8 @@ void Check(const JsonValue& s, int draft, bool is_root) {
     } else if (kw == "additionalItems") {
       if (draft >= 2020) Stop("'additionalItems' in draft 2020-12");
       Check(v, draft);
-    } else if (kw == "additionalProperties" || kw == "items" || kw == "not") {
+    } else if (kw == "additionalProperties" || kw == "items" || kw == "not" || kw == "if" || kw == "then" ||
+               kw == "else") {
       Check(v, draft);
     } else if (kw == "enum") {
       if (!v.is_array()) Stop("'enum' that is not an array");

@@ -30,6 +30,7 @@
 #include "frontends/json_schema/numbers.h"
 #include "frontends/json_schema/references.h"
 #include "frontends/json_schema/string_automata.h"
+#include "frontends/json_schema/values.h"
 #include "grammar/productivity.h"
 #include "support/json_value.h"
 #include "support/utf8.h"
@@ -114,8 +115,9 @@ class Converter {
 
   // _visit_dict for the handled keywords: $ref, allOf, anyOf / oneOf, listed values, types.
   std::string VisitDict(const JsonValue& original, int depth) {
-    const JsonValue& s = *merger_.RewriteDependencies(&original);
-    if (merger_.NotRejectsAll(&s)) throw Unsatisfiable{"'not' rejects every value"};
+    const JsonValue* rewritten = merger_.RewriteNot(merger_.RewriteDependencies(&original));
+    if (SchemaMerger::IsFalse(rewritten)) throw Unsatisfiable{"'not' rejects every value"};
+    const JsonValue& s = *rewritten;
     const JsonValue* any_of = nullptr;
     const JsonValue* one_of = nullptr;
     const JsonValue* type = nullptr;
@@ -136,7 +138,9 @@ class Converter {
     if (s.Find("allOf")) return VisitAllOf(s, depth);
     if (any_of || one_of) return VisitAlternatives(s, any_of ? "anyOf" : "oneOf", depth);
     if (values) return Values(s);
-    if (type && type->is_string()) return Typed(s, type->text, depth);
+    if (type && type->is_string() && !(type->text == "integer" && FractionOnly(s))) {
+      return Typed(s, type->text, depth);
+    }
     if (!type && !constrained) return "j_value";
     return Types(s, type, depth);
   }
@@ -365,7 +369,8 @@ class Converter {
     } else {
       types.assign(std::begin(kAll), std::end(kAll));
     }
-    if (std::count(types.begin(), types.end(), "number") && std::count(types.begin(), types.end(), "integer")) {
+    if ((std::count(types.begin(), types.end(), "number") && std::count(types.begin(), types.end(), "integer")) ||
+        FractionOnly(s)) {
       types.erase(std::remove(types.begin(), types.end(), "integer"), types.end());
     }
     std::vector<std::string> options;
@@ -379,32 +384,32 @@ class Converter {
     return Choice(options);
   }
 
-  // _visit_values: the listed values of the sibling 'type' (the only sibling handled here).
+  // _visit_values: the listed values that satisfy their siblings (a bare `type` by a test per value, other
+  // siblings by the validator), one alternative each.
   std::string Values(const JsonValue& s) {
     const JsonValue* c = s.Find("const");
     const JsonValue* e = s.Find("enum");
-    if (c && e) Stop("'const' next to 'enum'");
-    std::unordered_set<std::string> allowed;  // empty: any type
-    for (const auto& [kw, v] : s.members) {
-      bool checked_by_the_validator = kw == "format" || kw.rfind("content", 0) == 0;
-      if (!IsRecognised(kw) || (kAnnotations.count(kw) && !checked_by_the_validator) || kw == "enum" ||
-          kw == "const") {
-        continue;
-      }
-      if (kw != "type") Stop("'" + kw + "' next to 'enum' / 'const'");
-      if (v.is_string()) allowed.insert(v.text);
-      for (const auto& t : v.items) allowed.insert(t.text);
-      if (allowed.count("number")) allowed.insert("integer");
-    }
     std::vector<const JsonValue*> listed;
-    if (c) listed.push_back(c);
-    else for (const auto& v : e->items) listed.push_back(&v);
+    if (c) {
+      // const next to enum: the const if the enum lists it
+      if (!e || std::any_of(e->items.begin(), e->items.end(),
+                            [&](const JsonValue& x) { return merger_.Text(x) == merger_.Text(*c); })) {
+        listed.push_back(c);
+      }
+    } else {
+      for (const auto& v : e->items) listed.push_back(&v);
+    }
+    const JsonValue* rest = Without(s, {"enum", "const"}, false);
+    bool type_only = true;  // no sibling but `type` constrains (annotations aside)
+    for (const auto& [kw, v] : rest->members) {
+      if (kw != "type" && (!kAnnotations.count(kw) || (kw == "format" && enforce_formats_))) type_only = false;
+    }
+    if (!type_only) validator_.Require(*rest);
     std::vector<std::string> options;
     for (const JsonValue* v : listed) {
-      std::string t = JsonType(*v);
-      if (allowed.empty() || allowed.count(t)) options.push_back(Value(*v));
+      if (validator_.Validate(*v, *rest)) options.push_back(Value(*v));
     }
-    if (options.empty()) throw Unsatisfiable{"no listed value satisfies 'type'"};
+    if (options.empty()) throw Unsatisfiable{"no listed value satisfies the sibling keywords"};
     return Choice(options);
   }
 
@@ -441,32 +446,9 @@ class Converter {
   }
 
   // _visit_types with one type name.
-  // _bounds: (lo, lo_strict, hi, hi_strict) from minimum / maximum / the exclusive bounds (draft 4's flags too).
-  struct Bounds {
-    std::optional<Decimal> lo, hi;
-    bool lo_strict = false, hi_strict = false;
-  };
-  Bounds ReadBounds(const JsonValue& s) const {
-    auto number = [&](const char* kw) -> std::optional<Decimal> {
-      const JsonValue* v = s.Find(kw);
-      if (!v || v->is_bool()) return std::nullopt;  // a boolean is draft 4's flag (Check allowed no other)
-      return Bound(*v);
-    };
-    Bounds b{number("minimum"), number("maximum")};
-    if (draft_ <= 4) {
-      const JsonValue* ex_lo = s.Find("exclusiveMinimum");
-      const JsonValue* ex_hi = s.Find("exclusiveMaximum");
-      b.lo_strict = ex_lo && ex_lo->is_bool() && ex_lo->boolean && b.lo;
-      b.hi_strict = ex_hi && ex_hi->is_bool() && ex_hi->boolean && b.hi;
-    }
-    if (auto ex = number("exclusiveMinimum"); ex && (!b.lo || Compare(*ex, *b.lo) >= 0)) b.lo = ex, b.lo_strict = true;
-    if (auto ex = number("exclusiveMaximum"); ex && (!b.hi || Compare(*ex, *b.hi) <= 0)) b.hi = ex, b.hi_strict = true;
-    return b;
-  }
-
   // _type_integer without multipleOf: j_integer, or the range's digits (bounds rounded inward).
   std::string Integer(const JsonValue& s) {
-    Bounds b = ReadBounds(s);
+    Bounds b = ReadBounds(s, draft_);
     std::optional<int64_t> lo, hi;
     if (b.lo) lo = b.lo_strict ? b.lo->Floor() + 1 : b.lo->Ceil();
     if (b.hi) hi = b.hi_strict ? b.hi->Ceil() - 1 : b.hi->Floor();
@@ -480,14 +462,58 @@ class Converter {
 
   // _type_number without multipleOf: j_number, or the range's spellings (without an exponent).
   std::string Number(const JsonValue& s) {
-    Bounds b = ReadBounds(s);
+    Bounds b = ReadBounds(s, draft_);
+    if (FractionOnly(s)) return NonIntegral(b);
     if (!b.lo && !b.hi) return "j_number";
     std::optional<std::string> digits = NumberRange(b.lo, b.lo_strict, b.hi, b.hi_strict, &rules_);
     if (!digits) throw Unsatisfiable{"no number within the bounds"};
     return rules_.Add("number_range", *digits);
   }
 
+  // FRACTION_ONLY (from a complement of integer): the numbers with a non-zero fraction.
+  static bool FractionOnly(const JsonValue& s) {
+    const JsonValue* v = s.Find(kFractionOnly);
+    return v && v->is_bool() && v->boolean;
+  }
+
+  // _non_integral: the numbers with a non-zero fraction within integer bounds (strict or not: no such number equals
+  // one): x = m.f > 0 lies in the bounds iff lo <= m <= hi - 1; x = -m.f < 0 iff -hi <= m <= -lo - 1.
+  std::string NonIntegral(const Bounds& b) {
+    auto whole = [](const std::optional<Decimal>& d) -> std::optional<int64_t> {
+      if (!d) return std::nullopt;
+      if (!d->fraction.empty()) Stop("non-integral numbers within non-integer bounds");
+      return d->negative ? -d->whole : d->whole;
+    };
+    const std::optional<int64_t> lo = whole(b.lo), hi = whole(b.hi);
+    struct Side {
+      const char* sign;
+      int64_t m_lo;
+      std::optional<int64_t> m_hi;
+      bool empty;
+    };
+    const Side sides[] = {
+        {"", !lo || *lo <= 0 ? 0 : *lo, hi ? std::optional<int64_t>(*hi - 1) : std::nullopt, hi && *hi <= 0},
+        {"\"-\" ", !hi || *hi >= 0 ? 0 : -*hi, lo ? std::optional<int64_t>(-*lo - 1) : std::nullopt,
+         lo && *lo >= 0},
+    };
+    std::string body;
+    for (const Side& side : sides) {
+      if (side.empty || (side.m_hi && *side.m_hi < side.m_lo)) continue;
+      std::optional<std::string> digits = side.m_lo == 0 && !side.m_hi
+                                              ? std::optional<std::string>("( \"0\" | [1-9] [0-9]* )")
+                                              : IntegerRange(side.m_lo, side.m_hi, true);
+      if (!digits) continue;
+      if (!body.empty()) body += " | ";
+      body += "( " + std::string(side.sign) + *digits + " \".\" [0-9]* [1-9] [0-9]* )";
+    }
+    if (body.empty()) throw Unsatisfiable{"no number with a fraction within the bounds"};
+    return rules_.Add("non_integral", body);
+  }
+
   std::string Typed(const JsonValue& s, const std::string& type, int depth) {
+    for (const char* kw : kUnvisitedInternal) {
+      if (s.Find(kw)) Stop(std::string("the internal keyword '") + kw + "'");
+    }
     if (type == "null") return "j_null";
     if (type == "boolean") return "j_bool";
     if (type == "integer") return Integer(s);
@@ -511,6 +537,12 @@ class Converter {
     const JsonValue* format = s.Find("format");
     const StringFormat* fmt = enforce_formats_ && format ? FindStringFormat(format->text) : nullptr;
     const JsonValue* pattern = s.Find("pattern");
+    if (const JsonValue* excluded = s.Find(kNotStrings)) {  // the strings other than the listed ones
+      if (fmt || lo || hi || pattern) Stop("strings other than listed ones, with lengths, a pattern or a format");
+      std::vector<std::string_view> names;
+      for (const auto& x : excluded->items) names.push_back(x.text);
+      return rules_.Add("string_except", KeyExcept(names, &rules_));
+    }
     if (fmt && (lo || hi || pattern)) {  // _string_automaton: one product of the pattern's, format's and lengths'
       std::string key;
       try {
@@ -647,6 +679,18 @@ class Converter {
         }
       }
     }
+    // ABSENT (from a complement of required): declared names, in sorted order, that no object has.
+    std::unordered_set<std::string_view> absent;
+    if (const JsonValue* a = s.Find(kAbsent)) {
+      std::vector<std::string_view> sorted;
+      for (const auto& x : a->items) {
+        if (absent.insert(x.text).second) sorted.push_back(x.text);
+      }
+      std::sort(sorted.begin(), sorted.end());
+      for (std::string_view name : sorted) {
+        if (seen.insert(name).second) names.emplace_back(name, additional);
+      }
+    }
     // patternProperties: the automaton of the keys each regex matches (_pattern_dfas).
     std::vector<Pattern> patterns;
     if (const JsonValue* pp = s.Find("patternProperties")) {
@@ -662,7 +706,9 @@ class Converter {
     std::vector<std::string_view> entry_names;
     for (const auto& [name, sub] : names) {
       bool req = required.count(name) > 0;
-      const JsonValue* schema = patterns.empty() ? sub : DeclaredValue(std::string(name), *props, additional, patterns);
+      const JsonValue* schema = absent.count(name)  ? SchemaMerger::False()
+                                : patterns.empty() ? sub
+                                                   : DeclaredValue(std::string(name), *props, additional, patterns);
       std::string value;
       try {
         value = Visit(*schema, depth + 1);
@@ -928,6 +974,7 @@ class Converter {
   bool enforce_formats_;
   int64_t visits_ = 0;  // conversion steps: visits and merges (kMaxVisits)
   SchemaMerger merger_{refs_, draft_, enforce_formats_, &visits_};
+  ValueValidator validator_{refs_, &merger_, draft_, enforce_formats_};
   std::unordered_map<std::string, std::string> ref_rules_;  // $ref target pointer -> rule name
   std::unordered_map<std::string, std::string> alt_rules_;  // (branch $ref target, siblings' text) -> rule name
   std::unordered_map<std::string, std::string> inlined_rules_;  // text of a schema with allOf -> rule name

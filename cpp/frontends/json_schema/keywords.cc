@@ -31,7 +31,7 @@ const std::unordered_set<std::string_view> kHandled = {
     "$id",       "id",        "$schema",     "pattern",              "format", "minimum", "maximum",
     "exclusiveMinimum", "exclusiveMaximum", "oneOf", "allOf", "patternProperties",
     "prefixItems", "additionalItems", "minProperties", "maxProperties", "dependentRequired",
-    "dependencies", "not", "uniqueItems"};
+    "dependencies", "not", "uniqueItems", "if", "then", "else", "dependentSchemas"};
 // The Python front end's ANNOTATIONS: keywords that are not constraints of their own schema object (a `$ref`
 // with only these beside it is a bare reference).
 const std::unordered_set<std::string_view> kAnnotations = {
@@ -72,6 +72,24 @@ int64_t Count(const JsonValue& v, std::string_view kw) {
 std::optional<Decimal> Bound(const JsonValue& v) {
   if (!v.is_number()) return std::nullopt;
   return Decimal::Parse(v.text);
+}
+
+Bounds ReadBounds(const JsonValue& s, int draft) {
+  auto number = [&](const char* kw) -> std::optional<Decimal> {
+    const JsonValue* v = s.Find(kw);
+    if (!v || v->is_bool()) return std::nullopt;  // a boolean is draft 4's flag (Check allowed no other)
+    return Bound(*v);
+  };
+  Bounds b{number("minimum"), number("maximum")};
+  if (draft <= 4) {
+    const JsonValue* ex_lo = s.Find("exclusiveMinimum");
+    const JsonValue* ex_hi = s.Find("exclusiveMaximum");
+    b.lo_strict = ex_lo && ex_lo->is_bool() && ex_lo->boolean && b.lo;
+    b.hi_strict = ex_hi && ex_hi->is_bool() && ex_hi->boolean && b.hi;
+  }
+  if (auto ex = number("exclusiveMinimum"); ex && (!b.lo || Compare(*ex, *b.lo) >= 0)) b.lo = ex, b.lo_strict = true;
+  if (auto ex = number("exclusiveMaximum"); ex && (!b.hi || Compare(*ex, *b.hi) <= 0)) b.hi = ex, b.hi_strict = true;
+  return b;
 }
 
 std::string JsonType(const JsonValue& v) {

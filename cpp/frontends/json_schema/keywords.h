@@ -38,6 +38,16 @@ struct Unsatisfiable {
   std::string why;
 };
 
+// Internal keywords (_common.py) that complements write and the visitor reads: a number with a non-zero fraction
+// (FRACTION_ONLY), names an object must not have (ABSENT), strings other than the listed ones (NOT_STRINGS). The
+// others (some member, excluded patterns, excluded multiples, contains-all) this front end never writes.
+constexpr const char* kFractionOnly = "x-xg2jax-non-integral";
+constexpr const char* kAbsent = "x-xg2jax-absent";
+constexpr const char* kNotStrings = "x-xg2jax-not-strings";
+// Internal keywords this front end does not visit: a schema holding one stops the conversion.
+constexpr const char* kUnvisitedInternal[] = {"x-xg2jax-some-member", "x-xg2jax-not-patterns",
+                                              "x-xg2jax-not-multiple-of", "x-xg2jax-contains-all"};
+
 // The Python front end's recognised keywords (_common._RECOGNISED): every other keyword is an annotation.
 extern const std::vector<std::string_view> kRecognised;
 // Keywords that never constrain an instance (NO_CONSTRAINT).
@@ -66,6 +76,13 @@ bool IsPlainInteger(const std::string& t);
 int64_t Count(const JsonValue& v, std::string_view kw);
 // A bound keyword (`minimum`, ...) read exactly (Decimal::Parse), else nullopt.
 std::optional<Decimal> Bound(const JsonValue& v);
+// _bounds: (lo, lo_strict, hi, hi_strict) from minimum / maximum / the exclusive bounds (draft 4's flags too); a
+// bound not read exactly (Check stops at those in the document) counts as absent.
+struct Bounds {
+  std::optional<Decimal> lo, hi;
+  bool lo_strict = false, hi_strict = false;
+};
+Bounds ReadBounds(const JsonValue& s, int draft);
 // _common.json_type of an enum / const value (numbers there are plain integers: "integer").
 std::string JsonType(const JsonValue& v);
 

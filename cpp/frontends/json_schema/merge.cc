@@ -179,52 +179,71 @@ const JsonValue* SchemaMerger::Deref(const JsonValue* s) {
   return s;
 }
 
-bool SchemaMerger::NotRejectsAll(const JsonValue* s) {
-  const JsonValue* inner = s->is_object() ? s->Find("not") : nullptr;
-  if (!inner) return false;
-  inner = Deref(inner);
-  if (IsTrue(inner)) return true;
-  if (!inner->is_object()) Stop("keyword 'not' (a complement)");
-  const JsonValue* format = inner->Find("format");
-  if (enforce_formats_ && format && format->is_string() && FindStringFormat(format->text)) {
-    Stop("the complement of 'format'");
-  }
-  for (const auto& [kw, _] : inner->members) {
-    if (IsRecognised(kw) && !kAnnotations.count(kw)) Stop("keyword 'not' (a complement)");
-  }
-  return true;  // only annotations: the schema accepts every value
-}
-
 const JsonValue* SchemaMerger::RewriteDependencies(const JsonValue* s) {
-  const JsonValue* dependencies = s->is_object() ? s->Find("dependencies") : nullptr;
-  if (!dependencies) return s;
-  JsonValue out = Object();
-  for (const auto& [k, v] : s->members) {
-    if (k != "dependencies") out.members.emplace_back(k, Share(v));
-  }
-  bool any = false;
-  JsonValue required = Object();
-  if (const JsonValue* existing = s->Find("dependentRequired")) required = Share(*existing);
-  for (const auto& [name, names] : dependencies->members) {
-    if (!names.is_array()) Stop("'dependencies' with a schema (dependentSchemas)");
-    any = true;
-    JsonValue* list = FindMutable(&required, name);
-    if (!list) {
-      required.members.emplace_back(name, Array());
-      list = &required.members.back().second;
+  if (!s->is_object()) return s;
+  if (const JsonValue* dependencies = s->Find("dependencies")) {
+    JsonValue out = Object();
+    for (const auto& [k, v] : s->members) {
+      if (k != "dependencies") out.members.emplace_back(k, Share(v));
     }
-    for (const auto& x : names.items) list->items.push_back(Share(x));
-    list->origin = nullptr;  // a new list
-  }
-  if (any) {
-    required.origin = nullptr;
-    if (JsonValue* existing = FindMutable(&out, "dependentRequired")) {
-      *existing = std::move(required);
-    } else {
-      out.members.emplace_back("dependentRequired", std::move(required));
+    bool arrays = false, schemas = false;
+    JsonValue required = Object();
+    if (const JsonValue* existing = s->Find("dependentRequired")) required = Share(*existing);
+    JsonValue dependent = Object();
+    if (const JsonValue* existing = s->Find("dependentSchemas")) dependent = Share(*existing);
+    for (const auto& [name, value] : dependencies->members) {
+      if (!value.is_array()) {  // a schema: with one already given for the name, both
+        schemas = true;
+        if (JsonValue* given = FindMutable(&dependent, name)) {
+          JsonValue both = Array();
+          both.items.push_back(std::move(*given));
+          both.items.push_back(Share(value));
+          JsonValue conjunction = Object();
+          conjunction.members.emplace_back("allOf", std::move(both));
+          *given = std::move(conjunction);
+        } else {
+          dependent.members.emplace_back(name, Share(value));
+        }
+        continue;
+      }
+      arrays = true;
+      JsonValue* list = FindMutable(&required, name);
+      if (!list) {
+        required.members.emplace_back(name, Array());
+        list = &required.members.back().second;
+      }
+      for (const auto& x : value.items) list->items.push_back(Share(x));
+      list->origin = nullptr;  // a new list
     }
+    auto set = [&](const char* kw, JsonValue v) {
+      v.origin = nullptr;  // a new map
+      if (JsonValue* existing = FindMutable(&out, kw)) {
+        *existing = std::move(v);
+      } else {
+        out.members.emplace_back(kw, std::move(v));
+      }
+    };
+    if (arrays) set("dependentRequired", std::move(required));
+    if (schemas) set("dependentSchemas", std::move(dependent));
+    s = Make(std::move(out));
   }
-  return Make(std::move(out));
+  if (const JsonValue* dependent = s->Find("dependentSchemas")) {
+    // Only objects that have the name: "required" alone would also hold for every non-object.
+    std::vector<JsonValue> rules;
+    for (const auto& [name, sub] : dependent->members) {
+      JsonValue names = Array();
+      names.items.push_back(String(name));
+      JsonValue cond = Object();
+      cond.members.emplace_back("type", String("object"));
+      cond.members.emplace_back("required", std::move(names));
+      JsonValue rule = Object();
+      rule.members.emplace_back("if", std::move(cond));
+      rule.members.emplace_back("then", Share(sub));
+      rules.push_back(std::move(rule));
+    }
+    s = Make(WithConjuncts(*s, {"dependentSchemas"}, std::move(rules)));
+  }
+  return s;
 }
 
 const JsonValue* SchemaMerger::RefAndSiblings(const JsonValue& s, bool recognised_only) {
@@ -296,10 +315,9 @@ const JsonValue* SchemaMerger::Merge(const JsonValue* a, const JsonValue* b) {
   b = Strip(b);
   // x and x is x (equal texts have equal member counts: the count is the cheap test)
   if (a->members.size() == b->members.size() && Text(*a) == Text(*b)) return a;
-  a = RewriteDependencies(a);
-  b = RewriteDependencies(b);
-  bool a_false = NotRejectsAll(a), b_false = NotRejectsAll(b);
-  if (a_false || b_false) return False();
+  a = RewriteNot(RewriteDependencies(a));
+  b = RewriteNot(RewriteDependencies(b));
+  if (IsFalse(a) || IsFalse(b)) return False();
   if (b->Find("$ref")) {
     b = WithoutRef(b);
     if (!b->is_object()) return Merge(a, b);
@@ -362,7 +380,7 @@ bool SchemaMerger::MergeKeyword(const std::string& kw, JsonValue* va, const Json
     JsonValue list = Array();
     for (const auto& t : both) list.items.push_back(String(t));
     *va = std::move(list);
-  } else if (kw == "required") {
+  } else if (kw == "required" || kw == kAbsent || kw == kNotStrings) {
     for (const auto& name : vb.items) {
       bool listed = std::any_of(va->items.begin(), va->items.end(),
                                 [&](const JsonValue& x) { return x.text == name.text; });

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -46,12 +47,17 @@ class SchemaMerger {
   // `allOf [{"$ref": ...}, siblings]` for a reference with siblings; before it the target alone (those drafts
   // ignore the siblings of `$ref`).
   const JsonValue* WithoutRef(const JsonValue* b);
-  // _rewrite_dependencies for array-valued `dependencies`: s with them moved into dependentRequired (s itself
-  // when it has none). Schema-valued ones (dependentSchemas: an if/then complement) stop the conversion.
+  // _rewrite_dependencies: `dependencies` moved into dependentRequired (arrays) and dependentSchemas (schemas),
+  // then dependentSchemas {p: S} as allOf [..., {"if": {"type": "object", "required": [p]}, "then": S}]; s itself
+  // when it has neither.
   const JsonValue* RewriteDependencies(const JsonValue* s);
-  // _rewrite_not where `not` rejects every value: whether s has a `not` whose schema accepts every value (s is
-  // then `false`). Any other `not` (a complement) stops the conversion.
-  bool NotRejectsAll(const JsonValue* s);
+  // _rewrite_not: s with `not S` as `allOf [..., {"anyOf": Negate(S)}]` (False() when S accepts every value), then
+  // `if C then T else E` as `allOf [..., {"anyOf": [{"allOf": [C, T]}, {"allOf": [not C, E]}...]}]` (then / else
+  // without if dropped); s itself without them (complements.cc).
+  const JsonValue* RewriteNot(const JsonValue* s);
+  // _negate: schemas whose union is the set of values s rejects (empty when s accepts every value); stops the
+  // conversion for a complement this front end does not write (complements.cc).
+  std::vector<const JsonValue*> Negate(const JsonValue* s);
   // `allOf [{"$ref": ...}, siblings]` for a schema object with `$ref` and other constraining keywords (the
   // 2019-09 meaning of siblings of `$ref`), or nullptr when it has none. recognised_only: keywords the Python
   // front end does not recognise are no siblings (as in a visit, which strips them first).
@@ -87,6 +93,11 @@ class SchemaMerger {
   bool MergeKeyword(const std::string& kw, JsonValue* va, const JsonValue& vb);
   void AppendText(const JsonValue& v, std::string* out, int depth);
   void Charge(size_t nodes);
+  // {**s less `drop`, "allOf": s's allOf + conjuncts} (complements.cc).
+  JsonValue WithConjuncts(const JsonValue& s, std::initializer_list<const char*> drop, std::vector<JsonValue> conjuncts);
+  // _negate_keyword and _negate_values (complements.cc).
+  std::vector<const JsonValue*> NegateKeyword(const std::string& kw, const JsonValue& value, const JsonValue& inner);
+  std::vector<const JsonValue*> NegateValues(const std::vector<const JsonValue*>& values);
 
   const References& refs_;
   int draft_;
@@ -94,6 +105,8 @@ class SchemaMerger {
   int64_t* work_;
   std::vector<std::unique_ptr<JsonValue>> arena_;
   size_t nodes_ = 0;  // nodes made or copied so far
+  std::unordered_set<std::string> negating_;  // the `$ref` targets whose complements are being built
+  int negation_depth_ = 0;
 };
 
 }  // namespace xg::json_schema
