@@ -102,7 +102,7 @@ void Check(const JsonValue& s, int draft, bool is_root) {
       if (draft >= 2020) Stop("'additionalItems' in draft 2020-12");
       Check(v, draft);
     } else if (kw == "additionalProperties" || kw == "items" || kw == "not" || kw == "if" || kw == "then" ||
-               kw == "else") {
+               kw == "else" || kw == "propertyNames") {
       Check(v, draft);
     } else if (kw == "enum") {
       if (!v.is_array()) Stop("'enum' that is not an array");

@@ -5,15 +5,16 @@
 // conjunction of its keywords, so its complement is the union of the complements of its keywords (not (A and B) =
 // not A or not B), each holding values of the one type the keyword constrains (every value of another type passes
 // it): `type` -> the other types (integer splits number: the numbers with a fraction, FRACTION_ONLY); a bound ->
-// the opposite bound; `required` -> objects without one of the names (ABSENT); `properties` -> objects with one
+// the opposite bound; `required` -> objects without one of the names (ABSENT); `pattern` -> the strings in which
+// it finds no match (NOT_PATTERNS); `properties` -> objects with one
 // of the names whose value is in the complement of its schema; `enum` / `const` of scalars -> the other types, the
 // strings not listed (NOT_STRINGS), the other boolean, the integers between the listed ones and the numbers with a
 // fraction; `allOf` -> the union of the branches' complements; `anyOf` -> their intersection; `oneOf` -> that
 // intersection or any two branches together; `not S` -> S; `$ref` -> its target's complement. RewriteNot then
 // turns `not S` into `allOf [..., {"anyOf": Negate(S)}]`, which the merge and the visitor already handle.
 //
-// Complements whose schemas need an internal keyword this front end does not visit (a pattern's, an
-// additionalProperties', a multipleOf's, an object or array constant's, `items`') stop the conversion, as does
+// Complements whose schemas need an internal keyword this front end does not visit (an additionalProperties', a
+// patternProperties', a multipleOf's, an object or array constant's, `items`') stop the conversion, as does
 // any keyword the Python front end cannot complement either. Schemas are built in the same key order as the
 // Python front end's dicts, and sub-schemas that the Python front end passes on unchanged keep their identity
 // (SchemaMerger::Share), since an allOf skips a branch it has merged by identity.
@@ -422,6 +423,22 @@ std::vector<const JsonValue*> SchemaMerger::NegateKeyword(const std::string& kw,
                          : AcceptsAll(value);
     if (all) return out;
     Stop("the complement of '" + kw + "' (some member or item outside a schema)");
+  }
+  if (kw == "pattern") {  // the strings in which it finds no match
+    JsonValue piece = Typed({"string"}, false);
+    JsonValue list = Array();
+    list.items.push_back(Share(value));
+    piece.members.emplace_back(kNotPatterns, std::move(list));
+    out.push_back(Make(std::move(piece)));
+    return out;
+  }
+  if (kw == kNotPatterns) {
+    for (const auto& p : value.items) {
+      JsonValue piece = Typed({"string"}, false);
+      piece.members.emplace_back("pattern", Share(p));
+      out.push_back(Make(std::move(piece)));
+    }
+    return out;
   }
   if (kw == kFractionOnly) {
     out.push_back(Make(Typed({"object", "array", "string", "integer", "boolean", "null"}, true)));

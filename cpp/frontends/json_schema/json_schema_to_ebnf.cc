@@ -14,6 +14,7 @@
 #include <functional>
 #include <tuple>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <string>
 #include <unordered_set>
@@ -270,13 +271,22 @@ class Converter {
     const JsonValue* rest = Without(s, {kw}, false);
     std::vector<const JsonValue*> merged;
     for (const auto& b : branches.items) merged.push_back(merger_.Merge(rest, merger_.Deref(&b)));
-    // oneOf is anyOf when no two branches share a value; what this front end proves is a part of what the
-    // Python front end proves (_disjoint.py), so where it proves it both take the anyOf path.
-    if (kw == "oneOf" && !ProvablyDisjoint(merged)) Stop("'oneOf' whose branches are not shown disjoint");
+    // oneOf is anyOf when no two branches share a value (the prover decides as the Python front end's does); else
+    // first the branches restricted to the types where exactly one can hold, then exactly one by complements.
+    bool overlap = false;
+    if (kw == "oneOf" && !Disjoint(merged)) {
+      std::optional<std::vector<const JsonValue*>> restricted = WithoutSharedTypes(merged);
+      if (restricted && Disjoint(*restricted)) merged = std::move(*restricted);
+    }
+    if (kw == "oneOf" && !Disjoint(merged)) {
+      overlap = true;
+      merged = ExactlyOne(branches, merged);
+    }
     std::vector<std::string> options;
     for (size_t i = 0; i < merged.size(); ++i) {
       try {
-        options.push_back(VisitMergedBranch(s, branches.items[i], merged[i], depth));
+        options.push_back(overlap ? Visit(*merged[i], depth + 1)
+                                  : VisitMergedBranch(s, branches.items[i], merged[i], depth));
       } catch (const Unsatisfiable&) {
       }
     }
@@ -284,11 +294,177 @@ class Converter {
     return Choice(options);
   }
 
-  bool ProvablyDisjoint(const std::vector<const JsonValue*>& merged) {
+  // Whether no two of the schemas share a value, as the Python front end decides it (_disjoint).
+  bool Disjoint(const std::vector<const JsonValue*>& merged) {
     for (size_t i = 0; i < merged.size(); ++i) {
       for (size_t j = i + 1; j < merged.size(); ++j) {
-        if (!DisjointPair(*merged[i], *merged[j])) return false;
+        if (!Shown(*merged[i], *merged[j])) return false;
       }
+    }
+    return true;
+  }
+
+  bool Shown(const JsonValue& a, const JsonValue& b) {
+    std::optional<bool> shown = prover_.Decided(a, b);
+    if (!shown) Stop("'oneOf' whose branches are not shown disjoint (a proof the native front end cannot make)");
+    return *shown;
+  }
+
+  // Exactly one (the overlap path of _visit_alternatives): branch i and, for every other branch j, the complement
+  // of the conjuncts of j that i does not share (i and not (c and r) = i and not r when i implies c), without the
+  // complement's schemas shown disjoint from branch i; false where every value of i satisfies some j.
+  std::vector<const JsonValue*> ExactlyOne(const JsonValue& branches, const std::vector<const JsonValue*>& merged) {
+    std::vector<const JsonValue*> exact;
+    for (size_t i = 0; i < merged.size(); ++i) {
+      JsonValue parts;
+      parts.kind = JsonValue::Kind::kArray;
+      parts.items.push_back(merger_.Share(*merged[i]));
+      bool every = false;  // every value of branch i satisfies branch j too
+      for (size_t j = 0; j < merged.size() && !every; ++j) {
+        if (j == i) continue;
+        std::vector<const JsonValue*> negs;
+        for (const JsonValue* n : NegateBeside(branches.items[j], branches.items[i])) {
+          if (!Shown(*n, *merged[i])) negs.push_back(n);
+        }
+        if (negs.empty()) {
+          every = true;
+        } else if (negs.size() == 1) {
+          parts.items.push_back(merger_.Share(*negs[0]));
+        } else {
+          JsonValue list;
+          list.kind = JsonValue::Kind::kArray;
+          for (const JsonValue* n : negs) list.items.push_back(merger_.Share(*n));
+          JsonValue any_of;
+          any_of.kind = JsonValue::Kind::kObject;
+          any_of.members.emplace_back("anyOf", std::move(list));
+          parts.items.push_back(std::move(any_of));
+        }
+      }
+      if (every) {
+        exact.push_back(SchemaMerger::False());
+        continue;
+      }
+      JsonValue all_of;
+      all_of.kind = JsonValue::Kind::kObject;
+      all_of.members.emplace_back("allOf", std::move(parts));
+      exact.push_back(merger_.Make(std::move(all_of)));
+    }
+    return exact;
+  }
+
+  // _negate_beside: schemas whose union, intersected with `self`, is `self` and not `other`: the complements of
+  // the conjuncts of `other` that are not conjuncts of `self`.
+  std::vector<const JsonValue*> NegateBeside(const JsonValue& other, const JsonValue& self) {
+    std::unordered_set<std::string> mine;
+    for (const Conjunct& c : Conjuncts(&self).first) mine.insert(merger_.Text(*merger_.Strip(ConjunctSchema(c))));
+    std::vector<const JsonValue*> out;
+    for (const Conjunct& c : Conjuncts(&other).first) {
+      const JsonValue* schema = ConjunctSchema(c);
+      if (mine.count(merger_.Text(*merger_.Strip(schema)))) continue;
+      std::vector<const JsonValue*> more = merger_.Negate(schema);
+      out.insert(out.end(), more.begin(), more.end());
+    }
+    return out;
+  }
+
+  // A conjunct as a schema: the node, or for the own keywords of a schema with allOf, those keywords (without
+  // allOf and annotations).
+  const JsonValue* ConjunctSchema(const Conjunct& c) {
+    if (!c.own) return c.node;
+    JsonValue own;
+    own.kind = JsonValue::Kind::kObject;
+    for (const auto& [kw, v] : c.node->members) {
+      if (kw != "allOf" && !kAnnotations.count(kw)) own.members.emplace_back(kw, merger_.Share(v));
+    }
+    return merger_.Make(std::move(own));
+  }
+
+  // _without_shared_types: the branches restricted to the types where exactly one can hold (a type of which two
+  // branches accept every value is a type no valid value has); nullopt when there is none, or when it cannot be
+  // written as `type` (integers excluded but not all numbers).
+  std::optional<std::vector<const JsonValue*>> WithoutSharedTypes(const std::vector<const JsonValue*>& merged) {
+    static const char* kAll[] = {"object", "array", "string", "integer", "number", "boolean", "null"};
+    std::vector<std::unordered_set<std::string>> full(merged.size());
+    for (size_t i = 0; i < merged.size(); ++i) {
+      for (const char* t : kAll) {
+        if (FullOn(*merged[i], t)) full[i].insert(t);
+      }
+    }
+    std::unordered_set<std::string> excluded;
+    for (size_t i = 0; i < merged.size(); ++i) {
+      for (size_t j = i + 1; j < merged.size(); ++j) {
+        for (const auto& t : full[i]) {
+          if (full[j].count(t)) excluded.insert(t);
+        }
+      }
+    }
+    if (excluded.empty() || (excluded.count("integer") && !excluded.count("number"))) return std::nullopt;
+    JsonValue allowed;
+    allowed.kind = JsonValue::Kind::kArray;
+    for (const char* t : kAll) {
+      if (!excluded.count(t)) {
+        JsonValue name;
+        name.kind = JsonValue::Kind::kString;
+        name.text = t;
+        allowed.items.push_back(std::move(name));
+      }
+    }
+    std::vector<const JsonValue*> out;
+    if (allowed.items.empty()) return std::vector<const JsonValue*>(merged.size(), SchemaMerger::False());
+    JsonValue typed;
+    typed.kind = JsonValue::Kind::kObject;
+    typed.members.emplace_back("type", std::move(allowed));
+    const JsonValue* restriction = merger_.Make(std::move(typed));
+    for (const JsonValue* b : merged) out.push_back(merger_.Merge(restriction, b));
+    return out;
+  }
+
+  // _full_on: x accepts every value of JSON type t (from its keywords; false when not sure).
+  bool FullOn(const JsonValue& x_in, const std::string& t) {
+    if (x_in.is_bool()) return x_in.boolean;
+    if (!x_in.is_object()) return false;
+    if (x_in.members.empty()) return true;
+    const JsonValue& x = *merger_.Strip(&x_in);
+    std::optional<std::unordered_set<std::string>> types;
+    if (const JsonValue* c = x.Find("const")) {
+      types = std::unordered_set<std::string>{JsonType(*c)};
+    } else if (const JsonValue* e = x.Find("enum"); e && e->is_array()) {
+      types.emplace();
+      for (const auto& v : e->items) types->insert(JsonType(v));
+    } else if (const JsonValue* type = x.Find("type")) {
+      types.emplace();
+      if (type->is_string()) types->insert(type->text);
+      for (const auto& v : type->items) types->insert(v.text);
+      if (types->count("number")) types->insert("integer");
+    }
+    if (types && !types->count(t)) return false;
+    if (t == "number" && types && !types->count("number")) return false;
+    if (t == "integer" && x.Find("type") && !types->count("integer")) return false;
+    static const std::unordered_map<std::string, std::unordered_set<std::string_view>> kTypeKeywords = {
+        {"object",
+         {"properties", "required", "additionalProperties", "dependentRequired", "minProperties", "maxProperties",
+          "patternProperties", "propertyNames", kAbsent, "x-xg2jax-some-member", "dependentSchemas", "dependencies",
+          "unevaluatedProperties"}},
+        {"array",
+         {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains", "maxContains",
+          "uniqueItems", "x-xg2jax-contains-all", "unevaluatedItems"}},
+        {"string", {"minLength", "maxLength", "pattern", kNotStrings, "x-xg2jax-not-patterns", "format"}},
+        {"number",
+         {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", kFractionOnly,
+          "x-xg2jax-not-multiple-of", "format"}},
+        {"integer",
+         {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", kFractionOnly,
+          "x-xg2jax-not-multiple-of", "format"}},
+        {"boolean", {}},
+        {"null", {}},
+    };
+    for (const auto& [kw, _] : x.members) {
+      if (kw == "type") continue;
+      if (kw == "format" && !enforce_formats_) continue;
+      bool typed = std::any_of(kTypeKeywords.begin(), kTypeKeywords.end(),
+                               [&](const auto& entry) { return entry.second.count(kw) > 0; });
+      if (typed && !kTypeKeywords.at(t).count(kw)) continue;  // constrains other types only
+      return false;
     }
     return true;
   }
@@ -537,21 +713,28 @@ class Converter {
     const JsonValue* format = s.Find("format");
     const StringFormat* fmt = enforce_formats_ && format ? FindStringFormat(format->text) : nullptr;
     const JsonValue* pattern = s.Find("pattern");
-    if (const JsonValue* excluded = s.Find(kNotStrings)) {  // the strings other than the listed ones
-      if (fmt || lo || hi || pattern) Stop("strings other than listed ones, with lengths, a pattern or a format");
-      std::vector<std::string_view> names;
-      for (const auto& x : excluded->items) names.push_back(x.text);
-      return rules_.Add("string_except", KeyExcept(names, &rules_));
-    }
-    if (fmt && (lo || hi || pattern)) {  // _string_automaton: one product of the pattern's, format's and lengths'
+    const JsonValue* not_strings = s.Find(kNotStrings);  // from complements: strings other than these
+    const JsonValue* not_patterns = s.Find(kNotPatterns);  // and in which none of these finds a match
+    if (not_patterns || (not_strings && (lo || hi || pattern || fmt)) || (fmt && (lo || hi || pattern))) {
+      // _string_automaton: one product of the pattern's, format's, lengths' and excluded automata
+      std::vector<std::string> names, excluded;
+      if (not_strings) for (const auto& x : not_strings->items) names.push_back(x.text);
+      if (not_patterns) for (const auto& x : not_patterns->items) excluded.push_back(x.text);
       std::string key;
       try {
-        key = FormatString(pattern ? &pattern->text : nullptr, fmt->regex, lo, hi ? *hi : -1, &rules_);
+        key = StringAutomaton(pattern ? &pattern->text : nullptr, fmt ? &fmt->regex : nullptr, names, excluded, lo,
+                              hi ? *hi : -1, &rules_);
       } catch (const std::exception& e) {
-        Stop(std::string("a 'format' automaton beyond the limits (") + e.what() + ")");
+        Stop(std::string(fmt ? "a 'format' automaton beyond the limits (" : "a string automaton beyond the limits (") +
+             e.what() + ")");
       }
-      if (key == "j_never") throw Unsatisfiable{"no string satisfies the pattern, format and lengths"};
+      if (key == "j_never") throw Unsatisfiable{"no string satisfies the pattern, format, lengths and exclusions"};
       return key;
+    }
+    if (not_strings) {
+      std::vector<std::string_view> names;
+      for (const auto& x : not_strings->items) names.push_back(x.text);
+      return rules_.Add("string_except", KeyExcept(names, &rules_));
     }
     if (pattern) {
       std::string key;
@@ -702,13 +885,16 @@ class Converter {
         }
       }
     }
+    // propertyNames: automata every key must match (_name_filters); keyed: keys are decided by automata.
+    const std::optional<std::vector<CodepointDfa>> filters = NameFilters(s);
+    const bool keyed = !patterns.empty() || filters.has_value();
     std::vector<std::pair<std::string, bool>> entries;  // (member expression, required)
     std::vector<std::string_view> entry_names;
     for (const auto& [name, sub] : names) {
       bool req = required.count(name) > 0;
       const JsonValue* schema = absent.count(name)  ? SchemaMerger::False()
-                                : patterns.empty() ? sub
-                                                   : DeclaredValue(std::string(name), *props, additional, patterns);
+                                : !keyed ? sub
+                                         : DeclaredValue(std::string(name), *props, additional, patterns, filters);
       std::string value;
       try {
         value = Visit(*schema, depth + 1);
@@ -741,10 +927,10 @@ class Converter {
       }
     }
     std::string extra;
-    if (!patterns.empty()) {
+    if (keyed) {
       std::vector<std::string> declared;
       for (const auto& n : names) declared.emplace_back(n.first);
-      extra = PatternMembers(declared, additional, patterns, depth);
+      extra = PatternMembers(declared, additional, patterns, filters, depth);
     } else if (!(additional->is_bool() && !additional->boolean)) {
       try {
         std::string value = Visit(*additional, depth + 1);
@@ -847,10 +1033,75 @@ class Converter {
     CodepointDfa keys;
   };
 
+  // _name_filters: the automata every key must match (propertyNames with the string keywords `type`, `pattern`,
+  // `minLength` / `maxLength`, `const` / `enum`; keywords of other types ignored); nullopt when keys are free.
+  std::optional<std::vector<CodepointDfa>> NameFilters(const JsonValue& s) {
+    const JsonValue* names = s.Find("propertyNames");
+    if (!names) return std::nullopt;
+    const JsonValue* sub = merger_.Deref(names);
+    if (sub->is_bool() && sub->boolean) return std::nullopt;
+    if (sub->is_object() && sub->members.empty()) return std::nullopt;
+    std::vector<CodepointDfa> out;
+    if (sub->is_bool()) {
+      out.push_back(NamesDfa({}));
+      return out;
+    }
+    static const std::unordered_set<std::string_view> kNotForStrings = {
+        "properties", "required", "additionalProperties", "dependentRequired", "minProperties", "maxProperties",
+        "patternProperties", "propertyNames", "items", "prefixItems", "additionalItems", "minItems", "maxItems",
+        "contains", "minContains", "maxContains", "uniqueItems", "minimum", "maximum", "exclusiveMinimum",
+        "exclusiveMaximum", "multipleOf"};
+    sub = merger_.Strip(sub);
+    for (const auto& [kw, v] : sub->members) {
+      if (kAnnotations.count(kw) || kNotForStrings.count(kw)) continue;
+      if (kw == "type") {
+        bool string = v.is_string() ? v.text == "string"
+                                    : std::any_of(v.items.begin(), v.items.end(),
+                                                  [](const JsonValue& t) { return t.text == "string"; });
+        if (!string) out.push_back(NamesDfa({}));
+      } else if (kw == "pattern") {
+        try {
+          out.push_back(KeyDfa(v.text));
+        } catch (const std::exception& e) {
+          Stop(std::string("a 'propertyNames' pattern beyond the automaton limits (") + e.what() + ")");
+        }
+      } else if (kw == "minLength" || kw == "maxLength") {
+        continue;
+      } else if (kw == "const" || kw == "enum") {
+        std::vector<std::string> listed;
+        if (kw == "const" && v.is_string()) listed.push_back(v.text);
+        for (const auto& x : v.items) {
+          if (x.is_string()) listed.push_back(x.text);
+        }
+        out.push_back(NamesDfa(listed));
+      } else {
+        Stop("'" + kw + "' in 'propertyNames'");
+      }
+    }
+    const int64_t lo = OptionalCount(*sub, "minLength").value_or(0);
+    const std::optional<int64_t> hi = OptionalCount(*sub, "maxLength");
+    if (lo || hi) {
+      constexpr int64_t kMaxLengthAutomaton = 1000;  // MAX_LENGTH_AUTOMATON
+      if (hi && *hi < lo) {
+        out.push_back(NamesDfa({}));
+      } else {
+        if (lo > kMaxLengthAutomaton || (hi && *hi > kMaxLengthAutomaton)) Stop("a 'propertyNames' length bound above 1000");
+        out.push_back(LengthDfa(lo, hi ? *hi : -1, kMaxLengthAutomaton + 1));
+      }
+    }
+    return out;
+  }
+
   // _declared_value: a declared name's value satisfies its property schema (additionalProperties when it has
   // none and no pattern matches it) and the schema of every pattern that matches it.
   const JsonValue* DeclaredValue(const std::string& name, const JsonValue& props, const JsonValue* additional,
-                                 const std::vector<Pattern>& patterns) {
+                                 const std::vector<Pattern>& patterns,
+                                 const std::optional<std::vector<CodepointDfa>>& filters) {
+    if (filters) {  // a name propertyNames rejects cannot appear
+      for (const auto& f : *filters) {
+        if (!Matches(f, name)) return SchemaMerger::False();
+      }
+    }
     std::vector<const JsonValue*> matched;
     for (const auto& p : patterns) {
       if (Matches(p.keys, name)) matched.push_back(p.schema);
@@ -873,10 +1124,15 @@ class Converter {
   // the product with the group's states accepting; value: allOf the group's schemas, or additionalProperties).
   // "" when no undeclared key may appear.
   std::string PatternMembers(const std::vector<std::string>& names, const JsonValue* additional,
-                             const std::vector<Pattern>& patterns, int depth) {
+                             const std::vector<Pattern>& patterns,
+                             const std::optional<std::vector<CodepointDfa>>& filters, int depth) {
     CodepointDfa declared = NamesDfa(names);
     std::vector<const CodepointDfa*> dfas = {&declared};
     for (const auto& p : patterns) dfas.push_back(&p.keys);
+    if (filters) {
+      for (const auto& f : *filters) dfas.push_back(&f);
+    }
+    const int32_t first_filter = static_cast<int32_t>(1 + patterns.size());
     std::optional<CodepointDfa> keys;
     try {
       keys = KeyProduct(dfas);
@@ -886,6 +1142,9 @@ class Converter {
     std::map<std::vector<int>, std::vector<int32_t>> groups;  // ordered as Python sorts tuples
     for (int32_t q = 0; q < keys->num_states(); ++q) {
       if (keys->Accepts(q, 0)) continue;
+      bool filtered_out = false;  // some propertyNames automaton rejects the key
+      for (int32_t c = first_filter; c < keys->num_components() && !filtered_out; ++c) filtered_out = !keys->Accepts(q, c);
+      if (filtered_out) continue;
       std::vector<int> group;
       for (size_t i = 0; i < patterns.size(); ++i) {
         if (keys->Accepts(q, static_cast<int32_t>(i + 1))) group.push_back(static_cast<int>(i));
@@ -975,6 +1234,7 @@ class Converter {
   int64_t visits_ = 0;  // conversion steps: visits and merges (kMaxVisits)
   SchemaMerger merger_{refs_, draft_, enforce_formats_, &visits_};
   ValueValidator validator_{refs_, &merger_, draft_, enforce_formats_};
+  DisjointProver prover_{refs_, &merger_, &validator_, draft_, enforce_formats_, &visits_};
   std::unordered_map<std::string, std::string> ref_rules_;  // $ref target pointer -> rule name
   std::unordered_map<std::string, std::string> alt_rules_;  // (branch $ref target, siblings' text) -> rule name
   std::unordered_map<std::string, std::string> inlined_rules_;  // text of a schema with allOf -> rule name

@@ -380,7 +380,7 @@ bool SchemaMerger::MergeKeyword(const std::string& kw, JsonValue* va, const Json
     JsonValue list = Array();
     for (const auto& t : both) list.items.push_back(String(t));
     *va = std::move(list);
-  } else if (kw == "required" || kw == kAbsent || kw == kNotStrings) {
+  } else if (kw == "required" || kw == kAbsent || kw == kNotStrings || kw == kNotPatterns) {
     for (const auto& name : vb.items) {
       bool listed = std::any_of(va->items.begin(), va->items.end(),
                                 [&](const JsonValue& x) { return x.text == name.text; });
@@ -418,6 +418,9 @@ bool SchemaMerger::MergeKeyword(const std::string& kw, JsonValue* va, const Json
     *va = std::move(list);
   } else if (kw == "prefixItems" || (kw == "items" && (va->is_array() || vb.is_array()))) {
     Stop("allOf: merging two positional '" + kw + "'");
+  } else if (kw == "propertyNames") {
+    const JsonValue* both = Merge(va, &vb);
+    *va = Share(*both);
   } else if (kw == "items" || kw == "additionalProperties") {
     const JsonValue* both = AllOf({va, &vb});
     *va = Share(*both);

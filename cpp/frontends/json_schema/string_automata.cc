@@ -190,16 +190,19 @@ std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, Ru
   return DfaString(ProductWithLength({&search}, 1, lo, hi, kMaxDfaStates), rules);
 }
 
-std::string FormatString(const std::string* pattern, const std::string& format_regex, int64_t lo, int64_t hi,
-                         RuleTable* rules) {
-  std::vector<CodepointDfa> must;
-  if (pattern) must.push_back(SearchDfa(HoistAnchors(*pattern), kMaxDfaStates));
-  must.push_back(SearchDfa(HoistAnchors("^(?:" + format_regex + ")$"), kMaxDfaStates));
-  CodepointDfa no_names = NamesDfa({});  // the excluded constants (none here), as _string_automaton passes them
+std::string StringAutomaton(const std::string* pattern, const std::string* format_regex,
+                            const std::vector<std::string>& excluded_names,
+                            const std::vector<std::string>& excluded_patterns, int64_t lo, int64_t hi,
+                            RuleTable* rules) {
+  std::vector<CodepointDfa> automata;  // the ones that must match, then the ones that must not
+  if (pattern) automata.push_back(SearchDfa(HoistAnchors(*pattern), kMaxDfaStates));
+  if (format_regex) automata.push_back(SearchDfa(HoistAnchors("^(?:" + *format_regex + ")$"), kMaxDfaStates));
+  const int32_t must = static_cast<int32_t>(automata.size());
+  automata.push_back(NamesDfa(excluded_names));
+  for (const auto& p : excluded_patterns) automata.push_back(SearchDfa(HoistAnchors(p), kMaxDfaStates));
   std::vector<const CodepointDfa*> dfas;
-  for (const auto& d : must) dfas.push_back(&d);
-  dfas.push_back(&no_names);
-  return DfaString(ProductWithLength(dfas, static_cast<int32_t>(must.size()), lo, hi, kMaxDfaStates), rules);
+  for (const auto& d : automata) dfas.push_back(&d);
+  return DfaString(ProductWithLength(dfas, must, lo, hi, kMaxDfaStates), rules);
 }
 
 CodepointDfa KeyDfa(const std::string& pattern) { return SearchDfa(HoistAnchors(pattern), kMaxDfaStates); }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "automata/codepoint_dfa.h"
 #include "frontends/json_schema/ebnf_text.h"
@@ -27,10 +28,13 @@ std::optional<std::string> RegexSyntaxError(const std::string& pattern);
 // Throws (RegexError, LimitError) when the automaton cannot be built within the Python front end's limits.
 std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, RuleTable* rules);
 
-// _string_automaton for a format: a JSON string whose content matches the format's regex (the whole string),
-// `pattern` too when not null (search semantics), with `lo` to `hi` code points; throws as PatternString does.
-std::string FormatString(const std::string* pattern, const std::string& format_regex, int64_t lo, int64_t hi,
-                         RuleTable* rules);
+// _string_automaton: a JSON string whose content matches `pattern` (search semantics) and the format's regex (the
+// whole string) where not null, is none of `excluded_names`, in which none of `excluded_patterns` finds a match,
+// with `lo` to `hi` code points; throws as PatternString does.
+std::string StringAutomaton(const std::string* pattern, const std::string* format_regex,
+                            const std::vector<std::string>& excluded_names,
+                            const std::vector<std::string>& excluded_patterns, int64_t lo, int64_t hi,
+                            RuleTable* rules);
 // A JSON string (with its quotes) whose content the automaton (component 0) accepts: _key_rule's rules, one per
 // state of the trimmed, merged automaton; "j_never" when it accepts nothing.
 std::string DfaString(const CodepointDfa& dfa, RuleTable* rules);

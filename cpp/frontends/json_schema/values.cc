@@ -18,7 +18,7 @@ namespace {
 const std::unordered_set<std::string_view> kValidated = {
     "type",          "const",         "enum",         "allOf",       "anyOf",    "oneOf",     "not",
     "if",            "then",          "else",         "minimum",     "maximum",  "exclusiveMinimum",
-    "exclusiveMaximum", kFractionOnly, "minLength",   "maxLength",   "pattern",  kNotStrings, "minItems",
+    "exclusiveMaximum", kFractionOnly, "minLength",   "maxLength",   "pattern",  kNotStrings, kNotPatterns, "minItems",
     "maxItems",      "prefixItems",   "items",        "additionalItems", "uniqueItems", "required", kAbsent,
     "properties",    "additionalProperties", "minProperties", "maxProperties", "dependentRequired", "$ref"};
 
@@ -43,6 +43,15 @@ const CodepointDfa& ValueValidator::Pattern(const std::string& regex) {
 void ValueValidator::Require(const JsonValue& schema) {
   std::unordered_set<std::string> targets;
   RequireAt(schema, &targets);
+}
+
+bool ValueValidator::Supports(const JsonValue& schema) {
+  try {
+    Require(schema);
+    return true;
+  } catch (const NotHandled&) {
+    return false;
+  }
 }
 
 void ValueValidator::RequireAt(const JsonValue& root, std::unordered_set<std::string>* targets) {
@@ -74,9 +83,10 @@ void ValueValidator::RequireAt(const JsonValue& root, std::unordered_set<std::st
       } else if (kw == "not" || kw == "if" || kw == "then" || kw == "else" || kw == "items" ||
                  kw == "additionalItems" || kw == "additionalProperties") {
         todo.push_back(&v);
-      } else if (kw == "pattern") {
+      } else if (kw == "pattern" || kw == kNotPatterns) {
         try {
-          Pattern(v.text);
+          if (kw == "pattern") Pattern(v.text);
+          for (const auto& p : v.items) Pattern(p.text);
         } catch (const std::exception& e) {
           Stop(std::string("a 'pattern' next to 'enum' / 'const' beyond the automaton limits (") + e.what() + ")");
         }
@@ -170,6 +180,11 @@ bool ValueValidator::Holds(const JsonValue& value, const JsonValue& s, bool skip
     if (const JsonValue* excluded = s.Find(kNotStrings)) {
       for (const auto& x : excluded->items) {
         if (x.text == value.text) return false;
+      }
+    }
+    if (const JsonValue* excluded = s.Find(kNotPatterns)) {
+      for (const auto& p : excluded->items) {
+        if (Matches(Pattern(p.text), value.text)) return false;
       }
     }
     const int64_t n = static_cast<int64_t>(CodePoints(value.text));

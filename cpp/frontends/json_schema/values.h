@@ -30,6 +30,8 @@ class ValueValidator {
   // Stops the conversion unless every keyword that `schema` reaches (through subschemas and references) is one
   // Validate checks, and every `pattern` compiles.
   void Require(const JsonValue& schema);
+  // Require without stopping: whether Validate checks every keyword `schema` reaches.
+  bool Supports(const JsonValue& schema);
   // Whether `value` satisfies `schema`.
   bool Validate(const JsonValue& value, const JsonValue& schema);
 
