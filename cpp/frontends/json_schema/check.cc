@@ -98,11 +98,10 @@ void Check(const JsonValue& s, int draft, bool is_root) {
       if (draft < 2020) Stop("'prefixItems' before draft 2020-12");
       if (!v.is_array()) Stop("'prefixItems' that is not an array");
       for (const auto& x : v.items) Check(x, draft);
-    } else if (kw == "additionalItems") {
-      if (draft >= 2020) Stop("'additionalItems' in draft 2020-12");
+    } else if (kw == "additionalItems") {  // from draft 2020-12 on, no keyword of arrays (visits ignore it)
       Check(v, draft);
     } else if (kw == "additionalProperties" || kw == "items" || kw == "not" || kw == "if" || kw == "then" ||
-               kw == "else" || kw == "propertyNames") {
+               kw == "else" || kw == "propertyNames" || kw == "contains") {
       Check(v, draft);
     } else if (kw == "enum") {
       if (!v.is_array()) Stop("'enum' that is not an array");

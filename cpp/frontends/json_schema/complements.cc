@@ -14,7 +14,7 @@
 // turns `not S` into `allOf [..., {"anyOf": Negate(S)}]`, which the merge and the visitor already handle.
 //
 // Complements whose schemas need an internal keyword this front end does not visit (an additionalProperties', a
-// patternProperties', a multipleOf's, an object or array constant's, `items`') stop the conversion, as does
+// patternProperties', a multipleOf's, an object or array constant's) stop the conversion, as does
 // any keyword the Python front end cannot complement either. Schemas are built in the same key order as the
 // Python front end's dicts, and sub-schemas that the Python front end passes on unchanged keep their identity
 // (SchemaMerger::Share), since an allOf skips a branch it has merged by identity.
@@ -219,7 +219,15 @@ std::vector<const JsonValue*> SchemaMerger::Negate(const JsonValue* schema) {
     if (then && !IsTrue(then)) out.push_back(both(Share(cond), negated(*then)));
     if (otherwise && !IsTrue(otherwise)) out.push_back(both(negated(cond), negated(*otherwise)));
   }
-  if (has("contains") || has("minContains") || has("maxContains")) Stop("the complement of 'contains'");
+  if (has("contains")) {  // minContains / maxContains without contains are ignored
+    if (has("minContains") || has("maxContains")) Stop("the complement of 'contains' with counts");
+    // arrays whose items all fail it
+    JsonValue negated = Object();
+    negated.members.emplace_back("not", Share(*inner->Find("contains")));
+    JsonValue piece = Typed({"array"}, false);
+    piece.members.emplace_back("items", std::move(negated));
+    out.push_back(Make(std::move(piece)));
+  }
   if (has("prefixItems")) {
     if (has("items") && !AcceptsAll(*items)) Stop("the complement of 'prefixItems' with 'items'");
     const JsonValue& prefix = *inner->Find("prefixItems");
@@ -236,8 +244,12 @@ std::vector<const JsonValue*> SchemaMerger::Negate(const JsonValue* schema) {
       piece.members.emplace_back("prefixItems", std::move(positions));
       out.push_back(Make(std::move(piece)));
     }
-  } else if (has("items") && !AcceptsAll(*items)) {
-    Stop("the complement of 'items' (arrays with an item outside it: 'contains')");
+  } else if (has("items") && !AcceptsAll(*items)) {  // arrays with an item outside it
+    JsonValue negated = Object();
+    negated.members.emplace_back("not", Share(*items));
+    JsonValue piece = Typed({"array"}, false);
+    piece.members.emplace_back("contains", std::move(negated));
+    out.push_back(Make(std::move(piece)));
   }
   static const std::unordered_set<std::string> kGrouped = {"if",          "then",        "else",        "contains",
                                                            "minContains", "maxContains", "prefixItems", "items"};

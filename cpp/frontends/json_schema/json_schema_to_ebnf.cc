@@ -758,6 +758,97 @@ class Converter {
     return rules_.Add("string_" + std::to_string(lo) + "_" + hi_text, "\"\\\"\" j_char" + bound + " \"\\\"\"");
   }
 
+  // _array_contains: arrays whose number of items matching `contains` is within [minContains, maxContains]
+  // (default [1, inf)), with positional items and length bounds. Each item matches its positional schema and
+  // either C or its complement, so one rule per (position so far, count so far), both capped where they stop
+  // mattering, keeps the count and the length exact.
+  std::string ArrayContains(const JsonValue& s, const JsonValue* prefix, const JsonValue* rest, int64_t lo,
+                            std::optional<int64_t> hi, int depth) {
+    const JsonValue& contains = *s.Find("contains");
+    const std::optional<int64_t> min_contains = draft_ >= 2019 ? OptionalCount(s, "minContains") : std::nullopt;
+    const std::optional<int64_t> c_hi = draft_ >= 2019 ? OptionalCount(s, "maxContains") : std::nullopt;
+    const int64_t c_lo = min_contains.value_or(1);
+    if (c_hi && *c_hi < c_lo) throw Unsatisfiable{"'minContains' > 'maxContains'"};
+    const std::string& sep = item_sep_;
+    if (c_lo == 0 && !c_hi) return Array(*Without(s, {"contains"}, false), depth);
+    const size_t n = prefix ? prefix->items.size() : 0;
+    auto accepts_all = [](const JsonValue& x) {
+      return (x.is_bool() && x.boolean) || (x.is_object() && x.members.empty());
+    };
+    if (n == 0 && accepts_all(*rest) && c_lo == 1 && !c_hi && !hi && lo <= 1) {
+      std::string c = Visit(contains, depth + 1);
+      std::string body = Seq({"( j_value " + sep + " )*", c, "( " + sep + " j_value )*"});
+      return rules_.Add("array_contains", Seq({"\"[\"", ws_, body, ws_, "\"]\""}));
+    }
+    const int64_t cap = c_hi ? *c_hi : c_lo;
+    const int64_t length_cap = hi ? *hi : std::max<int64_t>({static_cast<int64_t>(n), lo, 1});
+    constexpr int64_t kMaxContainsRules = 2000;  // MAX_CONTAINS_RULES
+    if ((cap + 1) * (length_cap + 1) > kMaxContainsRules) Stop("counting 'contains' beyond MAX_CONTAINS_RULES");
+    // Without maxContains, "at least c_lo matches" needs no complement.
+    std::vector<const JsonValue*> negated;
+    if (c_hi) negated = merger_.Negate(&contains);
+    else negated.push_back(SchemaMerger::True());
+    // (matching C, not matching C) for an item under `item`; nullopt where impossible.
+    auto pair = [&](const JsonValue& item) {
+      std::pair<std::optional<std::string>, std::optional<std::string>> out;
+      for (int side = 0; side < 2; ++side) {
+        if (side == 1 && negated.empty()) break;
+        JsonValue extra;
+        if (side == 0) {
+          extra = merger_.Share(contains);
+        } else {
+          JsonValue list;
+          list.kind = JsonValue::Kind::kArray;
+          for (const JsonValue* x : negated) list.items.push_back(merger_.Share(*x));
+          extra.kind = JsonValue::Kind::kObject;
+          extra.members.emplace_back("anyOf", std::move(list));
+        }
+        const JsonValue* schema;
+        if (accepts_all(item)) {
+          schema = merger_.Make(std::move(extra));
+        } else {
+          JsonValue list;
+          list.kind = JsonValue::Kind::kArray;
+          list.items.push_back(merger_.Share(item));
+          list.items.push_back(std::move(extra));
+          JsonValue all_of;
+          all_of.kind = JsonValue::Kind::kObject;
+          all_of.members.emplace_back("allOf", std::move(list));
+          schema = merger_.Make(std::move(all_of));
+        }
+        try {
+          (side == 0 ? out.first : out.second) = Visit(*schema, depth + 1);
+        } catch (const Unsatisfiable&) {
+        }
+      }
+      return out;
+    };
+    std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> kinds;
+    for (size_t i = 0; i < n; ++i) kinds.push_back(pair(prefix->items[i]));
+    kinds.push_back(pair(*rest));
+    std::map<std::pair<int64_t, int64_t>, std::string> names;
+    std::function<std::string(int64_t, int64_t)> state = [&](int64_t pos, int64_t count) -> std::string {
+      auto it = names.find({pos, count});
+      if (it != names.end()) return it->second;
+      const std::string name = rules_.Reserve("contains_" + std::to_string(pos) + "_" + std::to_string(count));
+      names[{pos, count}] = name;
+      std::vector<std::string> options;
+      if (pos >= lo && count >= c_lo) options.emplace_back(kEmpty);
+      if (!hi || pos < *hi) {
+        const auto& [match, other] = kinds[std::min<int64_t>(pos, static_cast<int64_t>(n))];
+        const std::string lead = pos > 0 ? sep : "";
+        const int64_t next = hi || pos < length_cap ? pos + 1 : pos;
+        if (match && (!c_hi || count < *c_hi)) options.push_back(Seq({lead, *match, state(next, std::min(count + 1, cap))}));
+        if (other) options.push_back(Seq({lead, *other, state(next, count)}));
+      }
+      std::string body;
+      for (const auto& o : options) body += (body.empty() ? "" : " | ") + o;
+      return rules_.Define(name, options.empty() ? "j_never" : body);
+    };
+    std::string body = state(0, 0);
+    return rules_.Add("array_contains", Seq({"\"[\"", ws_, body, ws_, "\"]\""}));
+  }
+
   // _type_array: positional items (prefixItems, or draft 7's array `items`), then the rest (`items`, or draft
   // 7's additionalItems), within the item counts. Position k is reachable only if every position before it is.
   std::string Array(const JsonValue& s, int depth) {
@@ -774,6 +865,7 @@ class Converter {
     }
     if (!rest) rest = SchemaMerger::True();
     if (prefix && prefix->items.size() > kMaxPositionalItems) Stop("more positional items than the native limit");
+    if (s.Find("contains")) return ArrayContains(s, prefix, rest, lo, hi, depth);
     std::vector<std::string> items;
     std::optional<std::string> rest_expr;
     bool reachable = true;

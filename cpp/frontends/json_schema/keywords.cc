@@ -31,7 +31,7 @@ const std::unordered_set<std::string_view> kHandled = {
     "$id",       "id",        "$schema",     "pattern",              "format", "minimum", "maximum",
     "exclusiveMinimum", "exclusiveMaximum", "oneOf", "allOf", "patternProperties",
     "prefixItems", "additionalItems", "minProperties", "maxProperties", "dependentRequired",
-    "dependencies", "not", "uniqueItems", "if", "then", "else", "dependentSchemas", "propertyNames"};
+    "dependencies", "not", "uniqueItems", "if", "then", "else", "dependentSchemas", "propertyNames", "contains", "minContains", "maxContains"};
 // The Python front end's ANNOTATIONS: keywords that are not constraints of their own schema object (a `$ref`
 // with only these beside it is a bare reference).
 const std::unordered_set<std::string_view> kAnnotations = {

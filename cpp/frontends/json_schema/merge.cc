@@ -326,6 +326,17 @@ const JsonValue* SchemaMerger::Merge(const JsonValue* a, const JsonValue* b) {
   for (const auto& [k, v] : a->members) out.members.emplace_back(k, Share(v));
   std::unordered_set<std::string> merged;  // b's keywords merged here already
   MergePositional(*a, *b, &out, &merged);
+  const JsonValue *contains_a = a->Find("contains"), *contains_b = b->Find("contains");
+  if (contains_a && contains_b) {  // every `contains` must find its own item: one, when they are the same
+    if (draft_ >= 2019 && (HasAny(*a, {"minContains", "maxContains"}) || HasAny(*b, {"minContains", "maxContains"}))) {
+      Stop("allOf merging two 'contains' with minContains / maxContains");
+    }
+    if (Text(*contains_a) != Text(*contains_b)) Stop("allOf merging two different 'contains'");
+    auto& m = out.members;
+    m.erase(std::remove_if(m.begin(), m.end(), [](const auto& x) { return x.first == "contains"; }), m.end());
+    m.emplace_back("contains", Share(*contains_a));
+    merged.insert("contains");
+  }
   static const std::initializer_list<const char*> kTrio = {"properties", "patternProperties",
                                                            "additionalProperties"};
   bool members = HasAny(*a, kTrio) && HasAny(*b, kTrio);

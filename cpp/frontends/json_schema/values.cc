@@ -20,7 +20,8 @@ const std::unordered_set<std::string_view> kValidated = {
     "if",            "then",          "else",         "minimum",     "maximum",  "exclusiveMinimum",
     "exclusiveMaximum", kFractionOnly, "minLength",   "maxLength",   "pattern",  kNotStrings, kNotPatterns, "minItems",
     "maxItems",      "prefixItems",   "items",        "additionalItems", "uniqueItems", "required", kAbsent,
-    "properties",    "additionalProperties", "minProperties", "maxProperties", "dependentRequired", "$ref"};
+    "properties",    "additionalProperties", "minProperties", "maxProperties", "dependentRequired", "$ref",
+    "contains",      "minContains",   "maxContains"};
 
 // Nested validations (subschemas, references) one value check may take: a reference cycle that never reaches a
 // value would otherwise recurse without end.
@@ -80,7 +81,7 @@ void ValueValidator::RequireAt(const JsonValue& root, std::unordered_set<std::st
         for (const auto& x : v.items) todo.push_back(&x);
       } else if (kw == "properties") {
         for (const auto& m : v.members) todo.push_back(&m.second);
-      } else if (kw == "not" || kw == "if" || kw == "then" || kw == "else" || kw == "items" ||
+      } else if (kw == "not" || kw == "if" || kw == "then" || kw == "else" || kw == "items" || kw == "contains" ||
                  kw == "additionalItems" || kw == "additionalProperties") {
         todo.push_back(&v);
       } else if (kw == "pattern" || kw == kNotPatterns) {
@@ -207,6 +208,18 @@ bool ValueValidator::Holds(const JsonValue& value, const JsonValue& s, bool skip
     for (size_t i = 0; i < value.items.size(); ++i) {
       const JsonValue* sub = prefix && i < prefix->items.size() ? &prefix->items[i] : rest;
       if (sub && !Holds(value.items[i], *sub, false)) return false;
+    }
+    if (const JsonValue* contains = s.Find("contains")) {  // some item; from 2019-09 a count of them in range
+      int64_t matched = 0;
+      for (const auto& item : value.items) matched += Holds(item, *contains, false) ? 1 : 0;
+      if (matched == 0) return false;
+      if (draft_ >= 2019) {
+        const JsonValue* lo = s.Find("minContains");
+        const JsonValue* hi = s.Find("maxContains");
+        if (matched < (lo ? Count(*lo, "minContains") : 1) || (hi && matched > Count(*hi, "maxContains"))) {
+          return false;
+        }
+      }
     }
   }
   if (t == "object") {
