@@ -343,6 +343,11 @@ HANDLED = {
         {"type": "array", "not": {"contains": {"type": "null"}}},
         {"allOf": [{"type": "array", "contains": {"type": "string"}}, {"contains": {"type": "string"}, "minItems": 2}]},
         {"type": "array", "items": {"enum": [[1, "a"], [2], ["x"]], "contains": {"type": "string"}}}]}},
+    "values_next_to_key_keywords": {"type": "array", "items": {"anyOf": [
+        {"enum": [{"x-a": "s", "b": 1}, {"x-a": 2}, {"c": True}, {"toolong": 1}, "str"],
+         "patternProperties": {"^x-": {"type": "string"}}, "propertyNames": {"maxLength": 3},
+         "additionalProperties": {"type": "integer"}},
+        {"const": {"Key": 1}, "propertyNames": {"pattern": "^[a-z]+$"}}]}},
     "keyword_like_property_names": {"type": "object", "properties": {
         "$ref": {"type": "string"}, "$id": {"type": "integer"}, "type": {"const": "x"}}, "required": ["$ref"],
         "$defs": {"$ref": {"type": "null"}}},

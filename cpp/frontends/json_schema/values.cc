@@ -21,7 +21,7 @@ const std::unordered_set<std::string_view> kValidated = {
     "exclusiveMaximum", kFractionOnly, "minLength",   "maxLength",   "pattern",  kNotStrings, kNotPatterns, "minItems",
     "maxItems",      "prefixItems",   "items",        "additionalItems", "uniqueItems", "required", kAbsent,
     "properties",    "additionalProperties", "minProperties", "maxProperties", "dependentRequired", "$ref",
-    "contains",      "minContains",   "maxContains"};
+    "contains",      "minContains",   "maxContains", "patternProperties", "propertyNames"};
 
 // Nested validations (subschemas, references) one value check may take: a reference cycle that never reaches a
 // value would otherwise recurse without end.
@@ -81,7 +81,18 @@ void ValueValidator::RequireAt(const JsonValue& root, std::unordered_set<std::st
         for (const auto& x : v.items) todo.push_back(&x);
       } else if (kw == "properties") {
         for (const auto& m : v.members) todo.push_back(&m.second);
+      } else if (kw == "patternProperties") {
+        for (const auto& [regex, sub] : v.members) {
+          try {
+            Pattern(regex);
+          } catch (const std::exception& e) {
+            Stop(std::string("a 'patternProperties' regex next to 'enum' / 'const' beyond the automaton limits (") +
+                 e.what() + ")");
+          }
+          todo.push_back(&sub);
+        }
       } else if (kw == "not" || kw == "if" || kw == "then" || kw == "else" || kw == "items" || kw == "contains" ||
+                 kw == "propertyNames" ||
                  kw == "additionalItems" || kw == "additionalProperties") {
         todo.push_back(&v);
       } else if (kw == "pattern" || kw == kNotPatterns) {
@@ -235,8 +246,25 @@ bool ValueValidator::Holds(const JsonValue& value, const JsonValue& s, bool skip
     }
     const JsonValue* props = s.Find("properties");
     const JsonValue* additional = s.Find("additionalProperties");
+    const JsonValue* patterns = s.Find("patternProperties");
+    const JsonValue* names = s.Find("propertyNames");
     for (const auto& [k, v] : value.members) {
+      if (names) {  // the key, as a string value
+        JsonValue key;
+        key.kind = JsonValue::Kind::kString;
+        key.text = k;
+        if (!Holds(key, *names, false)) return false;
+      }
+      bool matched = false;  // by some pattern, whose schema the value must satisfy too
+      if (patterns) {
+        for (const auto& [regex, sub] : patterns->members) {
+          if (!Matches(Pattern(regex), k)) continue;
+          matched = true;
+          if (!Holds(v, sub, false)) return false;
+        }
+      }
       const JsonValue* sub = props ? props->Find(k) : nullptr;
+      if (!sub && matched) continue;  // additionalProperties is for keys no pattern matches
       if (!sub) sub = additional;
       if (sub && !Holds(v, *sub, false)) return false;
     }
