@@ -627,3 +627,6 @@ def test_shared_data_schemas_all_options():
     converted, mismatches = _differential(schemas, list(OPTIONS))
     assert converted > 5000
     assert not mismatches, mismatches[:5]
+    # docs/json_schema.md: the native front end converts 94% of JSONSchemaBench's (maskbench) schemas.
+    maskbench = [text for src, text in schemas if "/" not in src]
+    assert sum(native(text)[0] is not None for text in maskbench) >= 0.94 * len(maskbench)

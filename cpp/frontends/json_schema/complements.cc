@@ -28,6 +28,7 @@
 #include "frontends/json_schema/formats.h"
 #include "frontends/json_schema/keywords.h"
 #include "frontends/json_schema/merge.h"
+#include "frontends/json_schema/schema_nodes.h"
 
 namespace xg::json_schema {
 
@@ -37,41 +38,6 @@ namespace {
 constexpr int kMaxNegationDepth = 128;
 // Integers of `enum` / `const` whose neighbours a complement writes: within +-2^62, so n +- 1 cannot overflow.
 constexpr int64_t kMaxListedInteger = int64_t{1} << 62;
-
-const char* const kTypeOrder[] = {"object", "array", "string", "integer", "number", "boolean", "null"};
-
-JsonValue Object() {
-  JsonValue v;
-  v.kind = JsonValue::Kind::kObject;
-  return v;
-}
-
-JsonValue Array() {
-  JsonValue v;
-  v.kind = JsonValue::Kind::kArray;
-  return v;
-}
-
-JsonValue String(const std::string& text) {
-  JsonValue v;
-  v.kind = JsonValue::Kind::kString;
-  v.text = text;
-  return v;
-}
-
-JsonValue Integer(int64_t n) {
-  JsonValue v;
-  v.kind = JsonValue::Kind::kNumber;
-  v.text = std::to_string(n);
-  return v;
-}
-
-JsonValue Bool(bool b) {
-  JsonValue v;
-  v.kind = JsonValue::Kind::kBool;
-  v.boolean = b;
-  return v;
-}
 
 JsonValue StringList(const std::vector<std::string>& names) {
   JsonValue list = Array();
@@ -120,20 +86,11 @@ JsonValue SchemaMerger::WithConjuncts(const JsonValue& s, std::initializer_list<
 
 const JsonValue* SchemaMerger::RewriteNot(const JsonValue* s) {
   if (!s->is_object()) return s;
-  auto any_of = [&](std::vector<JsonValue> alternatives) {
-    JsonValue list = Array();
-    list.items = std::move(alternatives);
-    JsonValue out = Object();
-    out.members.emplace_back("anyOf", std::move(list));
-    return out;
-  };
   auto all_of = [&](JsonValue a, JsonValue b) {
-    JsonValue list = Array();
-    list.items.push_back(std::move(a));
-    list.items.push_back(std::move(b));
-    JsonValue out = Object();
-    out.members.emplace_back("allOf", std::move(list));
-    return out;
+    std::vector<JsonValue> both;
+    both.push_back(std::move(a));
+    both.push_back(std::move(b));
+    return Keyword("allOf", List(std::move(both)));
   };
   if (const JsonValue* inner = s->Find("not")) {  // not S: one of the complement's schemas
     std::vector<const JsonValue*> branches = Negate(inner);
@@ -141,7 +98,7 @@ const JsonValue* SchemaMerger::RewriteNot(const JsonValue* s) {
     std::vector<JsonValue> alternatives;
     for (const JsonValue* b : branches) alternatives.push_back(Share(*b));
     std::vector<JsonValue> conjunct;
-    conjunct.push_back(any_of(std::move(alternatives)));
+    conjunct.push_back(Keyword("anyOf", List(std::move(alternatives))));
     s = Make(WithConjuncts(*s, {"not"}, std::move(conjunct)));
   }
   if (const JsonValue* cond = s->Find("if")) {  // if C then T else E: C and T, or not C and E
@@ -151,7 +108,7 @@ const JsonValue* SchemaMerger::RewriteNot(const JsonValue* s) {
     alternatives.push_back(all_of(Share(*cond), Share(then ? *then : *True())));
     for (const JsonValue* b : Negate(cond)) alternatives.push_back(all_of(Share(*b), Share(otherwise ? *otherwise : *True())));
     std::vector<JsonValue> conjunct;
-    conjunct.push_back(any_of(std::move(alternatives)));
+    conjunct.push_back(Keyword("anyOf", List(std::move(alternatives))));
     s = Make(WithConjuncts(*s, {"if", "then", "else"}, std::move(conjunct)));
   } else if (s->Find("then") || s->Find("else")) {  // ignored without if
     JsonValue out = Object();
@@ -201,18 +158,12 @@ std::vector<const JsonValue*> SchemaMerger::Negate(const JsonValue* schema) {
   // The groups of keywords that only mean something together (_GROUPS), then the others one by one.
   if (has("if")) {  // then / else without if are ignored
     const JsonValue& cond = *inner->Find("if");
-    auto negated = [&](const JsonValue& x) {
-      JsonValue out = Object();
-      out.members.emplace_back("not", Share(x));
-      return out;
-    };
+    auto negated = [&](const JsonValue& x) { return Keyword("not", Share(x)); };
     auto both = [&](JsonValue a, JsonValue b) {
-      JsonValue list = Array();
-      list.items.push_back(std::move(a));
-      list.items.push_back(std::move(b));
-      JsonValue out = Object();
-      out.members.emplace_back("allOf", std::move(list));
-      return Make(std::move(out));
+      std::vector<JsonValue> items;
+      items.push_back(std::move(a));
+      items.push_back(std::move(b));
+      return Make(Keyword("allOf", List(std::move(items))));
     };
     const JsonValue* then = inner->Find("then");
     const JsonValue* otherwise = inner->Find("else");
@@ -270,7 +221,7 @@ std::vector<const JsonValue*> SchemaMerger::NegateKeyword(const std::string& kw,
     const bool fraction = is_banned("integer") && !is_banned("number");
     if (is_banned("number")) banned.push_back("integer");
     std::vector<std::string> kept;
-    for (const char* t : kTypeOrder) {
+    for (const char* t : kTypeNames) {
       if (!is_banned(t) && !(std::string(t) == "number" && is_banned("integer"))) kept.push_back(t);
     }
     if (!kept.empty()) out.push_back(Make(Typed(kept, true)));

@@ -15,25 +15,6 @@ namespace xg::json_schema {
 
 namespace {
 
-const char* const kAllTypes[] = {"object", "array", "string", "integer", "number", "boolean", "null"};
-
-// _possible_types: the types a schema object allows from `const` / `enum` / `type`; nullopt when none says.
-std::optional<std::unordered_set<std::string>> PossibleTypes(const JsonValue& x) {
-  std::unordered_set<std::string> out;
-  if (const JsonValue* c = x.Find("const")) {
-    out.insert(JsonType(*c));
-  } else if (const JsonValue* e = x.Find("enum"); e && e->is_array()) {
-    for (const auto& v : e->items) out.insert(JsonType(v));
-  } else if (const JsonValue* t = x.Find("type")) {
-    if (t->is_string()) out.insert(t->text);
-    for (const auto& v : t->items) out.insert(v.text);
-    if (out.count("number")) out.insert("integer");
-  } else {
-    return std::nullopt;
-  }
-  return out;
-}
-
 // A count keyword's value (Check has read it), or the default.
 int64_t CountOr(const JsonValue& x, std::string_view kw, int64_t absent) {
   const JsonValue* v = x.Find(kw);
@@ -94,6 +75,22 @@ int CompareEnds(const End& a, const End& b, bool upper) {
 bool AcceptsAll(const JsonValue& s) { return (s.is_bool() && s.boolean) || (s.is_object() && s.members.empty()); }
 
 }  // namespace
+
+std::optional<std::unordered_set<std::string>> PossibleTypes(const JsonValue& x) {
+  std::unordered_set<std::string> out;
+  if (const JsonValue* c = x.Find("const")) {
+    out.insert(JsonType(*c));
+  } else if (const JsonValue* e = x.Find("enum"); e && e->is_array()) {
+    for (const auto& v : e->items) out.insert(JsonType(v));
+  } else if (const JsonValue* t = x.Find("type")) {
+    if (t->is_string()) out.insert(t->text);
+    for (const auto& v : t->items) out.insert(v.text);
+    if (out.count("number")) out.insert("integer");
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
 
 std::string DisjointProver::Text(const JsonValue* x) {
   if (!x) return "null";
@@ -234,7 +231,7 @@ bool DisjointProver::Pair(const JsonValue& a_in, const JsonValue& b_in, int dept
   }
   const auto ta = PossibleTypes(*a), tb = PossibleTypes(*b);
   std::vector<std::string> common;
-  for (const char* t : kAllTypes) {
+  for (const char* t : kTypeNames) {
     if ((!ta || ta->count(t)) && (!tb || tb->count(t))) common.push_back(t);
   }
   if (common.empty()) return true;

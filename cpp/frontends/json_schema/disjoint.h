@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 
 #include "automata/codepoint_dfa.h"
@@ -28,6 +29,10 @@
 #include "support/json_value.h"
 
 namespace xg::json_schema {
+
+// _possible_types: the types a schema object allows from `const` / `enum` / `type` (number includes integer);
+// nullopt when none of them says.
+std::optional<std::unordered_set<std::string>> PossibleTypes(const JsonValue& x);
 
 class DisjointProver {
  public:

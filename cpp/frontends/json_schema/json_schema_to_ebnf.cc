@@ -30,6 +30,7 @@
 #include "frontends/json_schema/merge.h"
 #include "frontends/json_schema/numbers.h"
 #include "frontends/json_schema/references.h"
+#include "frontends/json_schema/schema_nodes.h"
 #include "frontends/json_schema/string_automata.h"
 #include "frontends/json_schema/values.h"
 #include "grammar/productivity.h"
@@ -331,23 +332,16 @@ class Converter {
         } else if (negs.size() == 1) {
           parts.items.push_back(merger_.Share(*negs[0]));
         } else {
-          JsonValue list;
-          list.kind = JsonValue::Kind::kArray;
-          for (const JsonValue* n : negs) list.items.push_back(merger_.Share(*n));
-          JsonValue any_of;
-          any_of.kind = JsonValue::Kind::kObject;
-          any_of.members.emplace_back("anyOf", std::move(list));
-          parts.items.push_back(std::move(any_of));
+          std::vector<JsonValue> alternatives;
+          for (const JsonValue* n : negs) alternatives.push_back(merger_.Share(*n));
+          parts.items.push_back(Keyword("anyOf", List(std::move(alternatives))));
         }
       }
       if (every) {
         exact.push_back(SchemaMerger::False());
         continue;
       }
-      JsonValue all_of;
-      all_of.kind = JsonValue::Kind::kObject;
-      all_of.members.emplace_back("allOf", std::move(parts));
-      exact.push_back(merger_.Make(std::move(all_of)));
+      exact.push_back(merger_.Make(Keyword("allOf", std::move(parts))));
     }
     return exact;
   }
@@ -383,10 +377,9 @@ class Converter {
   // branches accept every value is a type no valid value has); nullopt when there is none, or when it cannot be
   // written as `type` (integers excluded but not all numbers).
   std::optional<std::vector<const JsonValue*>> WithoutSharedTypes(const std::vector<const JsonValue*>& merged) {
-    static const char* kAll[] = {"object", "array", "string", "integer", "number", "boolean", "null"};
     std::vector<std::unordered_set<std::string>> full(merged.size());
     for (size_t i = 0; i < merged.size(); ++i) {
-      for (const char* t : kAll) {
+      for (const char* t : kTypeNames) {
         if (FullOn(*merged[i], t)) full[i].insert(t);
       }
     }
@@ -399,22 +392,13 @@ class Converter {
       }
     }
     if (excluded.empty() || (excluded.count("integer") && !excluded.count("number"))) return std::nullopt;
-    JsonValue allowed;
-    allowed.kind = JsonValue::Kind::kArray;
-    for (const char* t : kAll) {
-      if (!excluded.count(t)) {
-        JsonValue name;
-        name.kind = JsonValue::Kind::kString;
-        name.text = t;
-        allowed.items.push_back(std::move(name));
-      }
+    std::vector<JsonValue> allowed;
+    for (const char* t : kTypeNames) {
+      if (!excluded.count(t)) allowed.push_back(json_schema::String(t));
     }
     std::vector<const JsonValue*> out;
-    if (allowed.items.empty()) return std::vector<const JsonValue*>(merged.size(), SchemaMerger::False());
-    JsonValue typed;
-    typed.kind = JsonValue::Kind::kObject;
-    typed.members.emplace_back("type", std::move(allowed));
-    const JsonValue* restriction = merger_.Make(std::move(typed));
+    if (allowed.empty()) return std::vector<const JsonValue*>(merged.size(), SchemaMerger::False());
+    const JsonValue* restriction = merger_.Make(Keyword("type", List(std::move(allowed))));
     for (const JsonValue* b : merged) out.push_back(merger_.Merge(restriction, b));
     return out;
   }
@@ -425,18 +409,7 @@ class Converter {
     if (!x_in.is_object()) return false;
     if (x_in.members.empty()) return true;
     const JsonValue& x = *merger_.Strip(&x_in);
-    std::optional<std::unordered_set<std::string>> types;
-    if (const JsonValue* c = x.Find("const")) {
-      types = std::unordered_set<std::string>{JsonType(*c)};
-    } else if (const JsonValue* e = x.Find("enum"); e && e->is_array()) {
-      types.emplace();
-      for (const auto& v : e->items) types->insert(JsonType(v));
-    } else if (const JsonValue* type = x.Find("type")) {
-      types.emplace();
-      if (type->is_string()) types->insert(type->text);
-      for (const auto& v : type->items) types->insert(v.text);
-      if (types->count("number")) types->insert("integer");
-    }
+    const std::optional<std::unordered_set<std::string>> types = PossibleTypes(x);
     if (types && !types->count(t)) return false;
     if (t == "number" && types && !types->count("number")) return false;
     if (t == "integer" && x.Find("type") && !types->count("integer")) return false;
@@ -538,12 +511,11 @@ class Converter {
 
   // _visit_types with a list of types, or none (every type): one alternative per type that accepts a value.
   std::string Types(const JsonValue& s, const JsonValue* type, int depth) {
-    static const char* kAll[] = {"object", "array", "string", "integer", "number", "boolean", "null"};
     std::vector<std::string> types;
     if (type) {
       for (const auto& t : type->items) types.push_back(t.text);
     } else {
-      types.assign(std::begin(kAll), std::end(kAll));
+      types.assign(std::begin(kTypeNames), std::end(kTypeNames));
     }
     if ((std::count(types.begin(), types.end(), "number") && std::count(types.begin(), types.end(), "integer")) ||
         FractionOnly(s)) {
@@ -797,24 +769,18 @@ class Converter {
         if (side == 0) {
           extra = merger_.Share(contains);
         } else {
-          JsonValue list;
-          list.kind = JsonValue::Kind::kArray;
-          for (const JsonValue* x : negated) list.items.push_back(merger_.Share(*x));
-          extra.kind = JsonValue::Kind::kObject;
-          extra.members.emplace_back("anyOf", std::move(list));
+          std::vector<JsonValue> alternatives;
+          for (const JsonValue* x : negated) alternatives.push_back(merger_.Share(*x));
+          extra = Keyword("anyOf", List(std::move(alternatives)));
         }
         const JsonValue* schema;
         if (accepts_all(item)) {
           schema = merger_.Make(std::move(extra));
         } else {
-          JsonValue list;
-          list.kind = JsonValue::Kind::kArray;
-          list.items.push_back(merger_.Share(item));
-          list.items.push_back(std::move(extra));
-          JsonValue all_of;
-          all_of.kind = JsonValue::Kind::kObject;
-          all_of.members.emplace_back("allOf", std::move(list));
-          schema = merger_.Make(std::move(all_of));
+          std::vector<JsonValue> both;
+          both.push_back(merger_.Share(item));
+          both.push_back(std::move(extra));
+          schema = merger_.Make(Keyword("allOf", List(std::move(both))));
         }
         try {
           (side == 0 ? out.first : out.second) = Visit(*schema, depth + 1);

@@ -63,8 +63,9 @@ extern const std::unordered_set<std::string_view> kAnnotations;
 extern const std::unordered_set<std::string_view> kValueKeywords;
 // Keywords whose value maps names to schemas (_resources.SCHEMA_MAPS).
 extern const std::unordered_set<std::string_view> kSchemaMaps;
-// The JSON Schema type names.
+// The JSON Schema type names; kTypeNames in the Python front end's order (_common.TYPES).
 extern const std::unordered_set<std::string_view> kTypes;
+inline constexpr const char* kTypeNames[] = {"object", "array", "string", "integer", "number", "boolean", "null"};
 
 bool IsRecognised(std::string_view kw);
 // Whether kw does not constrain its own schema object (kAnnotations; with formats enforced, `format` does).

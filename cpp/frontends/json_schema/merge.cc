@@ -11,6 +11,7 @@
 #include "frontends/json_schema/ebnf_text.h"
 #include "frontends/json_schema/formats.h"
 #include "frontends/json_schema/keywords.h"
+#include "frontends/json_schema/schema_nodes.h"
 
 namespace xg::json_schema {
 
@@ -20,25 +21,6 @@ namespace {
 constexpr size_t kMaxMergedNodes = 2'000'000;
 // Nesting of merged schemas (allOf wrappers around allOf wrappers) the recursive readers here accept.
 constexpr int kMaxMergedDepth = 2048;
-
-JsonValue Object() {
-  JsonValue v;
-  v.kind = JsonValue::Kind::kObject;
-  return v;
-}
-
-JsonValue Array() {
-  JsonValue v;
-  v.kind = JsonValue::Kind::kArray;
-  return v;
-}
-
-JsonValue String(const std::string& text) {
-  JsonValue v;
-  v.kind = JsonValue::Kind::kString;
-  v.text = text;
-  return v;
-}
 
 JsonValue* FindMutable(JsonValue* object, const std::string& key) {
   for (auto& [k, v] : object->members) {
