@@ -630,3 +630,24 @@ def test_shared_data_schemas_all_options():
     # docs/json_schema.md: the native front end converts 94% of JSONSchemaBench's (maskbench) schemas.
     maskbench = [text for src, text in schemas if "/" not in src]
     assert sum(native(text)[0] is not None for text in maskbench) >= 0.94 * len(maskbench)
+
+
+def _rule_names(ebnf: str) -> set[str]:
+    return {line.split(" ::= ")[0] for line in ebnf.splitlines()}
+
+
+def test_only_the_lexical_rules_the_grammar_names_are_written():
+    # An object of one integer names no string, value, array or never rule: neither front end writes them.
+    schema = json.dumps(obj({"n": {"type": "integer"}}, ["n"], additionalProperties=False))
+    text, _ = native(schema)
+    assert text == python_json_schema_to_ebnf(schema)
+    assert _rule_names(text) & {"j_char", "j_string", "j_value", "j_object", "j_array", "j_never", "j_number"} == set()
+    assert "j_ws" in _rule_names(text)  # named by the object's whitespace
+    # Any value: the lexical rules j_value reaches, through the bodies of the others (j_member -> j_string -> j_char).
+    text, _ = native(json.dumps({"type": "array"}))
+    assert text == python_json_schema_to_ebnf(json.dumps({"type": "array"}))
+    assert {"j_value", "j_object", "j_array", "j_member", "j_string", "j_char", "j_number", "j_bool",
+            "j_null"} <= _rule_names(text)
+    assert "j_never" not in _rule_names(text)
+    # Each grammar still compiles on its own: no rule it names was left out.
+    xg2jax.Grammar.from_ebnf(text)

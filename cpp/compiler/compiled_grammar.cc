@@ -2,6 +2,9 @@
 
 #include <ctime>
 
+#include "frontends/ebnf_parser.h"
+#include "frontends/json_schema/json_schema_to_ebnf.h"
+#include "fsm/rule_dfa_cache.h"
 #include "grammar/nesting_depth.h"
 #include "grammar/passes.h"
 #include "support/limits.h"
@@ -12,6 +15,19 @@
 namespace xg {
 
 namespace {
+// The automata of the bodies every JSON Schema grammar holds (the JSON string), built once per process and shared
+// by every compile, with or without a cache (rule_dfa_cache.h: PrebuiltRuleDfas).
+const PrebuiltRuleDfas& Prebuilt() {
+  static const PrebuiltRuleDfas* const prebuilt = [] {
+    Grammar g = ParseEbnf(json_schema::JsonStringRuleEbnf(), "root");
+    NormalizeGrammar(&g);
+    RuleDfaCache built;
+    GrammarFsm::Build(g, GrammarFsm::kDefaultMaxStates, &built);
+    return new PrebuiltRuleDfas(built);
+  }();
+  return *prebuilt;
+}
+
 Grammar Normalized(Grammar g, const Limits& limits) {
   // Whatever built the grammar, no recursive pass below may see an expression deeper than the limit.
   CheckNestingDepth(g, limits.max_nesting_depth);
@@ -26,7 +42,7 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
       limits_(limits),
       grammar_(Normalized(std::move(grammar), limits_)),
       fsm_(GrammarFsm::Build(grammar_, limits_.max_automaton_states, rule_cache ? &rule_cache->automata : nullptr,
-                             fence_.automata, limits_.max_subset_members)),
+                             fence_.automata, limits_.max_subset_members, &Prebuilt())),
       tok_(std::move(tok)),
       rule_cache_(std::move(rule_cache)),
       start_state_(fsm_.RuleStart(fsm_.Root())) {

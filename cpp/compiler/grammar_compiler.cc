@@ -69,10 +69,14 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::CompileJsonSchemaNative(
     const std::string& source, const std::string& options, const json_schema::JsonSchemaOptions& schema_options,
     bool precompute_masks, std::string* not_handled) {
   if (auto held = LookupSource("json_schema", source, options, precompute_masks)) return held;
-  json_schema::NativeConversion converted = json_schema::JsonSchemaToEbnf(source, schema_options);
+  json_schema::NativeConversion converted = json_schema::JsonSchemaToEbnf(source, schema_options, limits_);
   if (!converted.ebnf) {
     *not_handled = std::move(converted.not_handled);
     return nullptr;
+  }
+  if (converted.parsed) {  // the conversion parsed its text already (under limits_)
+    return Cached({"json_schema", source, options}, precompute_masks,
+                  [&] { return std::move(*converted.parsed); });
   }
   return CompileSourceEbnf("json_schema", source, options, *converted.ebnf, precompute_masks);
 }

@@ -187,12 +187,16 @@ class Nfa {
 // `local_ref[rule]` to its index; the caller resets those entries to -1 afterwards. `hash` gets a
 // 64-bit hash of the same text; `key` (null without a cache) the text itself.
 void PutKeyInt(std::string* key, int64_t v) { key->append(reinterpret_cast<const char*>(&v), sizeof(v)); }
+constexpr uint64_t kBodyKeySeed = 0x243f6a8885a308d3ULL;
+uint64_t BodyKeyStep(uint64_t hash, int64_t v) {
+  hash = (hash ^ static_cast<uint64_t>(v)) * 0x9e3779b97f4a7c15ULL;
+  return hash ^ (hash >> 29);
+}
 struct BodyKeyWriter {
   std::string* key;  // or null
-  uint64_t hash = 0x243f6a8885a308d3ULL;
+  uint64_t hash = kBodyKeySeed;
   void Put(int64_t v) {
-    hash = (hash ^ static_cast<uint64_t>(v)) * 0x9e3779b97f4a7c15ULL;
-    hash ^= hash >> 29;
+    hash = BodyKeyStep(hash, v);
     if (key) PutKeyInt(key, v);
   }
 };
@@ -593,7 +597,11 @@ int32_t ComputeByteClasses(const std::vector<LocalDfa>& dfas, const std::vector<
   // densely (at most 256) whenever they pass 256.
   std::array<int32_t, 256> cls{};
   int32_t next_id = 1;
+  // split[c]: the id class c's bytes inside the current range move to, valid when stamp[c] == round (a
+  // round per range, so no 512-entry reset per range).
   std::array<int32_t, 512> split;
+  std::array<uint32_t, 512> stamp{};
+  uint32_t round = 0;
   auto renumber = [&] {
     split.fill(-1);
     next_id = 0;
@@ -601,16 +609,17 @@ int32_t ComputeByteClasses(const std::vector<LocalDfa>& dfas, const std::vector<
       if (split[cls[b]] < 0) split[cls[b]] = next_id++;
       cls[b] = split[cls[b]];
     }
+    stamp.fill(0), round = 0;
   };
   for (int w = 0; w < static_cast<int>(seen.size()); ++w) {
     for (uint64_t bits = seen[w]; bits; bits &= bits - 1) {
       const int bit = (w << 6) + __builtin_ctzll(bits), lo = bit >> 8, hi = bit & 255;
       if (lo == 0 && hi == 255) continue;  // splits nothing
-      split.fill(-1);
+      ++round;
       for (int b = lo; b <= hi; ++b) {
-        int32_t& id = split[cls[b]];
-        if (id < 0) id = next_id++;
-        cls[b] = id;
+        const int32_t c = cls[b];
+        if (stamp[c] != round) stamp[c] = round, split[c] = next_id++;
+        cls[b] = split[c];
       }
       if (next_id > 256) renumber();
     }
@@ -622,8 +631,19 @@ int32_t ComputeByteClasses(const std::vector<LocalDfa>& dfas, const std::vector<
 
 }  // namespace
 
+uint64_t BodyKeyHash(const std::string& key) {
+  uint64_t hash = kBodyKeySeed;
+  for (size_t i = 0; i + sizeof(int64_t) <= key.size(); i += sizeof(int64_t)) {
+    int64_t v;
+    std::memcpy(&v, key.data() + i, sizeof(v));
+    hash = BodyKeyStep(hash, v);
+  }
+  return hash;
+}
+
 GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache* cache,
-                             std::optional<uint64_t> cache_generation, int64_t max_subset_members) {
+                             std::optional<uint64_t> cache_generation, int64_t max_subset_members,
+                             const PrebuiltRuleDfas* prebuilt) {
   int64_t members = max_subset_members;
   const int32_t n_rules = static_cast<int32_t>(g.rules.size());
   std::vector<LocalDfa> dfas(n_rules);
@@ -749,7 +769,15 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       for (int32_t rule : twin_refs) twin_local[rule] = -1;
     }
     const int64_t budget_at_rule = budget;
-    std::shared_ptr<const CachedRuleDfa> cached = cache ? cache->Find(key) : nullptr;
+    std::shared_ptr<const CachedRuleDfa> held = cache ? cache->Find(key) : nullptr;
+    const CachedRuleDfa* cached = held.get();
+    if (!cached && prebuilt && prebuilt->MayHave(writer.hash)) {
+      if (!cache) {  // the key text was not written: write it (the references keep their local numbers)
+        BodyKeyWriter text{&key};
+        BodyKey(g, g.rules[r].body, &local_ref, &refs, &text);
+      }
+      cached = prebuilt->Find(writer.hash, key);
+    }
     if (cached) {
       XG_LIMIT_CHECK(cached->nfa_states < max_states) << kNfaTooLarge << max_states << kNfaTooLargeWhy;
       budget -= cached->budget_cost;

@@ -53,7 +53,8 @@ struct RuleEdge {
   int32_t target;
 };
 
-class RuleDfaCache;  // fsm/rule_dfa_cache.h
+class RuleDfaCache;       // fsm/rule_dfa_cache.h
+class PrebuiltRuleDfas;  // fsm/rule_dfa_cache.h
 
 // A state's transitions, indexed by byte: row[b] is the next state on byte b, or -1. A view into the
 // automaton (valid while it lives); reading through it costs one more L1 load than a plain array.
@@ -81,10 +82,13 @@ class GrammarFsm {
   static constexpr int64_t kDefaultMaxStates = 1 << 19;
   static constexpr int64_t kDefaultMaxSubsetMembers = int64_t{1} << 24;
   // `generation`: the cache's generation when the caller's compilation began (RuleDfaCache::Insert
-  // drops what is built for an ended one); by default, the one at this call.
+  // drops what is built for an ended one); by default, the one at this call. `prebuilt`: automata
+  // built once per process, looked up (after `cache`) before a body is built; like the cache, they
+  // change time, never the FSM.
   static GrammarFsm Build(const Grammar& g, int64_t max_states = kDefaultMaxStates, RuleDfaCache* cache = nullptr,
                           std::optional<uint64_t> generation = std::nullopt,
-                          int64_t max_subset_members = kDefaultMaxSubsetMembers);
+                          int64_t max_subset_members = kDefaultMaxSubsetMembers,
+                          const PrebuiltRuleDfas* prebuilt = nullptr);
 
   int32_t NumStates() const { return static_cast<int32_t>(state_rule_.size()); }
   int32_t NumRules() const { return static_cast<int32_t>(rule_start_.size()); }
@@ -244,5 +248,8 @@ class GrammarFsm {
 inline bool GrammarFsm::IsPureTail(int32_t s) const {
   return IsFinal(s) && !HasBytes(s) && RuleEdgesBegin(s) == RuleEdgesEnd(s);
 }
+
+// The hash GrammarFsm::Build computes along with a rule body's key (rule_dfa_cache.h), from the key text.
+uint64_t BodyKeyHash(const std::string& key);
 
 }  // namespace xg

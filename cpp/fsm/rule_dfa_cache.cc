@@ -51,6 +51,22 @@ int64_t RuleDfaCache::MemoryBytes() const {
   return bytes_;
 }
 
+std::vector<std::pair<std::string, std::shared_ptr<const CachedRuleDfa>>> RuleDfaCache::Entries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {map_.begin(), map_.end()};
+}
+
+PrebuiltRuleDfas::PrebuiltRuleDfas(const RuleDfaCache& built) {
+  for (auto& [key, dfa] : built.Entries()) by_hash_.emplace(BodyKeyHash(key), std::make_pair(key, dfa));
+}
+
+const CachedRuleDfa* PrebuiltRuleDfas::Find(uint64_t hash, const std::string& key) const {
+  auto [first, last] = by_hash_.equal_range(hash);
+  for (auto it = first; it != last; ++it)
+    if (it->second.first == key) return it->second.second.get();
+  return nullptr;
+}
+
 size_t RuleDfaCache::Size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return map_.size();

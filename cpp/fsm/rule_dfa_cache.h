@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "fsm/grammar_fsm.h"
@@ -120,6 +121,8 @@ class RuleDfaCache {
   size_t Size() const;
   // How many times the byte limit flushed the cache.
   int64_t Flushes() const;
+  // Every (key, automaton) held now.
+  std::vector<std::pair<std::string, std::shared_ptr<const CachedRuleDfa>>> Entries() const;
 
  private:
   const int64_t limit_;
@@ -128,6 +131,21 @@ class RuleDfaCache {
   std::unordered_map<std::string, std::shared_ptr<const CachedRuleDfa>> map_;
   uint64_t generation_ = 0;
   int64_t bytes_ = 0;
+};
+
+// Rule automata built once per process and only read afterwards: the bodies every grammar of a front end holds
+// (the JSON string, in every JSON Schema grammar), so that a compile without a cache does not rebuild them. Looked up
+// by body key hash first, so a grammar pays for key text only on a hash match. Immutable: no lock, never cleared,
+// the same for every compiler (the automaton of a body is a pure function of it, see above).
+class PrebuiltRuleDfas {
+ public:
+  explicit PrebuiltRuleDfas(const RuleDfaCache& built);
+  // The automaton of `key` (whose BodyKey hash is `hash`), or null.
+  const CachedRuleDfa* Find(uint64_t hash, const std::string& key) const;
+  bool MayHave(uint64_t hash) const { return by_hash_.count(hash) > 0; }
+
+ private:
+  std::unordered_multimap<uint64_t, std::pair<std::string, std::shared_ptr<const CachedRuleDfa>>> by_hash_;
 };
 
 }  // namespace xg

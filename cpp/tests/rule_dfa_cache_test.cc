@@ -12,6 +12,7 @@
 #include "fsm/rule_dfa_cache.h"
 #include "frontends/ebnf_parser.h"
 #include "grammar/passes.h"
+#include "support/limits.h"
 
 namespace xg {
 namespace {
@@ -92,6 +93,40 @@ tool_name ::= "\"get_weather\"" | "\"get_time\""
   const GrammarFsm warm = GrammarFsm::Build(g, GrammarFsm::kDefaultMaxStates, &cache);
   EXPECT_EQ(cache.Size(), held);
   ExpectSameFsm(GrammarFsm::Build(g), warm);
+}
+
+// Prebuilt automata (built once per process for the bodies every grammar of a front end holds) are found by body,
+// whatever the rule is named, give the FSM a cold build gives, and are charged like cache hits.
+TEST(PrebuiltRuleDfas, ABuildWithPrebuiltAutomataEqualsAColdBuild) {
+  RuleDfaCache built;
+  GrammarFsm::Build(Normalized(R"(root ::= "[" str "]"
+str ::= "\"" ( [^"\\] | "\\" ["\\/bfnrt] )* "\"")"),
+                    GrammarFsm::kDefaultMaxStates, &built);
+  const PrebuiltRuleDfas prebuilt(built);
+  const Grammar g = Normalized(kToolGrammar);  // its `str` has the same body
+  ExpectSameFsm(GrammarFsm::Build(g), GrammarFsm::Build(g, GrammarFsm::kDefaultMaxStates, nullptr, std::nullopt,
+                                                         GrammarFsm::kDefaultMaxSubsetMembers, &prebuilt));
+  RuleDfaCache cache;  // with a cache too (looked up first, then the prebuilt automata)
+  ExpectSameFsm(GrammarFsm::Build(g), GrammarFsm::Build(g, GrammarFsm::kDefaultMaxStates, &cache, std::nullopt,
+                                                         GrammarFsm::kDefaultMaxSubsetMembers, &prebuilt));
+}
+
+TEST(PrebuiltRuleDfas, AreLookedUpAndChargedAgainstTheStateBudget) {
+  const Grammar g = Normalized(kToolGrammar);
+  RuleDfaCache built;
+  GrammarFsm::Build(g, GrammarFsm::kDefaultMaxStates, &built);
+  // The same automata, each claiming to have cost more states than the budget: a build that uses one fails.
+  RuleDfaCache costly;
+  for (auto& [key, dfa] : built.Entries()) {
+    auto copy = std::make_shared<CachedRuleDfa>(*dfa);
+    copy->budget_cost = GrammarFsm::kDefaultMaxStates;
+    costly.Insert(key, std::move(copy), costly.Generation());
+  }
+  const PrebuiltRuleDfas prebuilt(costly);
+  EXPECT_NO_THROW(GrammarFsm::Build(g));
+  EXPECT_THROW(GrammarFsm::Build(g, GrammarFsm::kDefaultMaxStates, nullptr, std::nullopt,
+                                 GrammarFsm::kDefaultMaxSubsetMembers, &prebuilt),
+               LimitError);
 }
 
 TEST(RuleDfaCache, AutomatonBuiltBeforeAClearIsNeitherKeptNorCounted) {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 
 # str.translate table for literal(): the quote and backslash escaped, control characters as \xNN.
@@ -91,12 +92,16 @@ def lexical_rules(ws: str, item_sep: str, key_sep: str, ws_body: str, plain_inte
     }
 
 
+_IDENTIFIER_RUN = re.compile(r"[A-Za-z0-9_]+")
+
+
 class RuleTable:
     """Rules in definition order; ``add`` returns the rule's name (reusing one with the same body)."""
 
     def __init__(self, rules: dict[str, str] | None = None) -> None:
         """``rules``: the first rules (copied), e.g. ``lexical_rules(...)``."""
         self.rules: dict[str, str] = dict(rules or {})
+        self._lexical = tuple(self.rules)  # the first rules: written only where named (see text)
         self.size = 0  # characters of the bodies defined so far (the converter bounds it, see _limits)
         self._by_body: dict[str, str] = {}
         for name, body in self.rules.items():
@@ -125,6 +130,19 @@ class RuleTable:
         return self.define(self.reserve(name_hint), body)
 
     def text(self, root: str) -> str:
+        """The grammar, ``root`` first, then the rules in definition order; one of the first rules (the lexical
+        ones) only when ``root``, another rule or a needed lexical rule names it. A name counts wherever it is a
+        maximal run of identifier characters, even inside a string literal: a superset only costs a rule the engine
+        drops as unreachable. The native front end writes the same text (``RuleTable::Text``)."""
+        lexical = set(self._lexical)
+        needed: set[str] = set()
+        todo = [root] + [body for name, body in self.rules.items() if name not in lexical]
+        while todo:
+            for word in _IDENTIFIER_RUN.findall(todo.pop()):
+                if word in lexical and word not in needed:
+                    needed.add(word)
+                    todo.append(self.rules[word])
         lines = [f"root ::= {root}"]
-        lines += [f"{name} ::= {body}" for name, body in self.rules.items() if name != "root"]
+        lines += [f"{name} ::= {body}" for name, body in self.rules.items()
+                  if name != "root" and (name not in lexical or name in needed)]
         return "\n".join(lines) + "\n"

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "support/check.h"
+
 namespace xg::json_schema {
 
 namespace {
@@ -139,6 +141,7 @@ RuleTable::RuleTable(std::string_view ws, std::string_view item_sep, std::string
     by_body_.emplace(body, name);
     rules_.emplace_back(std::move(name), std::move(body));
   }
+  num_lexical_ = rules_.size();
 }
 
 std::string RuleTable::Reserve(std::string_view name_hint) {
@@ -173,6 +176,7 @@ void RuleTable::Drop(const std::string& name) {
   auto it = index_.find(name);
   if (it == index_.end()) return;
   size_t at = it->second;
+  XG_ICHECK(at >= num_lexical_) << "RuleTable::Drop of lexical rule " << name;
   index_.erase(it);
   rules_.erase(rules_.begin() + static_cast<std::ptrdiff_t>(at));
   for (size_t i = at; i < rules_.size(); ++i) index_[rules_[i].first] = i;
@@ -184,12 +188,47 @@ std::string RuleTable::Add(std::string_view name_hint, std::string body) {
   return Define(Reserve(name_hint), std::move(body));
 }
 
+// Which lexical rules the text needs: those named in `root`, in the other rules' bodies, and in the bodies of
+// needed lexical rules. A name counts wherever it is a maximal run of identifier characters ([A-Za-z0-9_]), even
+// inside a string literal: a superset only costs a rule the engine drops as unreachable, while a rule left out
+// would be an undefined reference. (The Python front end's RuleTable.text applies the same rule, so both write the
+// same text.) Leaving the unused ones out saves the EBNF parser most of a small schema's text.
 std::string RuleTable::Text(std::string_view root) const {
+  std::vector<uint8_t> needed(num_lexical_, 0);
+  std::vector<size_t> todo;
+  auto mark_named = [&](std::string_view body) {
+    for (size_t i = 0; i < body.size();) {
+      auto ident = [&](size_t k) {
+        const char c = body[k];
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+      };
+      if (!ident(i)) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < body.size() && ident(j)) ++j;
+      const std::string_view word = body.substr(i, j - i);
+      if (word.size() > 2 && word[0] == 'j' && word[1] == '_') {
+        for (size_t r = 0; r < num_lexical_; ++r)
+          if (!needed[r] && word == rules_[r].first) needed[r] = 1, todo.push_back(r);
+      }
+      i = j;
+    }
+  };
+  mark_named(root);
+  for (size_t r = num_lexical_; r < rules_.size(); ++r) mark_named(rules_[r].second);
+  while (!todo.empty()) {
+    const size_t r = todo.back();
+    todo.pop_back();
+    mark_named(rules_[r].second);
+  }
   std::string out = "root ::= ";
   out.append(root);
   out.push_back('\n');
-  for (const auto& [name, body] : rules_) {
-    if (name == "root") continue;
+  for (size_t r = 0; r < rules_.size(); ++r) {
+    const auto& [name, body] = rules_[r];
+    if (name == "root" || (r < num_lexical_ && !needed[r])) continue;
     out += name;
     out += " ::= ";
     out += body;

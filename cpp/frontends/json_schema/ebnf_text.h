@@ -45,7 +45,8 @@ class RuleTable {
   // Frees a reserved name whose body turned out unsatisfiable (it may be reserved again, then placed last).
   void Drop(const std::string& name);
   std::string Add(std::string_view name_hint, std::string body);
-  // The grammar text, root rule first.
+  // The grammar text, root rule first, then the rules in definition order; a lexical rule only when a rule
+  // (or `root`) names it (see LexicalRulesNamed).
   std::string Text(std::string_view root) const;
   size_t size() const { return size_; }  // characters of the bodies defined after the lexical rules
 
@@ -55,6 +56,7 @@ class RuleTable {
   std::unordered_map<std::string, std::string> by_body_;
   std::unordered_map<std::string, int> next_;         // base name -> last suffix used
   size_t size_ = 0;
+  size_t num_lexical_ = 0;  // rules_[0, num_lexical_) are the lexical rules the constructor defines
 };
 
 }  // namespace xg::json_schema

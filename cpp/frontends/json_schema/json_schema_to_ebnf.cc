@@ -53,7 +53,8 @@ class Converter {
         plain_integers_(o.plain_integers),
         rules_(ws_, item_sep_, key_sep_, WsBody(o), o.plain_integers) {}
 
-  std::string Convert(const JsonValue& root) {
+  // The text; with references, also the grammar parsed under `limits` into `*parsed`.
+  std::string Convert(const JsonValue& root, const Limits& limits, std::optional<Grammar>* parsed) {
     std::string text;
     try {
       text = rules_.Text(Visit(root, 0));
@@ -61,13 +62,12 @@ class Converter {
       Stop("an unsatisfiable schema (" + e.why + "): the Python front end reports it");
     }
     if (refs_.any()) {  // only references make rules recursive: the root must still derive a finite text
-      bool productive = false;
       try {
-        Grammar g = ParseEbnf(text, "root");
-        productive = ProductiveRules(g)[g.root] != 0;
+        Grammar g = ParseEbnf(text, "root", limits);
+        if (ProductiveRules(g)[g.root]) parsed->emplace(std::move(g));
       } catch (const std::exception&) {
       }
-      if (!productive) Stop("a reference cycle that never reaches a value: the Python front end reports it");
+      if (!*parsed) Stop("a reference cycle that never reaches a value: the Python front end reports it");
     }
     return text;
   }
@@ -1305,7 +1305,13 @@ class Converter {
 
 }  // namespace
 
-NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchemaOptions& options) {
+std::string JsonStringRuleEbnf() {
+  const RuleTable rules("", Literal(","), Literal(":"), kEmpty, /*plain_integers=*/true);
+  return rules.Text("j_string");
+}
+
+NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchemaOptions& options,
+                                  const Limits& limits) {
   NativeConversion out;
   if (schema_text.size() > kMaxTextBytes) {
     out.not_handled = "a schema text above the native size limit";
@@ -1323,9 +1329,10 @@ NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchema
     int draft = Draft(*doc);
     Check(*doc, draft, /*is_root=*/true);
     References refs(*doc, draft);
-    out.ebnf = Converter(options, refs, draft).Convert(*doc);
+    out.ebnf = Converter(options, refs, draft).Convert(*doc, limits, &out.parsed);
   } catch (const NotHandled& e) {
     out.not_handled = e.why;
+    out.parsed.reset();
   }
   return out;
 }

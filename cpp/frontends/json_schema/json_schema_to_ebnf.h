@@ -18,6 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "grammar/grammar.h"
+#include "support/limits.h"
+
 namespace xg::json_schema {
 
 struct JsonSchemaOptions {
@@ -33,9 +36,18 @@ struct JsonSchemaOptions {
 struct NativeConversion {
   std::optional<std::string> ebnf;  // the grammar (root rule `root`), or nullopt: not converted natively
   std::string not_handled;          // when ebnf is nullopt: what this front end does not handle (yet)
+  // `ebnf` parsed under the given Limits, when the conversion had to parse it (a schema with references: its root
+  // must still derive a finite text); the compiler compiles it instead of parsing the text again.
+  std::optional<Grammar> parsed;
 };
 
-NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchemaOptions& options);
+// `limits`: those the text is parsed under when the conversion needs it parsed (see NativeConversion::parsed).
+NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchemaOptions& options,
+                                  const Limits& limits = DefaultLimits());
+
+// A grammar whose root is the JSON string rule exactly as every conversion writes it (whatever the options), for
+// automata built once per process (GrammarFsm::Build's `prebuilt`).
+std::string JsonStringRuleEbnf();
 
 // The keywords the Python front end recognises (every other keyword is an annotation); a test checks that the
 // two lists agree.
