@@ -581,6 +581,7 @@ int32_t ComputeByteClasses(const std::vector<LocalDfa>& dfas, const std::vector<
   // The distinct ranges as a set of (lo, hi) pairs: bit lo * 256 + hi (big grammars have ~10^5 runs,
   // so this is cheaper than sorting them).
   std::vector<uint64_t> seen(256 * 256 / 64, 0);
+  std::vector<int32_t> words;  // the words of `seen` with a bit set (a small grammar sets a few of its 1024)
   for (size_t r = 0; r < dfas.size(); ++r) {
     if (!productive[r]) continue;
     const LocalDfa& d = dfas[r];
@@ -589,10 +590,12 @@ int32_t ComputeByteClasses(const std::vector<LocalDfa>& dfas, const std::vector<
       for (const ByteRun& run : d.Runs(s)) {
         if (local_to_global[r][run.target] < 0) continue;
         const int bit = run.lo * 256 + run.hi;
+        if (!seen[bit >> 6]) words.push_back(bit >> 6);
         seen[bit >> 6] |= 1ull << (bit & 63);
       }
     }
   }
+  std::sort(words.begin(), words.end());  // the partition does not depend on the order; this fixes the work's
   // cls[b] < 512 always: a split adds at most one id per class it touches, and ids are renumbered
   // densely (at most 256) whenever they pass 256.
   std::array<int32_t, 256> cls{};
@@ -611,7 +614,7 @@ int32_t ComputeByteClasses(const std::vector<LocalDfa>& dfas, const std::vector<
     }
     stamp.fill(0), round = 0;
   };
-  for (int w = 0; w < static_cast<int>(seen.size()); ++w) {
+  for (const int32_t w : words) {
     for (uint64_t bits = seen[w]; bits; bits &= bits - 1) {
       const int bit = (w << 6) + __builtin_ctzll(bits), lo = bit >> 8, hi = bit & 255;
       if (lo == 0 && hi == 255) continue;  // splits nothing

@@ -23,13 +23,6 @@ void ForEachRef(const Grammar& g, int32_t id, const std::function<void(int32_t)>
   for (int32_t c : e.children) ForEachRef(g, c, f);
 }
 
-// Copies the subtree at `id` into fresh nodes (children are re-indexed).
-int32_t DeepCopy(Grammar* g, int32_t id) {
-  Expr copy = g->exprs[id];
-  for (auto& c : copy.children) c = DeepCopy(g, c);
-  return g->Add(std::move(copy));
-}
-
 // Loop breakers: a set of rules whose removal leaves the reference graph acyclic. Every other rule
 // may be inlined without the inliner looping. Chosen greedily per strongly connected component: the
 // rule referenced from most places (self-recursive rules always break their own loop).
@@ -388,19 +381,25 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     }
   }
   // Replace references until none to inlinable rules remain. Terminates: without the loop breakers
-  // the reference graph is acyclic, so copies only bring references further down that DAG.
+  // the reference graph is acyclic, so each replacement only brings references further down that DAG.
+  // A reference becomes a copy of the body's root node, whose children stay shared with the body (the
+  // expressions form a DAG from here on; every later pass and the automaton builder read it as the
+  // tree it unfolds to, and FuseBytes' in-place rewrites keep each node's language, so sharing is
+  // safe). A shared subtree is rewritten once: `done` marks nodes below which no inlinable reference is
+  // left.
+  std::vector<uint8_t> done(g->exprs.size(), 0);
   std::function<void(int32_t, int)> rewrite = [&](int32_t id, int depth) {
+    if (done[id]) return;
     Expr& e = g->exprs[id];
     if (e.kind == ExprKind::kRuleRef && inlinable[e.rule] && depth < 64) {
-      int32_t copy = DeepCopy(g, g->rules[g->exprs[id].rule].body);
-      g->exprs[id] = g->exprs[copy];
+      g->exprs[id] = g->exprs[g->rules[e.rule].body];
       rewrite(id, depth + 1);
       return;
     }
     // An AnyOrder's items and separator stay rule references (LiftAnyOrder).
     if (e.kind == ExprKind::kAnyOrder) return;
-    // By index: DeepCopy may move g->exprs, but never changes this node's children.
-    for (size_t i = 0; i < g->exprs[id].children.size(); ++i) rewrite(g->exprs[id].children[i], depth);
+    for (int32_t c : e.children) rewrite(c, depth);
+    if (depth < 64) done[id] = 1;  // (past the depth limit a reference may stay: visit again from higher up)
   };
   for (size_t r = 0; r < g->rules.size(); ++r) {
     if (g->rules[r].counted) continue;  // the body must stay `X{m,n}` over a rule reference
