@@ -22,6 +22,9 @@ class EbnfParser {
   EbnfParser(const std::string& text, const Limits& limits) : s_(text), limits_(limits) {}
 
   Grammar Parse(const std::string& root_name) {
+    // About one node per 8-12 bytes of text (JSON Schema grammars): no regrowth for the usual sizes, and at most
+    // 64k nodes reserved up front for a large text (growth amortises there).
+    g_.exprs.reserve(std::min<size_t>(s_.size() / 12 + 16, size_t{1} << 16));
     size_t check = 0;
     uint32_t cp;
     while (check < s_.size()) {
@@ -335,11 +338,16 @@ class EbnfParser {
 
   std::string ParseName() {
     size_t start = pos_;
+    SkipName();
+    return s_.substr(start, pos_ - start);
+  }
+  // ParseName without the copy.
+  void SkipName() {
+    size_t start = pos_;
     if (!IsNameStart(Peek())) Fail("expected a rule name");
     while (!AtEnd() && IsNameChar(Peek())) ++pos_;
     // A trailing '.' belongs to the name only if followed by a name char (GBNF allows a.b).
     while (pos_ > start && s_[pos_ - 1] == '.') --pos_;
-    return s_.substr(start, pos_ - start);
   }
 
   // True if the text at pos_ is `NAME ::=` (the start of the next rule).
@@ -347,7 +355,7 @@ class EbnfParser {
     size_t save = pos_;
     bool ok = false;
     if (IsNameStart(Peek())) {
-      ParseName();
+      SkipName();
       SkipSpace();
       if (Peek() == '[') {  // `name[attrs] ::=`: rule attributes, rejected in ParseRule
         size_t close = s_.find(']', pos_);

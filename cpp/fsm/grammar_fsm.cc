@@ -299,8 +299,16 @@ class ClosureBuilder {
 // `budget`: DFA states left; `members_left`: NFA states left to the subsets interned (Limits::max_subset_members).
 LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget, int64_t* members_left) {
   LocalDfa dfa;
+  // Sized for about one DFA state per NFA state (literal chains, most of a JSON Schema rule; capped, as a large NFA
+  // may well determinize to fewer states): no regrowth there.
+  const size_t expected = std::min<size_t>(nfa.NumStates(), 4096);
+  dfa.runs.reserve(expected);
+  dfa.final.reserve(expected);
+  dfa.run_begin.reserve(expected + 1);
+  dfa.edge_begin.reserve(expected + 1);
   ClosureBuilder closure(nfa);
   SequenceInterner sets;  // DFA state id -> its NFA-state set (sorted)
+  sets.Clear(expected);
   auto intern = [&](const std::vector<int32_t>& set) -> int32_t {
     auto [id, inserted] = sets.Intern(set);
     if (!inserted) return id;
