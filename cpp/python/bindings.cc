@@ -72,13 +72,14 @@ auto FillInto(const char* what) {
 json_schema::JsonSchemaOptions SchemaOptions(bool any_whitespace,
                                              std::optional<std::pair<std::string, std::string>> separators,
                                              std::optional<int64_t> max_whitespace_cnt, bool plain_integers,
-                                             bool enforce_formats) {
+                                             bool enforce_formats, bool any_order) {
   json_schema::JsonSchemaOptions o;
   o.any_whitespace = any_whitespace;
   o.separators = std::move(separators);
   o.max_whitespace_cnt = max_whitespace_cnt;
   o.plain_integers = plain_integers;
   o.enforce_formats = enforce_formats;
+  o.any_order = any_order;
   return o;
 }
 
@@ -286,16 +287,16 @@ PYBIND11_MODULE(_core, m) {
           "compile_json_schema_native",
           [](GrammarCompiler& c, const std::string& source, const std::string& options, bool any_whitespace,
              std::optional<std::pair<std::string, std::string>> separators, std::optional<int64_t> max_whitespace_cnt,
-             bool plain_integers, bool enforce_formats, bool eager) -> std::shared_ptr<CompiledGrammar> {
+             bool plain_integers, bool enforce_formats, bool any_order, bool eager) -> std::shared_ptr<CompiledGrammar> {
             std::string not_handled;
             return std::const_pointer_cast<CompiledGrammar>(c.CompileJsonSchemaNative(
                 source, options,
                 SchemaOptions(any_whitespace, std::move(separators), max_whitespace_cnt, plain_integers,
-                              enforce_formats),
+                              enforce_formats, any_order),
                 eager, &not_handled));
           },
           py::arg("source"), py::arg("options"), py::arg("any_whitespace"), py::arg("separators"),
-          py::arg("max_whitespace_cnt"), py::arg("plain_integers"), py::arg("enforce_formats"),
+          py::arg("max_whitespace_cnt"), py::arg("plain_integers"), py::arg("enforce_formats"), py::arg("any_order"),
           py::arg("precompute_masks"), py::call_guard<py::gil_scoped_release>(),
           "Lookup, native JSON Schema conversion and compile in one call without the GIL; None when the native "
           "front end does not convert the schema.")
@@ -393,9 +394,10 @@ PYBIND11_MODULE(_core, m) {
       "json_schema_to_ebnf_native",
       [](const std::string& schema_text, bool any_whitespace,
          std::optional<std::pair<std::string, std::string>> separators, std::optional<int64_t> max_whitespace_cnt,
-         bool plain_integers, bool enforce_formats) -> std::pair<std::optional<std::string>, std::string> {
+         bool plain_integers, bool enforce_formats, bool any_order) -> std::pair<std::optional<std::string>, std::string> {
         json_schema::JsonSchemaOptions options = SchemaOptions(any_whitespace, std::move(separators),
-                                                               max_whitespace_cnt, plain_integers, enforce_formats);
+                                                               max_whitespace_cnt, plain_integers, enforce_formats,
+                                                               any_order);
         json_schema::NativeConversion out;
         {
           py::gil_scoped_release release;
@@ -404,7 +406,7 @@ PYBIND11_MODULE(_core, m) {
         return {std::move(out.ebnf), std::move(out.not_handled)};
       },
       py::arg("schema_text"), py::arg("any_whitespace"), py::arg("separators"), py::arg("max_whitespace_cnt"),
-      py::arg("plain_integers"), py::arg("enforce_formats") = true,
+      py::arg("plain_integers"), py::arg("enforce_formats") = true, py::arg("any_order") = false,
       "The native JSON Schema front end: (EBNF text, \"\") for a schema it handles, else (None, what it does not "
       "handle). See cpp/frontends/json_schema/json_schema_to_ebnf.h.");
   m.def("json_schema_formats", [] {

@@ -116,7 +116,7 @@ def native_arguments(schema: Any, *, any_whitespace: bool = True, indent: int | 
     (cpp/frontends/json_schema) takes and the schema has a faithful JSON text, else None. Whether it converts the
     schema is then its own call (``_core.json_schema_to_ebnf_native``, or ``compile_json_schema_native`` which also
     compiles)."""
-    if refs or any_order or indent is not None:
+    if refs or indent is not None:
         return None
     if max_whitespace_cnt is not None and type(max_whitespace_cnt) is not int:
         return None
@@ -132,7 +132,7 @@ def native_arguments(schema: Any, *, any_whitespace: bool = True, indent: int | 
     except UnicodeEncodeError:  # lone surrogates: the Python front end reports them
         return None
     return source, data, (bool(any_whitespace), separators, max_whitespace_cnt, bool(plain_integers),
-                          bool(enforce_formats))
+                          bool(enforce_formats), bool(any_order))
 
 
 def python_json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int | None = None,

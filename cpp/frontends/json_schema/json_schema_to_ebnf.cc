@@ -51,6 +51,7 @@ class Converter {
         item_sep_(Seq({ws_, Literal(Separator(o, true)), ws_})),
         key_sep_(Seq({ws_, Literal(Separator(o, false)), ws_})),
         plain_integers_(o.plain_integers),
+        any_order_(o.any_order),
         rules_(ws_, item_sep_, key_sep_, WsBody(o), o.plain_integers) {}
 
   // The text; with references, also the grammar parsed under `limits` into `*parsed`.
@@ -573,6 +574,11 @@ class Converter {
       }
       case JsonValue::Kind::kObject: {
         if (v.members.empty()) return Seq({"\"{\"", ws_, "\"}\""});
+        if (any_order_ && v.members.size() > 1) {
+          std::vector<std::pair<std::string, bool>> entries;
+          for (const auto& [k, x] : v.members) entries.emplace_back(Seq({JsonStringLiteral(k), key_sep_, Value(x)}), true);
+          return AnyOrderItems(entries, "", std::vector<uint64_t>(entries.size(), 0));
+        }
         std::string body;
         for (const auto& [k, x] : v.members) {
           if (!body.empty()) body += " " + item_sep_ + " ";
@@ -1016,7 +1022,37 @@ class Converter {
         }
       }
     }
+    if (any_order_) {
+      // _any_order_object: AnyOrder(...) when the required properties already settle minProperties and
+      // maxProperties (the Python front end builds one rule per subset otherwise).
+      const int64_t num_required = std::count_if(entries.begin(), entries.end(), [](const auto& e) { return e.second; });
+      const bool plain = min_count <= num_required &&
+                         (!max_count || (extra.empty() && *max_count >= static_cast<int64_t>(entries.size())));
+      if (!plain) Stop("any_order=True with minProperties / maxProperties beyond the required properties");
+      return AnyOrderItems(entries, extra, deps);
+    }
     return OrderedCountedObject(entries, extra, deps, min_count, max_count);
+  }
+
+  // _any_order_items: members in any order, declared ones at most once (exactly once when required), extras any
+  // number of times, dependentRequired as `requires=` (deps[i]: the entries entry i requires, as bits).
+  std::string AnyOrderItems(const std::vector<std::pair<std::string, bool>>& entries, const std::string& extra,
+                            const std::vector<uint64_t>& deps) {
+    std::string body = "AnyOrder(";
+    for (const auto& [member, req] : entries) body += "( " + member + " )" + (req ? "" : "?") + ", ";
+    if (!extra.empty()) body += "( " + extra + " )*, ";
+    body += "separator=( " + item_sep_ + " )";
+    std::string groups;
+    for (size_t i = 0; i < deps.size(); ++i) {
+      if (!deps[i]) continue;
+      if (!groups.empty()) groups += "; ";
+      groups += std::to_string(i + 1) + ":";
+      for (size_t j = 0; j < entries.size(); ++j)
+        if (deps[i] >> j & 1) groups += " " + std::to_string(j + 1);
+    }
+    if (!groups.empty()) body += ", requires=\"" + groups + "\"";
+    body += ")";
+    return rules_.Add("object", Seq({"\"{\"", ws_, body, ws_, "\"}\""}));
   }
 
   // _ordered_counted_object (without member requirements): declared properties in schema order, then extra
@@ -1233,6 +1269,8 @@ class Converter {
   }
 
   std::string ObjectExpr(const std::vector<std::pair<std::string, bool>>& entries, const std::string& extra) {
+    if (any_order_ && (entries.size() > 1 || (!entries.empty() && !extra.empty())))
+      return AnyOrderItems(entries, extra, std::vector<uint64_t>(entries.size(), 0));
     const std::string& sep = item_sep_;
     std::string extras_rest = extra.empty() ? "" : "( " + sep + " " + extra + " )*";
     std::string first = extra.empty() ? "" : "( " + extra + " " + extras_rest + " )?";
@@ -1300,6 +1338,7 @@ class Converter {
   std::unordered_set<const JsonValue*> flattening_;  // Conjuncts in progress (an allOf cycle)
   std::string ws_, item_sep_, key_sep_;
   bool plain_integers_;
+  bool any_order_;
   RuleTable rules_;
 };
 

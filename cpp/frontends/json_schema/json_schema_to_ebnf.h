@@ -31,6 +31,9 @@ struct JsonSchemaOptions {
   std::optional<int64_t> max_whitespace_cnt;
   bool plain_integers = true;
   bool enforce_formats = true;  // `format` checked for the formats of formats.h (else an annotation)
+  // An object's members in any order (the engine's AnyOrder(...)): declared properties at most once, required
+  // ones present; with minProperties / maxProperties beyond what the required properties settle, not converted.
+  bool any_order = false;
 };
 
 struct NativeConversion {
