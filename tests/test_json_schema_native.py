@@ -625,7 +625,7 @@ def test_shared_data_schemas_sample():
     schemas = _data_schemas()
     if not schemas:
         pytest.skip("../shared/data (JSONSchemaBench, JSON-Schema-Test-Suite) is absent")
-    converted, mismatches = _differential(schemas[::7], ["default", "compact"])
+    converted, mismatches = _differential(schemas[::7], ["default", "compact", "any_order_compact"])
     assert converted > 200
     assert not mismatches, mismatches[:5]
 
@@ -635,7 +635,9 @@ def test_shared_data_schemas_all_options():
     schemas = _data_schemas()
     if not schemas:
         pytest.skip("../shared/data (JSONSchemaBench, JSON-Schema-Test-Suite) is absent")
-    converted, mismatches = _differential(schemas, list(OPTIONS))
+    # Every option set but any_order_compact (its separators are the compact set's, its objects any_order's: the
+    # HANDLED cases and the sample cover it; the whole data set takes a minute per option set).
+    converted, mismatches = _differential(schemas, [name for name in OPTIONS if name != "any_order_compact"])
     assert converted > 5000
     assert not mismatches, mismatches[:5]
     # docs/json_schema.md: the native front end converts 94% of JSONSchemaBench's (maskbench) schemas.
