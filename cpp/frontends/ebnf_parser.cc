@@ -22,8 +22,8 @@ class EbnfParser {
   EbnfParser(const std::string& text, const Limits& limits) : s_(text), limits_(limits) {}
 
   Grammar Parse(const std::string& root_name) {
-    // About one node per 8-12 bytes of text (JSON Schema grammars): no regrowth for the usual sizes, and at most
-    // 64k nodes reserved up front for a large text (growth amortises there).
+    // A rough node count from the text's length (an estimate, not a bound), so the usual grammar does not regrow
+    // its arena; at most 64k nodes up front for a large text (growth amortises there).
     g_.exprs.reserve(std::min<size_t>(s_.size() / 12 + 16, size_t{1} << 16));
     size_t check = 0;
     uint32_t cp;

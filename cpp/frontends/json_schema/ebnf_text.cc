@@ -197,11 +197,11 @@ std::string RuleTable::Text(std::string_view root) const {
   std::vector<uint8_t> needed(num_lexical_, 0);
   std::vector<size_t> todo;
   auto mark_named = [&](std::string_view body) {
+    auto ident = [&](size_t k) {
+      const char c = body[k];
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    };
     for (size_t i = 0; i < body.size();) {
-      auto ident = [&](size_t k) {
-        const char c = body[k];
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-      };
       if (!ident(i)) {
         ++i;
         continue;
