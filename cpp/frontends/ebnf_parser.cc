@@ -404,22 +404,36 @@ class EbnfParser {
     }
   }
 
+  // The children parsed so far of the choices and sequences being parsed, innermost last: a node's
+  // children are pushed above its parent's and taken off when the node is made (one buffer for the whole
+  // text instead of a vector per node, most of which would hold one child).
+  int32_t MakeNode(ExprKind kind, size_t first) {
+    std::vector<int32_t> children(open_children_.begin() + static_cast<std::ptrdiff_t>(first), open_children_.end());
+    open_children_.resize(first);
+    return g_.AddNode(kind, std::move(children));
+  }
+
   int32_t ParseChoice() {
-    std::vector<int32_t> alts;
-    alts.push_back(ParseSequence());
+    const size_t first = open_children_.size();
+    const int32_t alt = ParseSequence();
+    open_children_.push_back(alt);
     SkipSpace();
     while (Peek() == '|') {
       ++pos_;
       SkipSpace();
-      alts.push_back(ParseSequence());
+      const int32_t next = ParseSequence();
+      open_children_.push_back(next);
       SkipSpace();
     }
-    if (alts.size() == 1) return alts[0];
-    return g_.AddNode(ExprKind::kChoice, std::move(alts));
+    if (open_children_.size() - first == 1) {
+      open_children_.resize(first);
+      return alt;
+    }
+    return MakeNode(ExprKind::kChoice, first);
   }
 
   int32_t ParseSequence() {
-    std::vector<int32_t> items;
+    const size_t first = open_children_.size();
     while (true) {
       SkipSpace();
       char c = Peek();
@@ -442,11 +456,17 @@ class EbnfParser {
         last_lookahead_ = la;
         break;
       }
-      items.push_back(ParsePostfix());
+      const int32_t item = ParsePostfix();
+      open_children_.push_back(item);
     }
-    if (items.empty()) return g_.Add(Expr{});
-    if (items.size() == 1) return items[0];
-    return g_.AddNode(ExprKind::kSequence, std::move(items));
+    const size_t n = open_children_.size() - first;
+    if (n == 0) return g_.Add(Expr{});
+    if (n == 1) {
+      const int32_t only = open_children_.back();
+      open_children_.resize(first);
+      return only;
+    }
+    return MakeNode(ExprKind::kSequence, first);
   }
 
   int32_t ParsePostfix() {
@@ -771,7 +791,7 @@ class EbnfParser {
       pos_ = open;
       Fail("empty character class '[]' matches nothing");
     }
-    if (NormalizeRanges(e.ranges, e.negated).empty()) {
+    if (CharClassIsEmpty(e.ranges, e.negated)) {
       pos_ = open;
       Fail("character class matches no character");
     }
@@ -780,6 +800,7 @@ class EbnfParser {
 
   const std::string& s_;
   const Limits& limits_;
+  std::vector<int32_t> open_children_;  // see MakeNode
   size_t pos_ = 0;
   int nesting_ = 0;
   int32_t last_lookahead_ = -1;

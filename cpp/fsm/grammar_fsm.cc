@@ -74,6 +74,11 @@ class Nfa {
   std::vector<int32_t> head;
   std::vector<NfaEdge> edges;
   int32_t NumStates() const { return static_cast<int32_t>(head.size()); }
+  // Empties the automaton for the next rule (keeping the buffers' capacity).
+  void Clear() {
+    head.clear();
+    edges.clear();
+  }
   template <typename F>
   void ForEachEdge(int32_t s, F&& f) const {
     for (int32_t i = head[s]; i >= 0; i = edges[i].next) f(edges[i]);
@@ -264,11 +269,32 @@ bool SameBody(const Grammar& g, int32_t a, int32_t b, const std::vector<int32_t>
 // ---- Subset construction -------------------------------------------------------------------------
 
 // Epsilon closures, with a visit stamp per NFA state so that a closure costs its own size rather
-// than the NFA's (a rule with thousands of NFA states takes as many closures).
+// than the NFA's (a rule with thousands of NFA states takes as many closures). A closure keeps only
+// the important states (Aho, Sethi and Ullman's term): those with a byte or rule edge, and the end
+// state, which carries finality. Two closures with the same important states have the same moves
+// and the same finality, so they are one DFA state; keeping the states that only have epsilon edges
+// would split it, e.g. `[ \t]*` before and after its first blank (the loop's entry and its back
+// edge), which doubled the states of a JSON Schema object rule until minimisation merged them.
 class ClosureBuilder {
  public:
-  explicit ClosureBuilder(const Nfa& nfa) : nfa_(nfa), stamp_(nfa.NumStates(), 0) {}
-  // The closure of `set`, sorted; valid until the next call (one buffer for every closure).
+  // Starts on `nfa` (which must outlive the closures taken), whose end state is `end`. One builder
+  // serves every rule of a grammar: its buffers keep their capacity.
+  void Reset(const Nfa& nfa, int32_t end) {
+    nfa_ = &nfa;
+    stamp_.assign(nfa.NumStates(), 0);
+    gen_ = 0;
+    important_.assign(nfa.NumStates(), 0);
+    has_epsilon_.assign(nfa.NumStates(), 0);
+    for (int32_t s = 0; s < nfa.NumStates(); ++s)
+      nfa.ForEachEdge(s, [&](const NfaEdge& e) {
+        (e.lo >= 0 || e.rule >= 0 ? important_ : has_epsilon_)[s] = 1;
+      });
+    important_[end] = 1;
+  }
+  bool Important(int32_t s) const { return important_[s]; }
+  bool HasEpsilon(int32_t s) const { return has_epsilon_[s]; }
+  // The important states of the closure of `set`, sorted; valid until the next call (one buffer for
+  // every closure).
   const std::vector<int32_t>& operator()(const std::vector<int32_t>& set) {
     if (++gen_ == 0) std::fill(stamp_.begin(), stamp_.end(), 0), gen_ = 1;
     stack_.clear();
@@ -279,8 +305,8 @@ class ClosureBuilder {
     while (!stack_.empty()) {
       int32_t s = stack_.back();
       stack_.pop_back();
-      out_.push_back(s);
-      nfa_.ForEachEdge(s, [&](const NfaEdge& e) {
+      if (important_[s]) out_.push_back(s);
+      nfa_->ForEachEdge(s, [&](const NfaEdge& e) {
         if (e.lo < 0 && e.rule < 0 && stamp_[e.target] != gen_) stamp_[e.target] = gen_, stack_.push_back(e.target);
       });
     }
@@ -289,15 +315,29 @@ class ClosureBuilder {
   }
 
  private:
-  const Nfa& nfa_;
+  const Nfa* nfa_ = nullptr;
   std::vector<uint32_t> stamp_;
+  std::vector<uint8_t> important_, has_epsilon_;
   uint32_t gen_ = 0;
   std::vector<int32_t> stack_, out_;
 };
 
 
+// The working memory of Determinize, kept from rule to rule of one grammar (a compile builds a few
+// small automata per rule, and allocating these afresh for each was a tenth of building them).
+struct DeterminizeScratch {
+  ClosureBuilder closure;
+  SequenceInterner sets;          // DFA state id -> its important NFA-state set (sorted)
+  SequenceInterner target_sets;   // sets of NFA targets, see state_of_targets
+  std::vector<int32_t> target_state;
+  std::vector<const NfaEdge*> byte_edges, active;
+  std::vector<std::pair<int32_t, int32_t>> rule_targets;
+  std::vector<int32_t> members, cuts, targets, singleton_state;
+};
+
 // `budget`: DFA states left; `members_left`: NFA states left to the subsets interned (Limits::max_subset_members).
-LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget, int64_t* members_left) {
+LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget, int64_t* members_left,
+                     DeterminizeScratch* scratch) {
   LocalDfa dfa;
   // Sized for about one DFA state per NFA state (literal chains, most of a JSON Schema rule; capped, as a large NFA
   // may well determinize to fewer states): no regrowth there.
@@ -306,8 +346,9 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
   dfa.final.reserve(expected);
   dfa.run_begin.reserve(expected + 1);
   dfa.edge_begin.reserve(expected + 1);
-  ClosureBuilder closure(nfa);
-  SequenceInterner sets;  // DFA state id -> its NFA-state set (sorted)
+  ClosureBuilder& closure = scratch->closure;
+  closure.Reset(nfa, end);
+  SequenceInterner& sets = scratch->sets;
   sets.Clear(expected);
   auto intern = [&](const std::vector<int32_t>& set) -> int32_t {
     auto [id, inserted] = sets.Intern(set);
@@ -318,36 +359,39 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
     dfa.final.push_back(std::binary_search(set.begin(), set.end(), end));
     return id;
   };
-  intern(closure(std::vector<int32_t>{start}));
-  std::vector<const NfaEdge*> byte_edges, active;
-  std::vector<std::pair<int32_t, int32_t>> rule_targets;  // (rule, NFA target), grouped by rule below
-  std::vector<int32_t> members, cuts, targets;
+  std::vector<const NfaEdge*>& byte_edges = scratch->byte_edges;
+  std::vector<const NfaEdge*>& active = scratch->active;
+  // (rule, NFA target), grouped by rule below
+  std::vector<std::pair<int32_t, int32_t>>& rule_targets = scratch->rule_targets;
+  std::vector<int32_t>& members = scratch->members;
+  std::vector<int32_t>& cuts = scratch->cuts;
+  std::vector<int32_t>& targets = scratch->targets;
+  targets.assign(1, start);
+  intern(closure(targets));
   // A set of NFA targets -> the DFA state of its closure: the same sets recur across states (every
   // state of a loop steps into the loop body), and a lookup is cheaper than a closure.
-  SequenceInterner target_sets;
-  std::vector<int32_t> target_state;
+  SequenceInterner& target_sets = scratch->target_sets;
+  target_sets.Clear(expected);
+  std::vector<int32_t>& target_state = scratch->target_state;
+  target_state.clear();
   auto state_of_targets = [&]() {
     auto [id, inserted] = target_sets.Intern(targets);
     if (inserted) target_state.push_back(intern(closure(targets)));
     return target_state[id];
   };
   // Chains (a literal's bytes, one reference after another) are most states: a singleton set whose one NFA
-  // state has one edge, into a state with no epsilon edges (so the target's closure is itself). Their step
+  // state has one edge, into an important state with no epsilon edges (so the target's closure is itself). Their step
   // skips the interval sweep and both set lookups; by NFA state, the DFA state of the singleton {t}
   // (states are created in the same order as on the general path, so the automaton is the same).
-  std::vector<uint8_t> has_epsilon(nfa.NumStates(), 0);
-  for (int32_t s = 0; s < nfa.NumStates(); ++s)
-    nfa.ForEachEdge(s, [&](const NfaEdge& e) {
-      if (e.lo < 0 && e.rule < 0) has_epsilon[s] = 1;
-    });
-  std::vector<int32_t> singleton_state(nfa.NumStates(), -1);
+  std::vector<int32_t>& singleton_state = scratch->singleton_state;
+  singleton_state.assign(nfa.NumStates(), -1);
   for (int32_t d = 0; d < static_cast<int32_t>(sets.Size()); ++d) {
     if (sets.Length(d) == 1) {
       const int32_t s = *sets.Data(d);
       const int32_t only = nfa.head[s];
       if (only >= 0 && nfa.edges[only].next < 0) {
         const NfaEdge& e = nfa.edges[only];
-        if ((e.lo >= 0 || e.rule >= 0) && !has_epsilon[e.target]) {
+        if ((e.lo >= 0 || e.rule >= 0) && !closure.HasEpsilon(e.target) && closure.Important(e.target)) {
           int32_t& t = singleton_state[e.target];
           if (t < 0) targets.assign(1, e.target), t = intern(targets);
           if (e.lo >= 0) {
@@ -414,7 +458,8 @@ LocalDfa Determinize(const Nfa& nfa, int32_t start, int32_t end, int64_t* budget
 
 // A state's signature over blocks: runs over blocks with contiguous runs into one block merged (lo,
 // hi, block each), -2, then (rule, block) per rule edge. (Finality needs no place: the refinement
-// starts from final / not final and only compares states of one block.)
+// starts from blocks by distance to a final state, distance 0 being the final states, and only compares
+// states of one block.)
 void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, std::vector<int32_t>* sig) {
   // Written through a pointer into a buffer sized for the longest form (one call per state, not per word).
   sig->resize(3 * d.Runs(s).size() + 1 + 2 * d.Edges(s).size());
@@ -443,12 +488,24 @@ void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, 
 // the splits does not matter and the partition is the one Moore finds. Past a work budget (very
 // long unrolled chains) returns false, and the automaton is kept as it is: minimisation only saves
 // work, it never changes the language.
-bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* num_blocks) {
+//
+// The working memory of RefineBlocks and Minimize, kept from rule to rule as DeterminizeScratch is.
+struct MinimizeScratch {
+  std::vector<int32_t> block, pred_begin, preds, cursor, dist, queue, count, elems, first, last, todo;
+  std::vector<uint8_t> dirty;
+  SequenceInterner signatures;
+  std::vector<int32_t> sig, group, group_start, reordered, moved, distinct, distinct_begin, remap, order;
+};
+
+bool RefineBlocks(const LocalDfa& d, MinimizeScratch* scratch, int32_t* num_blocks) {
   const int32_t n = d.Size();
   constexpr int64_t kWorkBudget = 2'000'000;  // signatures computed
   int64_t work = 0;
   // Predecessors, flat: those of t are preds[pred_begin[t], pred_begin[t + 1]).
-  std::vector<int32_t> pred_begin(n + 1, 0), preds, cursor;
+  std::vector<int32_t>& pred_begin = scratch->pred_begin;
+  std::vector<int32_t>& preds = scratch->preds;
+  std::vector<int32_t>& cursor = scratch->cursor;
+  pred_begin.assign(n + 1, 0);
   auto for_each_edge = [&](auto&& f) {
     for (int32_t s = 0; s < n; ++s) {
       for (const ByteRun& run : d.Runs(s)) f(s, run.target);
@@ -460,29 +517,57 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
   preds.resize(pred_begin[n]);
   cursor.assign(pred_begin.begin(), pred_begin.end() - 1);
   for_each_edge([&](int32_t s, int32_t t) { preds[cursor[t]++] = s; });
-  std::vector<int32_t>& block = *block_out;
-  block.assign(n, 0);
-  // The partition, flat: block b's states are elems[first[b], last[b]) (no vector per block: a split
-  // reorders its block's range in place, stably, and its new blocks are subranges of it).
-  bool has_final = false, has_other = false;
-  for (int32_t s = 0; s < n; ++s) (d.final[s] ? has_final : has_other) = true;
-  std::vector<int32_t> elems, first, last;
-  elems.reserve(n);
-  for (int pass = 0; pass < 2; ++pass) {  // block 0: the non-final states (all, if all or none are final)
-    first.push_back(static_cast<int32_t>(elems.size()));
-    for (int32_t s = 0; s < n; ++s) {
-      const bool in_second = has_final && has_other && d.final[s];
-      if (in_second == (pass == 1)) block[s] = pass, elems.push_back(s);
-    }
-    last.push_back(static_cast<int32_t>(elems.size()));
-    if (!(has_final && has_other)) break;
+  // The initial partition groups states by their distance to a final state (edges on the shortest path,
+  // bytes and rules alike; n for none): equivalent states have the same language, so the same distance,
+  // and the partition is no finer than the result. Moore's usual start, final / not final, needs one
+  // round per state of a literal to tell its states apart (the refinement moves back one state per
+  // round, and each round re-examines the large block of states not yet told apart); by distance, a
+  // literal's states start apart.
+  std::vector<int32_t>& dist = scratch->dist;
+  dist.assign(n, n);
+  std::vector<int32_t>& queue = scratch->queue;
+  queue.clear();
+  for (int32_t s = 0; s < n; ++s)
+    if (d.final[s]) dist[s] = 0, queue.push_back(s);
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const int32_t t = queue[i];
+    for (int32_t k = pred_begin[t]; k < pred_begin[t + 1]; ++k)
+      if (dist[preds[k]] == n) dist[preds[k]] = dist[t] + 1, queue.push_back(preds[k]);
   }
-  std::vector<uint8_t> dirty(first.size(), 1);
-  std::vector<int32_t> todo;
+  std::vector<int32_t>& block = scratch->block;
+  block.resize(n);
+  // The partition, flat: block b's states are elems[first[b], last[b]) (no vector per block: a split
+  // reorders its block's range in place, stably, and its new blocks are subranges of it). Initially
+  // one block per distance, in order of distance, each in state order (a counting sort).
+  std::vector<int32_t>& elems = scratch->elems;
+  std::vector<int32_t>& first = scratch->first;
+  std::vector<int32_t>& last = scratch->last;
+  std::vector<int32_t>& count = scratch->count;
+  count.assign(n + 2, 0);
+  for (int32_t s = 0; s < n; ++s) ++count[dist[s] + 1];
+  for (int32_t k = 0; k <= n; ++k) count[k + 1] += count[k];
+  elems.resize(n);
+  first.clear();
+  last.clear();
+  for (int32_t k = 0; k <= n; ++k)
+    if (count[k + 1] > count[k]) first.push_back(count[k]), last.push_back(count[k + 1]);
+  for (int32_t s = 0; s < n; ++s) elems[count[dist[s]]++] = s;
+  for (int32_t b = 0; b < static_cast<int32_t>(first.size()); ++b)
+    for (int32_t i = first[b]; i < last[b]; ++i) block[elems[i]] = b;
+  std::vector<uint8_t>& dirty = scratch->dirty;
+  dirty.assign(first.size(), 1);
+  std::vector<int32_t>& todo = scratch->todo;
+  todo.clear();
   for (int32_t b = 0; b < static_cast<int32_t>(first.size()); ++b) todo.push_back(b);
-  SequenceInterner signatures;
+  SequenceInterner& signatures = scratch->signatures;
   constexpr int32_t kSmallBlock = 8;
-  std::vector<int32_t> sig, group, group_start, scratch, moved, distinct, distinct_begin;
+  std::vector<int32_t>& sig = scratch->sig;
+  std::vector<int32_t>& group = scratch->group;
+  std::vector<int32_t>& group_start = scratch->group_start;
+  std::vector<int32_t>& reordered = scratch->reordered;
+  std::vector<int32_t>& moved = scratch->moved;
+  std::vector<int32_t>& distinct = scratch->distinct;
+  std::vector<int32_t>& distinct_begin = scratch->distinct_begin;
   while (!todo.empty()) {
     std::sort(todo.begin(), todo.end());  // a deterministic order of new block ids
     moved.clear();
@@ -529,9 +614,9 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
       group_start.assign(num_groups + 1, 0);
       for (int32_t g : group) ++group_start[g + 1];
       for (int32_t g = 0; g < num_groups; ++g) group_start[g + 1] += group_start[g];
-      scratch.resize(size);
-      for (int32_t i = 0; i < size; ++i) scratch[group_start[group[i]]++] = elems[f + i];
-      std::copy(scratch.begin(), scratch.end(), elems.begin() + f);
+      reordered.resize(size);
+      for (int32_t i = 0; i < size; ++i) reordered[group_start[group[i]]++] = elems[f + i];
+      std::copy(reordered.begin(), reordered.end(), elems.begin() + f);
       // group_start[g] is now the end of group g; group 0 starts at 0.
       last[b] = f + group_start[0];
       for (int32_t g = 1; g < num_groups; ++g) {
@@ -554,14 +639,16 @@ bool RefineBlocks(const LocalDfa& d, std::vector<int32_t>* block_out, int32_t* n
   return true;
 }
 
-LocalDfa Minimize(LocalDfa d) {
+LocalDfa Minimize(LocalDfa d, MinimizeScratch* scratch) {
   const int32_t n = d.Size();
-  std::vector<int32_t> block;
   int32_t num_blocks = 0;
-  if (!RefineBlocks(d, &block, &num_blocks) || num_blocks == n) return d;
+  if (!RefineBlocks(d, scratch, &num_blocks) || num_blocks == n) return d;
+  const std::vector<int32_t>& block = scratch->block;
   // Renumber so the start state's block is 0, the others by first member, then build the quotient.
-  std::vector<int32_t> remap(num_blocks, -1);
-  std::vector<int32_t> order;
+  std::vector<int32_t>& remap = scratch->remap;
+  remap.assign(num_blocks, -1);
+  std::vector<int32_t>& order = scratch->order;
+  order.clear();
   for (int32_t s = 0; s < n; ++s)
     if (remap[block[s]] < 0) remap[block[s]] = static_cast<int32_t>(order.size()), order.push_back(s);
   LocalDfa out;
@@ -689,6 +776,9 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   std::unordered_map<uint64_t, Twin> built_here;
   std::vector<int32_t> twin_local(n_rules, -1);  // a twin's references -> their BodyKey index
   CharClassSequences classes;
+  Nfa nfa(max_states, local_ref, classes);
+  DeterminizeScratch determinize_scratch;
+  MinimizeScratch minimize_scratch;
   for (int32_t r = 0; r < n_rules; ++r) {
     if (g.rules[r].counted) {
       const Expr& body = g.exprs[g.rules[r].body];
@@ -795,11 +885,11 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       XG_LIMIT_CHECK(budget > 0) << kDfaTooLarge;
       dfas[r] = cached->dfa;
     } else {
-      Nfa nfa(max_states, local_ref, classes);
+      nfa.Clear();
       int32_t s = nfa.NewState(), e = nfa.NewState();
       nfa.Build(g, g.rules[r].body, s, e);
       const int64_t budget_before = budget;
-      dfas[r] = Minimize(Determinize(nfa, s, e, &budget, &members));
+      dfas[r] = Minimize(Determinize(nfa, s, e, &budget, &members, &determinize_scratch), &minimize_scratch);
       if (cache) {
         auto built = std::make_shared<CachedRuleDfa>();
         built->dfa = dfas[r];

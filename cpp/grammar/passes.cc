@@ -414,7 +414,17 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
 }
 
 void FuseBytes(Grammar* g) {
+  // Each node is fused once: InlineSmallRules shares subtrees among the rules it copies a body into, and
+  // fusing is idempotent. `out` is one buffer for every node (a node's children are fused before it is
+  // used).
+  std::vector<uint8_t> fused(g->exprs.size(), 0);
+  std::vector<int32_t> out;
+  std::string run;
   std::function<void(int32_t)> fuse = [&](int32_t id) {
+    if (static_cast<size_t>(id) < fused.size()) {
+      if (fused[id]) return;
+      fused[id] = 1;
+    }
     // By index: fusing a child may grow g->exprs, but never changes this node's children.
     for (size_t i = 0; i < g->exprs[id].children.size(); ++i) fuse(g->exprs[id].children[i]);
     Expr& e = g->exprs[id];
@@ -428,28 +438,43 @@ void FuseBytes(Grammar* g) {
       return;
     }
     if (e.kind != ExprKind::kSequence && e.kind != ExprKind::kChoice) return;
-    std::vector<int32_t> out;
+    const ExprKind kind = e.kind;
+    // Nothing to do (the common case once rules share subtrees): no child to splice or drop, no two
+    // adjacent literals in a sequence.
+    bool unchanged = e.children.size() > 1;
+    for (size_t i = 0; unchanged && i < e.children.size(); ++i) {
+      const ExprKind k = g->exprs[e.children[i]].kind;
+      unchanged = k != kind && !(kind == ExprKind::kSequence &&
+                                 (k == ExprKind::kEmpty ||
+                                  (k == ExprKind::kBytes && i > 0 && g->exprs[e.children[i - 1]].kind == ExprKind::kBytes)));
+    }
+    if (unchanged) return;
+    out.clear();
     for (int32_t c : e.children) {
       const Expr& ce = g->exprs[c];
-      if (ce.kind == e.kind) {
+      if (ce.kind == kind) {
         out.insert(out.end(), ce.children.begin(), ce.children.end());
-      } else if (e.kind == ExprKind::kSequence && ce.kind == ExprKind::kEmpty) {
+      } else if (kind == ExprKind::kSequence && ce.kind == ExprKind::kEmpty) {
         continue;
       } else {
         out.push_back(c);
       }
     }
-    if (e.kind == ExprKind::kSequence) {
-      std::vector<int32_t> merged;
-      for (int32_t c : out) {
-        if (!merged.empty() && g->exprs[c].kind == ExprKind::kBytes && g->exprs[merged.back()].kind == ExprKind::kBytes) {
-          int32_t joined = g->AddBytes(g->exprs[merged.back()].bytes + g->exprs[c].bytes);
-          merged.back() = joined;
+    if (kind == ExprKind::kSequence) {  // each run of adjacent literals becomes one literal
+      size_t w = 0;
+      for (size_t i = 0; i < out.size();) {
+        size_t j = i + 1;
+        while (j < out.size() && g->exprs[out[i]].kind == ExprKind::kBytes && g->exprs[out[j]].kind == ExprKind::kBytes) ++j;
+        if (j == i + 1) {
+          out[w++] = out[i];
         } else {
-          merged.push_back(c);
+          run.clear();
+          for (size_t k = i; k < j; ++k) run += g->exprs[out[k]].bytes;
+          out[w++] = g->AddBytes(run);
         }
+        i = j;
       }
-      out.swap(merged);
+      out.resize(w);
     }
     Expr& e2 = g->exprs[id];  // g->exprs may have grown
     if (out.empty()) {
@@ -457,7 +482,7 @@ void FuseBytes(Grammar* g) {
     } else if (out.size() == 1) {
       e2 = g->exprs[out[0]];
     } else {
-      e2.children = std::move(out);
+      e2.children.assign(out.begin(), out.end());
     }
   };
   for (auto& r : g->rules) {

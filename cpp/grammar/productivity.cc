@@ -29,7 +29,7 @@ std::vector<uint8_t> ProductiveRules(const Grammar& g) {
         prove(e);
         break;
       case ExprKind::kCharClass:
-        if (!NormalizeRanges(x.ranges, x.negated).empty()) prove(e);
+        if (!CharClassIsEmpty(x.ranges, x.negated)) prove(e);
         break;
       case ExprKind::kRuleRef:
         if (x.rule >= 0 && x.rule < num_rules) parents[num_exprs + x.rule].push_back(e), pending[e] = 1;

@@ -110,6 +110,17 @@ std::vector<Utf8Sequence> Utf8Sequences(uint32_t lo, uint32_t hi) {
   return out;
 }
 
+bool CharClassIsEmpty(const CodepointRanges& r, bool negate) {
+  if (!negate) {
+    for (auto [a, b] : r)
+      if (a < 0xD800 || b > 0xDFFF) return false;
+    return true;
+  }
+  bool covers_max = false;
+  for (const auto& range : r) covers_max = covers_max || range.second >= kMaxCodepoint;
+  return covers_max && NormalizeRanges(r, /*negate=*/true).empty();
+}
+
 std::vector<std::pair<uint32_t, uint32_t>> NormalizeRanges(std::vector<std::pair<uint32_t, uint32_t>> r,
                                                           bool negate) {
   std::sort(r.begin(), r.end());

@@ -38,6 +38,10 @@ std::vector<Utf8Sequence> Utf8Sequences(uint32_t lo, uint32_t hi);
 // Merges overlapping/adjacent [lo, hi] code-point ranges; optionally complements over
 // [0, kMaxCodepoint]. Surrogates are dropped either way (they have no UTF-8 encoding).
 CodepointRanges NormalizeRanges(CodepointRanges r, bool negate);
+// Whether the class (complemented when `negate`) holds no character, i.e.
+// NormalizeRanges(r, negate).empty(), without building the normalised ranges in the common cases: a
+// class with a range outside the surrogates, or a complement that leaves out kMaxCodepoint.
+bool CharClassIsEmpty(const CodepointRanges& r, bool negate);
 
 // Printable escape of a byte string for error messages and the printer ("a\n\x80").
 std::string EscapeBytes(const std::string& s, char quote = '"');

@@ -60,5 +60,33 @@ TEST(NormalizeRanges, NegationDropsSurrogatesAndMerges) {
   EXPECT_EQ(n[1].first, 0xE000u);
 }
 
+// CharClassIsEmpty is NormalizeRanges(...).empty() without the allocation: checked on classes built from
+// the boundary code points (0, the surrogates' ends, the maximum) where the two could part.
+TEST(CharClassIsEmpty, AgreesWithNormalizeRanges) {
+  const uint32_t points[] = {0, 'a', 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000, kMaxCodepoint - 1, kMaxCodepoint};
+  std::vector<std::pair<uint32_t, uint32_t>> singles;
+  for (uint32_t lo : points)
+    for (uint32_t hi : points)
+      if (lo <= hi) singles.push_back({lo, hi});
+  int empties = 0;
+  for (size_t i = 0; i < singles.size(); ++i) {
+    for (size_t j = i; j < singles.size(); ++j) {
+      for (bool negate : {false, true}) {
+        const CodepointRanges one = {singles[i]}, two = {singles[i], singles[j]};
+        for (const CodepointRanges& r : {one, two}) {
+          const bool empty = NormalizeRanges(r, negate).empty();
+          empties += empty;
+          ASSERT_EQ(CharClassIsEmpty(r, negate), empty)
+              << "negate=" << negate << " [" << r[0].first << "," << r[0].second << "]" << (r.size() > 1 ? " +1" : "");
+        }
+      }
+    }
+  }
+  EXPECT_GT(empties, 0);  // the surrogate-only classes and the complements of everything
+  EXPECT_TRUE(CharClassIsEmpty({{0, kMaxCodepoint}}, true));
+  EXPECT_TRUE(CharClassIsEmpty({{0xD800, 0xDFFF}}, false));
+  EXPECT_FALSE(CharClassIsEmpty({{0, 0xD7FF}, {0xE000, kMaxCodepoint - 1}}, true));
+}
+
 }  // namespace
 }  // namespace xg
