@@ -6,6 +6,9 @@ Used by ``tests/test_random_grammar_oracle.py`` (and by hand: ``python tests/ran
   classes, groups, ``* + ? {m} {m,} {m,n}`` (some bounds > 32, which the compiler turns into counted
   rules), alternatives with ``""``, left / right / mutual recursion, nullable and ambiguous rules
   (``a ::= a a | "x" | ""``). :func:`to_ebnf` prints it in the xgrammar/GBNF dialect.
+- :func:`gen_json_grammar` makes JSON-flavoured ones, :func:`gen_any_order_grammar` AnyOrder objects, and
+  :func:`gen_chain_grammar` short bounded repetitions of wide classes (`[^"]{2}`) that a rule can leave
+  part-way, which the mask cache's chain proofs must allow for.
 - :func:`gen_vocab` draws tokens from the grammar's own alphabet (substrings of literals, pieces that
   straddle literal boundaries) plus JSON-ish tokens.
 - :class:`Reference` is a plain Earley recognizer (Python, over characters) of the same AST: it says
@@ -281,6 +284,48 @@ def gen_json_grammar(seed: int, *, max_rules: int = 5) -> GrammarAst:
             else:
                 rules[parent] = ("seq", [rules[parent], ("rep", ("ref", name), 0, 1)])
     return GrammarAst(rules)
+
+
+def gen_chain_grammar(seed: int) -> GrammarAst:
+    """Grammars around short bounded repetitions of a wide class (`[^"]{2}`, `[a-z]{1,3}`): the compiler unrolls
+    them into chains of states and proves, per chain, how many loop iterations every token may take and whether
+    the chain then ends dead (token_mask_cache.h, ChainOf). The rule holding the chain can be left part-way along
+    it (an alternative that ends sooner, a rule reference in the middle, a nullable tail), and what follows the
+    rule reads the same characters as the loop (`"d"*`, `[a-z]*`, another chain), so that a token the loop reads
+    whole may be accepted by leaving the rule: the case a chain proof must not reject."""
+    rng = random.Random(seed)
+    wide = [c for c in WIDE_CLASSES if c != (frozenset("0123456789"), False)]
+    c, neg = rng.choice(wide)
+    cls = ("cls", c, neg)
+
+    def lit(s):
+        return ("lit", s)
+
+    def chain_alt():
+        r = rng.random()
+        k = rng.randint(2, 4)
+        if r < 0.35:  # ends sooner: its states part-way along the longer alternative are final
+            return ("rep", cls, rng.choice([0, 1]), rng.randint(1, k - 1))
+        if r < 0.55:  # a rule reference part-way along
+            return ("seq", [("rep", cls, 1, rng.randint(1, k - 1)), ("ref", "tail")])
+        if r < 0.75:  # a nullable tail
+            return ("seq", [("rep", cls, k, k), ("rep", lit(rng.choice(['"', "d", ", "])), 0, 1)])
+        return ("seq", [("rep", cls, k, rng.choice([k, k + 1])), lit(rng.choice(['"', '",', "}", "]"]))])
+
+    alts = [chain_alt() for _ in range(rng.randint(2, 3))]
+    if not any(a[0] == "seq" and a[1][-1][0] == "lit" for a in alts):  # one alternative whose chain ends dead
+        k = rng.randint(2, 4)
+        alts.append(("seq", [("rep", cls, k, k), lit('"')]))
+    rng.shuffle(alts)
+    after = rng.choice([("rep", lit("d"), 0, None), ("rep", ("cls", frozenset("abcdefghijklmnopqrstuvwxyz"), False), 0, None),
+                        ("rep", ("seq", [lit(", "), ("ref", "w")]), 0, None), ("rep", lit("true"), 0, 2), lit("")])
+    before = rng.choice([lit(""), lit("d"), lit('"'), ("rep", lit("d"), 0, 2)])
+    root = ("seq", [before, ("ref", "w"), after])
+    if rng.random() < 0.3:
+        root = ("alt", [root, ("seq", [("ref", "root"), lit(", "), ("ref", "w")])])
+    tail_body = rng.choice([("alt", [("seq", [lit("d"), ("ref", "tail")]), lit("d")]), ("rep", cls, 1, None),
+                            ("alt", [lit("true"), lit("null"), lit("")])])
+    return GrammarAst({"root": root, "w": ("alt", alts), "tail": tail_body})
 
 
 def literal_alphabet(g: GrammarAst) -> tuple[list[str], list[str]]:

@@ -16,6 +16,8 @@ code with the engine. Random strings go through ``accept_string`` and ``is_compl
 Each grammar runs in a forked child with a timeout (random_grammar_driver.run_isolated): a grammar that
 hangs the engine fails its regression test instead of the run. Highly ambiguous random grammars can
 be legitimately slow (Earley is cubic), so in the random runs a timeout is reported, not failed.
+Short bounded repetitions of wide classes that a rule can leave part-way get their own generator
+(``gen_chain_grammar``): they exercise the mask cache's chain proofs, which the other generators rarely reach.
 The default run is a fixed set of seeds (under a minute on two cores); ``-m slow`` runs many more,
 and a real vocabulary (GPT-2) when its package is installed.
 """
@@ -127,6 +129,29 @@ def test_random_any_order_grammars_shared_compiler():
         _fail_on_mismatch(seed, rg.gen_any_order_grammar(seed).text(), "shared_vocab(0)", findings)
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_random_chain_grammar_oracle(seed):
+    """Short bounded repetitions of wide classes that the rule can leave part-way (random_grammars.gen_chain_grammar):
+    the chain proofs of the mask cache (token_mask_cache.h, ChainOf) against the oracle and the reference."""
+    ast = rg.gen_chain_grammar(seed)
+    vocab = rg.gen_vocab(ast, seed)
+    text = ast.text()
+    findings = drv.run_isolated(text=text, vocab=vocab, seed=seed, ast=ast, timeout=20, steps=12, ref_every=2, walks=3,
+                                strings=10, max_bytes=40)
+    _fail_on_mismatch(seed, text, vocab, findings)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunk", range(2))
+def test_random_chain_grammar_oracle_slow(chunk):
+    for seed in range(1000 + 150 * chunk, 1000 + 150 * (chunk + 1)):
+        ast = rg.gen_chain_grammar(seed)
+        vocab = rg.gen_vocab(ast, seed)
+        findings = drv.run_isolated(text=ast.text(), vocab=vocab, seed=seed, ast=ast, timeout=20, steps=12, ref_every=2,
+                                    walks=3, strings=10, max_bytes=40)
+        _fail_on_mismatch(seed, ast.text(), vocab, findings)
+
+
 def test_random_grammars_shared_compiler():
     """Many grammars through one GrammarCompiler (cross-grammar mask caches on) and one vocabulary."""
     seeds = range(500, 560)
@@ -185,6 +210,34 @@ def test_random_grammars_real_vocab_subset_slow(name):
 # ------------------------------------------------------------------------------------------------
 # Regressions
 # ------------------------------------------------------------------------------------------------
+
+# A chain (an unrolled `[^"]{2}`) that its rule can leave part-way: after one character `w` may complete (or
+# enter `r`) and the parent reads on. The chain proof claimed that every token the loop `[^"]*` reads whole past
+# the chain's budget dies where the chain ends ('"' only), and the mask rejected "ddd", "true", "null", which
+# accept_token accepts. (path: tokens accepted first; every step's mask must equal the oracle.)
+_JSONISH_VOCAB = [b"</s>"] + [t.encode() for t in rg.JSONISH]
+CHAIN_EXITS = [
+    ('root ::= w "d"*\nw ::= [^"] | [^"]{2} "\\""\n', [b"</s>", b"ddd"], []),
+    ('root ::= "d" w "d"*\nw ::= [^"] | [^"]{2} "\\""\n', [b"</s>", b"d", b"ddd"], [b"d"]),
+    ('root ::= w\nw ::= [^"] r | [^"]{2} "\\""\nr ::= "d" r | "d"\n', [b"</s>", b"d", b"ddd"], []),
+    ('root ::= w [a-z]*\nw ::= [^"] | [^"]{2} "\\""\n', _JSONISH_VOCAB, [b"tr"]),
+]
+
+
+@pytest.mark.parametrize("text,vocab,path", CHAIN_EXITS)
+@pytest.mark.parametrize("cache_enabled,precompute_masks", [(True, False), (False, True)])
+def test_chain_left_part_way_is_not_rejected(text, vocab, path, cache_enabled, precompute_masks):
+    tok = xgr.TokenizerInfo(vocab, stop_token_ids=[0])
+    compiled = xgr.GrammarCompiler(tok, cache_enabled=cache_enabled).compile_grammar(
+        text, precompute_masks=precompute_masks)
+    m = xgr.GrammarMatcher(compiled)
+    for p in [None] + list(path):
+        if p is not None:
+            assert m.accept_token(vocab.index(p))
+        extra, missing = mask_oracle_diff(m)
+        assert extra.tolist() == [] and missing.tolist() == [], (p, [vocab[i] for i in missing])
+    last = vocab[-1] if len(vocab) < 5 else b"true"
+    assert m.accept_token(vocab.index(last)) and m.is_completed()
 
 # Unit cycles (`r ::= r | ...`, directly or through an inlined rule or a nullable suffix): the
 # context-entry climb (GrammarMatcher::AppendResumeStates) followed the lone waiter of a pure tail

@@ -473,10 +473,13 @@ int32_t LoopSlices::ChainBudget(int32_t s, const LoopDfa& loop, ChainMemo* memo)
 
 bool LoopSlices::ChainEndsDead(int32_t s, const LoopDfa& loop, int32_t r, ChainMemo* memo) const {
   // dead(c, q, r): every loop path from (c, q) that begins at most r iterations is a byte path from
-  // c, and at the byte that would begin one more, the automaton state has no edge on it, no rule
-  // edge, and is not final. Memoized (shared by the chain's heads); a pair met again while it is
-  // being computed counts as false (sound: no claim). Past kMaxNodes new nodes (also the recursion's
-  // depth bound), no claim.
+  // c through states that are not final and have no rule edge, and at the byte that would begin one
+  // more, the automaton state has no edge on it. Every state on the way counts, c included: at a
+  // final state the parser may complete the rule, and at a rule edge predict another, and either
+  // may go on to read the rest of a token the loop reads whole (`w ::= [^"] | [^"]{2} "\""` under
+  // `root ::= w "d"*` accepts "ddd" by completing w after one byte). Memoized (shared by the
+  // chain's heads); a pair met again while it is being computed counts as false (sound: no claim).
+  // Past kMaxNodes new nodes (also the recursion's depth bound), no claim.
   constexpr int32_t kMaxNodes = 2048;
   constexpr int8_t kPending = -1;
   int32_t new_nodes = 0;
@@ -488,7 +491,7 @@ bool LoopSlices::ChainEndsDead(int32_t s, const LoopDfa& loop, int32_t r, ChainM
     if (!inserted) return it->second == 1;
     if (++new_nodes > kMaxNodes) gave_up = true;
     const bool ends_here = q == 0 && left == 0;
-    bool ok = !gave_up && !(ends_here && (fsm_.IsFinal(c) || fsm_.RuleEdgesBegin(c) != fsm_.RuleEdgesEnd(c)));
+    bool ok = !gave_up && !fsm_.IsFinal(c) && fsm_.RuleEdgesBegin(c) == fsm_.RuleEdgesEnd(c);
     const ByteRow row = fsm_.NextRow(c);
     int32_t last_q2 = -1, last_c2 = -2;  // runs of one (q2, c2) pair are checked once
     for (int b = 0; b < 256 && ok; ++b) {

@@ -100,9 +100,10 @@ class LoopSlices {
   // chain's first step (ByteLoopOf's `fold`), so a wrong guess costs a few microseconds, never a mask.
   //
   // *ends_dead is set when, moreover, every loop path from s that begins r + 1 iterations dies at
-  // the byte that begins the last one, inside the rule (no byte edge there, no rule edge, not
-  // final): then every other token the loop reads whole is rejected, and only the tokens the loop
-  // does not read whole (the slice's complement) need a walk.
+  // the byte that begins the last one (no byte edge there), inside the rule: no state on the way,
+  // s included, is final or has a rule edge (where the parser could leave the rule, or enter
+  // another, and read on). Then every other token the loop reads whole is rejected, and only the
+  // tokens the loop does not read whole (the slice's complement) need a walk.
   const TokenSlice* ChainOf(int32_t state, int32_t* budget, bool* ends_dead);
   // When s starts a rule X that reads one item and stops (a JSON string's character: a byte, a
   // UTF-8 sequence or an escape, then a final state with no edges), the slice of the loop X*, whose
