@@ -1,6 +1,9 @@
 // See ebnf_text.h. Each function mirrors its namesake in xg2jax/json_schema/_ebnf.py, which fixes the exact text.
 #include "frontends/json_schema/ebnf_text.h"
 
+#include <algorithm>
+#include <array>
+
 #include <cstdio>
 
 #include "support/check.h"
@@ -99,9 +102,14 @@ std::string Seq(std::initializer_list<std::string_view> parts) {
 
 std::string Choice(const std::vector<std::string>& options) {
   std::vector<const std::string*> seen;
-  std::unordered_map<std::string_view, bool> have;
-  for (const auto& o : options) {
-    if (have.emplace(o, true).second) seen.push_back(&o);
+  seen.reserve(options.size());
+  if (options.size() <= 16) {  // most choices: a few options, compared directly rather than hashed
+    for (const auto& o : options)
+      if (std::none_of(seen.begin(), seen.end(), [&](const std::string* p) { return *p == o; })) seen.push_back(&o);
+  } else {
+    std::unordered_map<std::string_view, bool> have;
+    for (const auto& o : options)
+      if (have.emplace(o, true).second) seen.push_back(&o);
   }
   if (seen.size() == 1) return *seen[0];
   std::string out = "(";
@@ -196,24 +204,21 @@ std::string RuleTable::Add(std::string_view name_hint, std::string body) {
 std::string RuleTable::Text(std::string_view root) const {
   std::vector<uint8_t> needed(num_lexical_, 0);
   std::vector<size_t> todo;
+  static const auto kIdent = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0; c < 256; ++c) t[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    return t;
+  }();
+  auto ident = [&](char c) { return kIdent[static_cast<unsigned char>(c)]; };
+  // Every lexical name starts with "j_": only the maximal runs that start with it can be one.
   auto mark_named = [&](std::string_view body) {
-    auto ident = [&](size_t k) {
-      const char c = body[k];
-      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    };
-    for (size_t i = 0; i < body.size();) {
-      if (!ident(i)) {
-        ++i;
-        continue;
-      }
-      size_t j = i;
-      while (j < body.size() && ident(j)) ++j;
+    for (size_t i = body.find("j_"); i != std::string_view::npos; i = body.find("j_", i + 2)) {
+      if (i > 0 && ident(body[i - 1])) continue;  // inside a longer run ("obj_first")
+      size_t j = i + 2;
+      while (j < body.size() && ident(body[j])) ++j;
       const std::string_view word = body.substr(i, j - i);
-      if (word.size() > 2 && word[0] == 'j' && word[1] == '_') {
-        for (size_t r = 0; r < num_lexical_; ++r)
-          if (!needed[r] && word == rules_[r].first) needed[r] = 1, todo.push_back(r);
-      }
-      i = j;
+      for (size_t r = 0; r < num_lexical_; ++r)
+        if (!needed[r] && word == rules_[r].first) needed[r] = 1, todo.push_back(r);
     }
   };
   mark_named(root);
