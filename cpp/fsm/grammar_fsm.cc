@@ -1083,6 +1083,11 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   out.live_bytes_.assign(static_cast<size_t>(total) * 4, 0);
   out.num_classes_ = ComputeByteClasses(dfas, productive, local_to_global, out.byte_class_);
   const size_t width = static_cast<size_t>(out.num_classes_);
+  // The last byte of each byte's run of one class (a run of transitions spans few class runs: one
+  // store per class run, not per byte).
+  uint8_t class_run_end[256];
+  for (int b = 255; b >= 0; --b)
+    class_run_end[b] = b < 255 && out.byte_class_[b + 1] == out.byte_class_[b] ? class_run_end[b + 1] : static_cast<uint8_t>(b);
   // All -1: every byte of -1 is 0xFF, so one memset (std::fill of int32 is a scalar loop at -O2).
   out.byte_next_.resize(static_cast<size_t>(total) * width);
   std::memset(out.byte_next_.data(), 0xFF, out.byte_next_.size() * sizeof(int32_t));
@@ -1101,7 +1106,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
         const int32_t gt = local_to_global[r][run.target];
         if (gt < 0) continue;
         int32_t* row = &out.byte_next_[static_cast<size_t>(gs) * width];
-        for (int b = run.lo; b <= run.hi; ++b) row[out.byte_class_[b]] = gt;
+        for (int b = run.lo; b <= run.hi; b = class_run_end[b] + 1) row[out.byte_class_[b]] = gt;
         out.has_bytes_[gs] = 1;
         uint64_t* live = &out.live_bytes_[static_cast<size_t>(gs) * 4];
         for (int w = run.lo >> 6; w <= run.hi >> 6; ++w) {  // bits lo..hi, a word at a time
