@@ -323,8 +323,9 @@ class ClosureBuilder {
 };
 
 
-// The working memory of Determinize, kept from rule to rule of one grammar (a compile builds a few
-// small automata per rule, and allocating these afresh for each was a tenth of building them).
+// The working memory of Determinize, kept from rule to rule of one grammar: most rules' automata are
+// small, so allocating these afresh for each rule was a visible share of building them (malloc and
+// free were among the top symbols of a compile's profile).
 struct DeterminizeScratch {
   ClosureBuilder closure;
   SequenceInterner sets;          // DFA state id -> its important NFA-state set (sorted)
@@ -479,6 +480,14 @@ void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, 
   sig->resize(out - sig->data());
 }
 
+// The working memory of RefineBlocks and Minimize, kept from rule to rule as DeterminizeScratch is.
+struct MinimizeScratch {
+  std::vector<int32_t> block, pred_begin, preds, cursor, dist, queue, count, elems, first, last, todo;
+  std::vector<uint8_t> dirty;
+  SequenceInterner signatures;
+  std::vector<int32_t> sig, group, group_start, reordered, moved, distinct, distinct_begin, remap, order;
+};
+
 // The coarsest partition in which states of one block have equal signatures (Moore's partition
 // refinement), refined incrementally: a block is re-examined only when a target of one of its
 // states moved to a new block. Plain Moore recomputes every state each round and needs one round
@@ -488,15 +497,6 @@ void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, 
 // the splits does not matter and the partition is the one Moore finds. Past a work budget (very
 // long unrolled chains) returns false, and the automaton is kept as it is: minimisation only saves
 // work, it never changes the language.
-//
-// The working memory of RefineBlocks and Minimize, kept from rule to rule as DeterminizeScratch is.
-struct MinimizeScratch {
-  std::vector<int32_t> block, pred_begin, preds, cursor, dist, queue, count, elems, first, last, todo;
-  std::vector<uint8_t> dirty;
-  SequenceInterner signatures;
-  std::vector<int32_t> sig, group, group_start, reordered, moved, distinct, distinct_begin, remap, order;
-};
-
 bool RefineBlocks(const LocalDfa& d, MinimizeScratch* scratch, int32_t* num_blocks) {
   const int32_t n = d.Size();
   constexpr int64_t kWorkBudget = 2'000'000;  // signatures computed
