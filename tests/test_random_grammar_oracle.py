@@ -110,16 +110,19 @@ def test_reference_recognizer_any_order():
     assert rg.GrammarAst({"root": ("any", items, ",")}).text() == 'root ::= AnyOrder("a", "b"?, "c"*, separator=",")\n'
 
 
+def _check_generated(gen, seed, **kw):
+    """One grammar from `gen` (and its own vocabulary) against the oracle and the reference, in a forked child."""
+    ast = gen(seed)
+    vocab = rg.gen_vocab(ast, seed)
+    text = ast.text()
+    _fail_on_mismatch(seed, text, vocab, drv.run_isolated(text=text, vocab=vocab, seed=seed, ast=ast, timeout=20, **kw))
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_random_any_order_grammar_oracle(seed):
     """AnyOrder objects (nested, recursive, every role, with and without a separator) against the token oracle
     and the reference recognizer (which expands AnyOrder into one rule per set of items read)."""
-    ast = rg.gen_any_order_grammar(seed)
-    vocab = rg.gen_vocab(ast, seed)
-    text = ast.text()
-    findings = drv.run_isolated(text=text, vocab=vocab, seed=seed, ast=ast, timeout=20, steps=30, ref_every=1, walks=4,
-                                strings=20, max_bytes=80)
-    _fail_on_mismatch(seed, text, vocab, findings)
+    _check_generated(rg.gen_any_order_grammar, seed, steps=30, ref_every=1, walks=4, strings=20, max_bytes=80)
 
 
 def test_random_any_order_grammars_shared_compiler():
@@ -129,27 +132,21 @@ def test_random_any_order_grammars_shared_compiler():
         _fail_on_mismatch(seed, rg.gen_any_order_grammar(seed).text(), "shared_vocab(0)", findings)
 
 
+_CHAIN_WALKS = dict(steps=12, ref_every=2, walks=3, strings=10, max_bytes=40)
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_random_chain_grammar_oracle(seed):
     """Short bounded repetitions of wide classes that the rule can leave part-way (random_grammars.gen_chain_grammar):
     the chain proofs of the mask cache (token_mask_cache.h, ChainOf) against the oracle and the reference."""
-    ast = rg.gen_chain_grammar(seed)
-    vocab = rg.gen_vocab(ast, seed)
-    text = ast.text()
-    findings = drv.run_isolated(text=text, vocab=vocab, seed=seed, ast=ast, timeout=20, steps=12, ref_every=2, walks=3,
-                                strings=10, max_bytes=40)
-    _fail_on_mismatch(seed, text, vocab, findings)
+    _check_generated(rg.gen_chain_grammar, seed, **_CHAIN_WALKS)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("chunk", range(2))
 def test_random_chain_grammar_oracle_slow(chunk):
     for seed in range(1000 + 150 * chunk, 1000 + 150 * (chunk + 1)):
-        ast = rg.gen_chain_grammar(seed)
-        vocab = rg.gen_vocab(ast, seed)
-        findings = drv.run_isolated(text=ast.text(), vocab=vocab, seed=seed, ast=ast, timeout=20, steps=12, ref_every=2,
-                                    walks=3, strings=10, max_bytes=40)
-        _fail_on_mismatch(seed, ast.text(), vocab, findings)
+        _check_generated(rg.gen_chain_grammar, seed, **_CHAIN_WALKS)
 
 
 def test_random_grammars_shared_compiler():
