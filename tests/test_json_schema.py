@@ -285,6 +285,34 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
         for text in ('""', '"b"', '"' + "z" * 19 + '"', '"' + "z" * 21 + '"', '"aa"', '"\\u0062"', '"é"'):
             self.assertGrammarAccepts(grammar, text)
 
+    def test_key_automaton_chains_share_a_rule_and_escapes_stay_exact(self):
+        # A key automaton's states with one predecessor are written inside it (a name trie's chain, a pattern's
+        # unrolled count): a 70-character name costs 70 // 32 + 1 rules, not 70; and an "any other character" edge
+        # spells every escape in one compact group. The language is the same: the canonical spelling of each key
+        # (json.dumps's, and "\/" for "/"), decoded, decides the value's schema.
+        name = "n" * 70
+        schema = {"type": "object", "properties": {name: {"type": "integer"}},
+                  "patternProperties": {"^x_[a-z]{2,3}$": {"type": "boolean"}}, "additionalProperties": {"type": "null"}}
+        ebnf = json_schema_to_ebnf(schema)
+        key_rules = [line for line in ebnf.splitlines() if line.startswith("key_")]
+        self.assertLessEqual(len(key_rules), 8)
+        self.assertIn('"\\\\" ( ["\\\\/bfnrt] | "u00" ( "0" [0-7bBeEfF] | "1" [0-9a-fA-F] ) )', ebnf)
+        grammar = xg2jax.Grammar.from_json_schema(schema)
+        escapes = ['\\"', "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u0000", "\\u001f", "\\u001F",
+                   "\\u0001", "\\u000b"]
+        cases = {f'{{"{name}": 1}}': True, f'{{"{name}": null}}': False, '{"x_ab": true}': True,
+                 '{"x_abc": null}': False, '{"x_abcd": null}': True, '{"x_a": null}': True,
+                 f'{{"{name[:-1]}": null}}': True, f'{{"{name}n": null}}': True}
+        for e in escapes:
+            cases[f'{{"x_a{e}": null}}'] = True  # not the pattern: additionalProperties
+            cases[f'{{"x_a{e}": true}}'] = False
+            cases[f'{{"{e}{name}": null}}'] = True
+        cases['{"x_\\u0061b": true}'] = False  # a non-canonical spelling of "x_ab" is not read (documented)
+        cases['{"\\u0008": null}'] = False     # "\b" is the canonical spelling of U+0008
+        for text, valid in cases.items():
+            with self.subTest(text=text):
+                (self.assertGrammarAccepts if valid else self.assertGrammarRejects)(grammar, text)
+
     def test_key_pattern_reads_its_characters_in_one_loop(self):
         # A patternProperties key automaton is minimised and a state's edges into itself become a loop in its rule:
         # ".*" (unanchored: every key) is one rule with one character loop, as a JSON string is (it was three rules

@@ -18,6 +18,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "automata/partition_refinement.h"
 #include "automata/regex_parser.h"
 #include "support/check.h"
 #include "support/sequence_interner.h"
@@ -515,10 +516,68 @@ CodepointDfa ProductWithLength(const std::vector<const CodepointDfa*>& dfas, int
   return CodepointDfaBuilder::Make(p.atoms(), 1, std::move(next), std::move(accepts));
 }
 
+namespace {
+
+// The live states of a DFA as partition_refinement.h's Graph (dense ids; m: the dead state).
+struct LiveGraph {
+  const CodepointDfa& dfa;
+  const std::vector<int32_t>& states;  // live index -> state
+  const std::vector<int32_t>& dense;   // state -> live index (m: dead)
+  int32_t m, num_atoms;
+  int32_t Size() const { return m; }
+  bool Final(int32_t i) const { return dfa.Accepts(states[i]); }
+  int32_t Target(int32_t i, int32_t a) const {
+    const int32_t t = dfa.Next(states[i], a);
+    return t < 0 ? m : dense[t];
+  }
+  template <class F>
+  void ForEachTarget(int32_t i, F f) const {
+    int32_t last = m;
+    for (int32_t a = 0; a < num_atoms; ++a) {
+      const int32_t t = Target(i, a);
+      if (t != m && t != last) f(t);
+      last = t;
+    }
+  }
+  // (first atom, block) wherever the block reached changes along the atoms (-1: dead).
+  void Signature(int32_t i, const std::vector<int32_t>& block, std::vector<int32_t>* sig) const {
+    sig->clear();
+    int32_t last = -2;
+    for (int32_t a = 0; a < num_atoms; ++a) {
+      const int32_t t = Target(i, a);
+      const int32_t b = t == m ? -1 : block[t];
+      if (b != last) sig->push_back(a), sig->push_back(b), last = b;
+    }
+  }
+};
+
+}  // namespace
+
 EmissionPlan PlanEmission(const CodepointDfa& dfa, int64_t max_merge_work) {
   const int32_t n = dfa.num_states(), num_atoms = dfa.num_atoms();
-  // Live: reaches an accepting state (backward search).
-  const std::vector<std::vector<int32_t>> preds = Predecessors(dfa);
+  // Live: reaches an accepting state (backward search over flat predecessor lists).
+  std::vector<int32_t> pred_begin(n + 1, 0), preds;
+  for (int32_t q = 0; q < n; ++q) {
+    int32_t last = -1;
+    for (int32_t a = 0; a < num_atoms; ++a) {
+      const int32_t t = dfa.Next(q, a);
+      if (t >= 0 && t != last) ++pred_begin[t + 1];
+      last = t;
+    }
+  }
+  for (int32_t q = 0; q < n; ++q) pred_begin[q + 1] += pred_begin[q];
+  preds.resize(pred_begin[n]);
+  {
+    std::vector<int32_t> cursor(pred_begin.begin(), pred_begin.end() - 1);
+    for (int32_t q = 0; q < n; ++q) {
+      int32_t last = -1;
+      for (int32_t a = 0; a < num_atoms; ++a) {
+        const int32_t t = dfa.Next(q, a);
+        if (t >= 0 && t != last) preds[cursor[t]++] = q;
+        last = t;
+      }
+    }
+  }
   std::vector<uint8_t> live(n, 0);
   std::vector<int32_t> stack;
   for (int32_t q = 0; q < n; ++q) {
@@ -530,7 +589,8 @@ EmissionPlan PlanEmission(const CodepointDfa& dfa, int64_t max_merge_work) {
   while (!stack.empty()) {
     const int32_t t = stack.back();
     stack.pop_back();
-    for (int32_t q : preds[t]) {
+    for (int32_t k = pred_begin[t]; k < pred_begin[t + 1]; ++k) {
+      const int32_t q = preds[k];
       if (!live[q]) {
         live[q] = 1;
         stack.push_back(q);
@@ -547,63 +607,52 @@ EmissionPlan PlanEmission(const CodepointDfa& dfa, int64_t max_merge_work) {
   std::vector<int32_t> dense(n, m);  // m: dead
   for (int32_t i = 0; i < m; ++i) dense[states[i]] = i;
 
-  // Moore's refinement: a state's class is refined by its successors' classes until nothing splits.
-  std::vector<int32_t> block(m + 1);
-  for (int32_t i = 0; i < m; ++i) block[i] = dfa.Accepts(states[i]) ? 1 : 0;
-  block[m] = -1;
-  int32_t count = -1;
-  {
-    std::vector<uint8_t> seen(2, 0);
-    for (int32_t i = 0; i < m; ++i) seen[block[i]] = 1;
-    count = seen[0] + seen[1];
-  }
-  bool merged = true;
-  int64_t work = 0;
-  while (true) {
-    work += static_cast<int64_t>(m) * (num_atoms + 1);
-    if (work > max_merge_work) {
-      merged = false;
-      break;
-    }
-    SequenceInterner ids;  // signature -> new class
-    std::vector<int32_t> refined(m + 1, -1);
-    std::vector<int32_t> signature(num_atoms + 1);
-    for (int32_t i = 0; i < m; ++i) {
-      signature[0] = block[i];
-      for (int32_t a = 0; a < num_atoms; ++a) {
-        const int32_t t = dfa.Next(states[i], a);
-        signature[a + 1] = block[t < 0 ? m : dense[t]];
-      }
-      refined[i] = ids.Intern(signature).first;
-    }
-    const bool stable = static_cast<int32_t>(ids.Size()) == count;
-    count = static_cast<int32_t>(ids.Size());
-    block = std::move(refined);
-    if (stable) break;
-  }
+  // The live states' coarsest partition by future (partition_refinement.h); over its work budget, none.
+  PartitionScratch partition;
+  int32_t num_blocks = 0;
+  const bool merged = RefineBlocks(LiveGraph{dfa, states, dense, m, num_atoms},
+                                   max_merge_work / (num_atoms + 1), &partition, &num_blocks);
+  const std::vector<int32_t>& block = partition.block;
   // Each state's representative: the smallest state of its class.
   std::vector<int32_t> rep(m);
   {
-    std::unordered_map<int32_t, int32_t> first;
-    for (int32_t i = 0; i < m; ++i) rep[i] = merged ? first.emplace(block[i], states[i]).first->second : states[i];
+    std::vector<int32_t> first(merged ? num_blocks : 0, -1);
+    for (int32_t i = 0; i < m; ++i) {
+      if (!merged) {
+        rep[i] = states[i];
+      } else {
+        if (first[block[i]] < 0) first[block[i]] = states[i];
+        rep[i] = first[block[i]];
+      }
+    }
   }
+  // A representative's transitions grouped by target in first-seen order; adjacent atoms (sorted, disjoint)
+  // into one target extend its last range.
+  std::vector<int32_t> slot(m, -1);  // live index of a target -> its group in `groups`
+  std::vector<std::pair<int32_t, CodepointRanges>> groups;
   for (int32_t i = 0; i < m; ++i) {
     if (rep[i] != states[i]) continue;
     EmissionPlan::State st;
     st.id = states[i];
     st.accepting = dfa.Accepts(states[i]);
-    std::vector<int32_t> target_order;
-    std::unordered_map<int32_t, CodepointRanges> by_target;
+    groups.clear();
     for (int32_t a = 0; a < num_atoms; ++a) {
       const int32_t t = dfa.Next(states[i], a);
       if (t < 0 || !live[t]) continue;
       const int32_t r = rep[dense[t]];
-      auto [it, inserted] = by_target.emplace(r, CodepointRanges{});
-      if (inserted) target_order.push_back(r);
-      it->second.push_back(dfa.atoms()[a]);
+      int32_t& g = slot[dense[r]];
+      if (g < 0) g = static_cast<int32_t>(groups.size()), groups.emplace_back(r, CodepointRanges{});
+      CodepointRanges& ranges = groups[g].second;
+      const auto& atom = dfa.atoms()[a];
+      if (!ranges.empty() && ranges.back().second + 1 == atom.first) {
+        ranges.back().second = atom.second;
+      } else {
+        ranges.push_back(atom);
+      }
     }
-    for (int32_t t : target_order) {
-      CodepointRanges ranges = NormalizeRanges(std::move(by_target[t]), /*negate=*/false);
+    for (auto& [t, atoms] : groups) {
+      slot[dense[t]] = -1;
+      CodepointRanges ranges = NormalizeRanges(std::move(atoms), /*negate=*/false);
       if (ranges.empty()) continue;  // surrogates only: no UTF-8 string reads them
       if (t == st.id) {
         st.loop = std::move(ranges);

@@ -78,8 +78,8 @@ CodepointDfa ProductWithLength(const std::vector<const CodepointDfa*>& dfas, int
                                int64_t hi, int64_t max_states);
 
 // A DFA (component 0) as grammar rules: the states that can reach an accepting one, equivalent
-// states merged (Moore's partition refinement while its work, states x atoms x rounds, stays within
-// `max_merge_work`; past it the states are kept as they are: the same language, more rules). Each
+// states merged (partition_refinement.h, while its work, states x atoms per state examined, stays
+// within `max_merge_work`; past it the states are kept as they are: the same language, more rules). Each
 // state's transitions are grouped by target, surrogates left out; transitions back into the state
 // itself are its `loop` (a front end writes them as one repetition, which masks per token slice).
 struct EmissionPlan {

@@ -15,14 +15,23 @@
 namespace xg {
 
 namespace {
-// The automata of the bodies every JSON Schema grammar holds (the JSON string), built once per process and shared
-// by every compile, with or without a cache (rule_dfa_cache.h: PrebuiltRuleDfas).
+// The automata of the lexical rules JSON Schema grammars hold (JSON values, strings, numbers, whitespace, key tails)
+// under the common option sets (whitespace between tokens or none; plain integers or every spelling), built once per
+// process and shared by every compile, with or without a cache (rule_dfa_cache.h: PrebuiltRuleDfas). A rule whose
+// normalised body differs (other separators, a whitespace bound) is built as usual.
 const PrebuiltRuleDfas& Prebuilt() {
   static const PrebuiltRuleDfas* const prebuilt = [] {
-    Grammar g = ParseEbnf(json_schema::JsonStringRuleEbnf(), "root");
-    NormalizeGrammar(&g);
     RuleDfaCache built;
-    GrammarFsm::Build(g, GrammarFsm::kDefaultMaxStates, &built);
+    for (bool any_whitespace : {true, false}) {
+      for (bool plain_integers : {true, false}) {
+        json_schema::JsonSchemaOptions options;
+        options.any_whitespace = any_whitespace;
+        options.plain_integers = plain_integers;
+        Grammar g = ParseEbnf(json_schema::JsonLexicalRulesEbnf(options), "root");
+        NormalizeGrammar(&g);
+        GrammarFsm::Build(g, GrammarFsm::kDefaultMaxStates, &built);
+      }
+    }
     return new PrebuiltRuleDfas(built);
   }();
   return *prebuilt;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <deque>
+#include <string_view>
 #include <unordered_map>
 
 #include "frontends/regex.h"
@@ -49,7 +51,7 @@ class EbnfParser {
       auto it = rule_index_.find(ref.name);
       if (it == rule_index_.end()) {
         pos_ = ref.pos;
-        Fail("undefined rule '" + ref.name + "'");
+        Fail("undefined rule '" + std::string(ref.name) + "'");
       }
       g_.exprs[expr].rule = it->second;
     }
@@ -247,12 +249,12 @@ class EbnfParser {
         name = "substring_" + std::to_string(k++);
       } while (rule_index_.count(name));
       g_.rules[r].name = name;
-      rule_index_[name] = r;
+      rule_index_[helper_names_.emplace_back(std::move(name))] = r;
     }
   }
 
   struct PendingRef {
-    std::string name;
+    std::string_view name;  // into s_
     size_t pos;
   };
 
@@ -324,7 +326,7 @@ class EbnfParser {
   }
 
   // xgrammar's builtin macros; any other `name(` is a reference followed by a group.
-  static bool IsBuiltinName(const std::string& n) {
+  static bool IsBuiltinName(std::string_view n) {
     return n == "TagDispatch" || n == "Regex" || n == "Substring" || n == "Lookahead" || n == "JSONSchema" ||
            n == "Repeat";
   }
@@ -336,10 +338,12 @@ class EbnfParser {
     return IsAsciiLetter(c) || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
   }
 
-  std::string ParseName() {
+  std::string ParseName() { return std::string(NameView()); }
+  // ParseName as a view into the text (which outlives the parser's tables).
+  std::string_view NameView() {
     size_t start = pos_;
     SkipName();
-    return s_.substr(start, pos_ - start);
+    return std::string_view(s_).substr(start, pos_ - start);
   }
   // ParseName without the copy.
   void SkipName() {
@@ -372,17 +376,18 @@ class EbnfParser {
 
   void ParseRule() {
     size_t name_pos = pos_;
-    std::string name = ParseName();
+    const std::string_view name_view = NameView();
+    const std::string name(name_view);
     SkipSpace();
     if (Peek() == '[') Fail("rule attributes such as '" + name + "[...]' are not supported");
     if (s_.compare(pos_, 3, "::=") != 0) Fail("expected '::=' after rule name '" + name + "'");
     pos_ += 3;
-    if (rule_index_.count(name)) {
+    if (rule_index_.count(name_view)) {
       pos_ = name_pos;
       Fail("rule '" + name + "' is defined twice");
     }
     int32_t rule_id = static_cast<int32_t>(g_.rules.size());
-    rule_index_[name] = rule_id;
+    rule_index_[name_view] = rule_id;
     g_.rules.push_back(Rule{name, -1, -1});
     SkipSpace();
     if (AtEnd() || AtRuleStart()) Fail("rule '" + name + "' has an empty body (write \"\" for the empty string)");
@@ -574,13 +579,13 @@ class EbnfParser {
     }
     if (IsNameStart(c)) {
       size_t name_pos = pos_;
-      std::string name = ParseName();
+      const std::string_view name = NameView();
       if (Peek() == '(' && name == "Regex") return ParseRegexCall();
       if (Peek() == '(' && name == "Substring") return ParseSubstringCall();
       if (Peek() == '(' && name == "AnyOrder") return ParseAnyOrderCall();
       if (Peek() == '(' && IsBuiltinName(name)) {
         pos_ = name_pos;
-        Fail("builtin '" + name + "(...)' is not supported by this version of xg2jax");
+        Fail("builtin '" + std::string(name) + "(...)' is not supported by this version of xg2jax");
       }
       Expr e;
       e.kind = ExprKind::kRuleRef;
@@ -805,7 +810,9 @@ class EbnfParser {
   int nesting_ = 0;
   int32_t last_lookahead_ = -1;
   Grammar g_;
-  std::unordered_map<std::string, int32_t> rule_index_;
+  // Rule name -> id; the names are views into s_, or into helper_names_ for the names NameHelperRules makes.
+  std::unordered_map<std::string_view, int32_t> rule_index_;
+  std::deque<std::string> helper_names_;
   std::vector<int32_t> helper_rules_;  // rules a builtin added (named last, see NameHelperRules)
   std::vector<std::pair<int32_t, PendingRef>> pending_refs_;
 };

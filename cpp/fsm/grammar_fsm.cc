@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "automata/partition_refinement.h"
 #include "fsm/rule_dfa_cache.h"
 #include "support/check.h"
 #include "support/limits.h"
@@ -480,170 +481,36 @@ void Signature(const LocalDfa& d, int32_t s, const std::vector<int32_t>& block, 
   sig->resize(out - sig->data());
 }
 
-// The working memory of RefineBlocks and Minimize, kept from rule to rule as DeterminizeScratch is.
-struct MinimizeScratch {
-  std::vector<int32_t> block, pred_begin, preds, cursor, dist, queue, count, elems, first, last, todo;
-  std::vector<uint8_t> dirty;
-  SequenceInterner signatures;
-  std::vector<int32_t> sig, group, group_start, reordered, moved, distinct, distinct_begin, remap, order;
+// LocalDfa as partition_refinement.h's Graph: transitions are byte runs and rule edges.
+struct LocalDfaGraph {
+  const LocalDfa& d;
+  int32_t Size() const { return d.Size(); }
+  bool Final(int32_t s) const { return d.final[s]; }
+  template <class F>
+  void ForEachTarget(int32_t s, F f) const {
+    for (const ByteRun& run : d.Runs(s)) f(run.target);
+    for (const RuleEdge& e : d.Edges(s)) f(e.target);
+  }
+  void Signature(int32_t s, const std::vector<int32_t>& block, std::vector<int32_t>* sig) const {
+    xg::Signature(d, s, block, sig);
+  }
 };
 
-// The coarsest partition in which states of one block have equal signatures (Moore's partition
-// refinement), refined incrementally: a block is re-examined only when a target of one of its
-// states moved to a new block. Plain Moore recomputes every state each round and needs one round
-// per level of the longest literal (a tool's keys made that ~50 rounds over the whole root rule);
-// here a split costs the blocks of the moved states' predecessors. Splitting by signatures over a
-// partition no finer than the result never separates states with the same future, so the order of
-// the splits does not matter and the partition is the one Moore finds. Past a work budget (very
-// long unrolled chains) returns false, and the automaton is kept as it is: minimisation only saves
-// work, it never changes the language.
-bool RefineBlocks(const LocalDfa& d, MinimizeScratch* scratch, int32_t* num_blocks) {
-  const int32_t n = d.Size();
-  constexpr int64_t kWorkBudget = 2'000'000;  // signatures computed
-  int64_t work = 0;
-  // Predecessors, flat: those of t are preds[pred_begin[t], pred_begin[t + 1]).
-  std::vector<int32_t>& pred_begin = scratch->pred_begin;
-  std::vector<int32_t>& preds = scratch->preds;
-  std::vector<int32_t>& cursor = scratch->cursor;
-  pred_begin.assign(n + 1, 0);
-  auto for_each_edge = [&](auto&& f) {
-    for (int32_t s = 0; s < n; ++s) {
-      for (const ByteRun& run : d.Runs(s)) f(s, run.target);
-      for (const RuleEdge& e : d.Edges(s)) f(s, e.target);
-    }
-  };
-  for_each_edge([&](int32_t, int32_t t) { ++pred_begin[t + 1]; });
-  for (int32_t t = 0; t < n; ++t) pred_begin[t + 1] += pred_begin[t];
-  preds.resize(pred_begin[n]);
-  cursor.assign(pred_begin.begin(), pred_begin.end() - 1);
-  for_each_edge([&](int32_t s, int32_t t) { preds[cursor[t]++] = s; });
-  // The initial partition groups states by their distance to a final state (edges on the shortest path,
-  // bytes and rules alike; n for none): equivalent states have the same language, so the same distance,
-  // and the partition is no finer than the result. Moore's usual start, final / not final, needs one
-  // round per state of a literal to tell its states apart (the refinement moves back one state per
-  // round, and each round re-examines the large block of states not yet told apart); by distance, a
-  // literal's states start apart.
-  std::vector<int32_t>& dist = scratch->dist;
-  dist.assign(n, n);
-  std::vector<int32_t>& queue = scratch->queue;
-  queue.clear();
-  for (int32_t s = 0; s < n; ++s)
-    if (d.final[s]) dist[s] = 0, queue.push_back(s);
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const int32_t t = queue[i];
-    for (int32_t k = pred_begin[t]; k < pred_begin[t + 1]; ++k)
-      if (dist[preds[k]] == n) dist[preds[k]] = dist[t] + 1, queue.push_back(preds[k]);
-  }
-  std::vector<int32_t>& block = scratch->block;
-  block.resize(n);
-  // The partition, flat: block b's states are elems[first[b], last[b]) (no vector per block: a split
-  // reorders its block's range in place, stably, and its new blocks are subranges of it). Initially
-  // one block per distance, in order of distance, each in state order (a counting sort).
-  std::vector<int32_t>& elems = scratch->elems;
-  std::vector<int32_t>& first = scratch->first;
-  std::vector<int32_t>& last = scratch->last;
-  std::vector<int32_t>& count = scratch->count;
-  count.assign(n + 2, 0);
-  for (int32_t s = 0; s < n; ++s) ++count[dist[s] + 1];
-  for (int32_t k = 0; k <= n; ++k) count[k + 1] += count[k];
-  elems.resize(n);
-  first.clear();
-  last.clear();
-  for (int32_t k = 0; k <= n; ++k)
-    if (count[k + 1] > count[k]) first.push_back(count[k]), last.push_back(count[k + 1]);
-  for (int32_t s = 0; s < n; ++s) elems[count[dist[s]]++] = s;
-  for (int32_t b = 0; b < static_cast<int32_t>(first.size()); ++b)
-    for (int32_t i = first[b]; i < last[b]; ++i) block[elems[i]] = b;
-  std::vector<uint8_t>& dirty = scratch->dirty;
-  dirty.assign(first.size(), 1);
-  std::vector<int32_t>& todo = scratch->todo;
-  todo.clear();
-  for (int32_t b = 0; b < static_cast<int32_t>(first.size()); ++b) todo.push_back(b);
-  SequenceInterner& signatures = scratch->signatures;
-  constexpr int32_t kSmallBlock = 8;
-  std::vector<int32_t>& sig = scratch->sig;
-  std::vector<int32_t>& group = scratch->group;
-  std::vector<int32_t>& group_start = scratch->group_start;
-  std::vector<int32_t>& reordered = scratch->reordered;
-  std::vector<int32_t>& moved = scratch->moved;
-  std::vector<int32_t>& distinct = scratch->distinct;
-  std::vector<int32_t>& distinct_begin = scratch->distinct_begin;
-  while (!todo.empty()) {
-    std::sort(todo.begin(), todo.end());  // a deterministic order of new block ids
-    moved.clear();
-    for (int32_t b : todo) {
-      dirty[b] = 0;
-      const int32_t f = first[b], size = last[b] - first[b];
-      if (size < 2) continue;
-      work += size;
-      if (work > kWorkBudget) return false;
-      // Group ids: distinct signatures in order of first appearance. A small block (most blocks after the
-      // first round) compares against the few distinct ones kept so far instead of clearing a hash table.
-      group.resize(size);
-      int32_t num_groups = 0;
-      if (size <= kSmallBlock) {
-        distinct.clear();
-        distinct_begin.assign(1, 0);
-        for (int32_t i = 0; i < size; ++i) {
-          Signature(d, elems[f + i], block, &sig);
-          int32_t g = 0;
-          for (; g < num_groups; ++g) {
-            const int32_t* w = distinct.data() + distinct_begin[g];
-            if (static_cast<size_t>(distinct_begin[g + 1] - distinct_begin[g]) == sig.size() &&
-                std::equal(sig.begin(), sig.end(), w))
-              break;
-          }
-          if (g == num_groups) {
-            distinct.insert(distinct.end(), sig.begin(), sig.end());
-            distinct_begin.push_back(static_cast<int32_t>(distinct.size()));
-            ++num_groups;
-          }
-          group[i] = g;
-        }
-      } else {
-        signatures.Clear(size);
-        for (int32_t i = 0; i < size; ++i) {
-          Signature(d, elems[f + i], block, &sig);
-          group[i] = signatures.Intern(sig).first;
-        }
-        num_groups = static_cast<int32_t>(signatures.Size());
-      }
-      if (num_groups == 1) continue;
-      // Stable counting sort of the range by group. Group 0 (the first state's) keeps the block; the
-      // others become new blocks in group order.
-      group_start.assign(num_groups + 1, 0);
-      for (int32_t g : group) ++group_start[g + 1];
-      for (int32_t g = 0; g < num_groups; ++g) group_start[g + 1] += group_start[g];
-      reordered.resize(size);
-      for (int32_t i = 0; i < size; ++i) reordered[group_start[group[i]]++] = elems[f + i];
-      std::copy(reordered.begin(), reordered.end(), elems.begin() + f);
-      // group_start[g] is now the end of group g; group 0 starts at 0.
-      last[b] = f + group_start[0];
-      for (int32_t g = 1; g < num_groups; ++g) {
-        const int32_t nb = static_cast<int32_t>(first.size());
-        first.push_back(f + group_start[g - 1]);
-        last.push_back(f + group_start[g]);
-        for (int32_t i = first.back(); i < last.back(); ++i) block[elems[i]] = nb, moved.push_back(elems[i]);
-        dirty.push_back(0);
-      }
-    }
-    todo.clear();
-    for (int32_t s : moved) {
-      for (int32_t i = pred_begin[s]; i < pred_begin[s + 1]; ++i) {
-        const int32_t b = block[preds[i]];
-        if (!dirty[b]) dirty[b] = 1, todo.push_back(b);
-      }
-    }
-  }
-  *num_blocks = static_cast<int32_t>(first.size());
-  return true;
-}
+// The working memory of Minimize, kept from rule to rule as DeterminizeScratch is.
+struct MinimizeScratch {
+  PartitionScratch partition;
+  std::vector<int32_t> remap, order;
+};
+
+// Past this many signatures (very long unrolled chains) a rule's automaton is kept unminimised.
+constexpr int64_t kMinimizeWorkBudget = 2'000'000;
 
 LocalDfa Minimize(LocalDfa d, MinimizeScratch* scratch) {
   const int32_t n = d.Size();
   int32_t num_blocks = 0;
-  if (!RefineBlocks(d, scratch, &num_blocks) || num_blocks == n) return d;
-  const std::vector<int32_t>& block = scratch->block;
+  if (!RefineBlocks(LocalDfaGraph{d}, kMinimizeWorkBudget, &scratch->partition, &num_blocks) || num_blocks == n)
+    return d;
+  const std::vector<int32_t>& block = scratch->partition.block;
   // Renumber so the start state's block is 0, the others by first member, then build the quotient.
   std::vector<int32_t>& remap = scratch->remap;
   remap.assign(num_blocks, -1);

@@ -3,12 +3,28 @@
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "support/check.h"
 #include "support/utf8.h"
 
 namespace xg {
 namespace {
+
+// The names of a grammar's rules, for choosing fresh ones: a pass that adds many rules must not scan every rule
+// per candidate name (Grammar::FindRule), which made lifting a 100-item AnyOrder quadratic in the grammar's size.
+class RuleNameSet {
+ public:
+  explicit RuleNameSet(const Grammar& g) {
+    names_.reserve(g.rules.size() * 2);
+    for (const Rule& r : g.rules) names_.insert(r.name);
+  }
+  bool Has(const std::string& name) const { return names_.count(name) > 0; }
+  void Add(const std::string& name) { names_.insert(name); }
+
+ private:
+  std::unordered_set<std::string> names_;
+};
 
 // Code points a class matches (a negated class: all those outside its ranges).
 int64_t CodePointCount(const Expr& e) {
@@ -139,13 +155,15 @@ void CompressRepetitions(Grammar* g, int32_t unroll_limit) {
   std::vector<uint8_t> nullable = RuleNullable(*g);
   auto big = [&](const Expr& e) { return e.min > unroll_limit || e.max > unroll_limit; };
   int32_t serial = 0;
+  RuleNameSet taken(*g);
   auto fresh_name = [&](const std::string& base) {
     std::string name;
     do name = base + "_rep" + std::to_string(serial++);
-    while (g->FindRule(name) >= 0);
+    while (taken.Has(name));
     return name;
   };
   auto add_rule = [&](std::string name, int32_t body, bool counted, bool is_nullable) {
+    taken.Add(name);
     Rule rule;
     rule.name = std::move(name);
     rule.body = body;
@@ -219,11 +237,14 @@ void LiftAnyOrder(Grammar* g) {
     const Expr& e = g->exprs[id];
     return e.kind == ExprKind::kEmpty || (e.kind == ExprKind::kBytes && e.bytes.empty());
   };
+  RuleNameSet taken(*g);
+  std::unordered_map<std::string, int> next_k;  // base + suffix -> the first k not yet tried
   auto new_rule = [&](const std::string& base, const std::string& suffix, int32_t body) {
     std::string name;
-    int k = 0;
+    int& k = next_k[base + suffix];
     do name = base + suffix + std::to_string(k++);
-    while (g->FindRule(name) >= 0);
+    while (taken.Has(name));
+    taken.Add(name);
     Rule rule;
     rule.name = std::move(name);
     rule.body = body;
@@ -315,41 +336,46 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
   // (has_wide_class) / repeats one (wide). Callees are decided before their callers (below), so
   // their flags are final when a caller reads them.
   std::vector<bool> has_wide_class(n, false), wide(n, false);
-  std::function<bool(int32_t)> holds_wide_class = [&](int32_t id) -> bool {
-    const Expr& e = g->exprs[id];
-    if (e.kind == ExprKind::kCharClass) return CodePointCount(e) >= kMinWideClassCodePoints;
-    if (e.kind == ExprKind::kRuleRef) return inlinable[e.rule] && has_wide_class[e.rule];
-    for (int32_t c : e.children)
-      if (holds_wide_class(c)) return true;
-    return false;
-  };
-  std::function<bool(int32_t)> repeats_wide_class = [&](int32_t id) -> bool {
-    const Expr& e = g->exprs[id];
-    if (e.kind == ExprKind::kRuleRef) return inlinable[e.rule] && wide[e.rule];
-    if (e.kind == ExprKind::kRepeat && e.max != 1 && holds_wide_class(e.children[0])) return true;
-    for (int32_t c : e.children)
-      if (repeats_wide_class(c)) return true;
-    return false;
-  };
-  // Sizes are decided callees first: a post-order over references to non-breakers (acyclic, since
-  // the breakers cut every cycle), walked with an explicit stack so that a chain of 10^4 rules
-  // costs no native recursion.
-  std::function<int64_t(int32_t)> expr_size = [&](int32_t id) -> int64_t {
-    const Expr& e = g->exprs[id];
+  // One walk of a body gives what deciding its rule needs: its size with the inlinable references
+  // expanded (the sizes are decided callees first: a post-order over references to non-breakers,
+  // acyclic since the breakers cut every cycle, walked below with an explicit stack so that a chain of
+  // 10^4 rules costs no native recursion), whether it holds a wide class, and whether it repeats one.
+  struct BodyFacts {
     int64_t size = 1;
-    if (e.kind == ExprKind::kRuleRef && !breaker[e.rule] && inlinable[e.rule]) size = expanded[e.rule];
-    for (int32_t c : e.children) size += expr_size(c);
-    return size;
+    bool holds_wide_class = false, repeats_wide_class = false;
+  };
+  auto body_facts = [&](auto&& self, int32_t id) -> BodyFacts {
+    const Expr& e = g->exprs[id];
+    BodyFacts f;
+    if (e.kind == ExprKind::kCharClass) {
+      f.holds_wide_class = CodePointCount(e) >= kMinWideClassCodePoints;
+      return f;
+    }
+    if (e.kind == ExprKind::kRuleRef) {
+      if (!breaker[e.rule] && inlinable[e.rule]) f.size = expanded[e.rule];
+      f.holds_wide_class = inlinable[e.rule] && has_wide_class[e.rule];
+      f.repeats_wide_class = inlinable[e.rule] && wide[e.rule];
+      return f;
+    }
+    for (int32_t c : e.children) {
+      const BodyFacts child = self(self, c);
+      f.size += child.size;
+      f.holds_wide_class = f.holds_wide_class || child.holds_wide_class;
+      f.repeats_wide_class = f.repeats_wide_class || child.repeats_wide_class;
+      if (e.kind == ExprKind::kRepeat && e.max != 1 && child.holds_wide_class) f.repeats_wide_class = true;
+    }
+    return f;
   };
   auto decide = [&](int32_t r) {
-    const int64_t size = expr_size(g->rules[r].body);
+    const BodyFacts facts = body_facts(body_facts, g->rules[r].body);
+    const int64_t size = facts.size;
     expanded[r] = size;
     // A rule that repeats a wide class (a JSON string, free text) keeps its own states: they are
     // the costliest to build masks for (most of the vocabulary stays alive), and as a rule of
     // their own they are built once per grammar and shared across grammars by the rule-level cache,
     // where an inlined copy would differ in what follows it in each parent.
-    wide[r] = repeats_wide_class(g->rules[r].body);
-    has_wide_class[r] = holds_wide_class(g->rules[r].body);
+    wide[r] = facts.repeats_wide_class;
+    has_wide_class[r] = facts.holds_wide_class;
     inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root &&
                    g->exprs[g->rules[r].body].kind != ExprKind::kAnyOrder &&
                    g->rules[r].lookahead < 0 && size <= max_inline_nodes && !wide[r];
@@ -388,17 +414,17 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
   // safe). A shared subtree is rewritten once: `done` marks nodes below which no inlinable reference is
   // left.
   std::vector<uint8_t> done(g->exprs.size(), 0);
-  std::function<void(int32_t, int)> rewrite = [&](int32_t id, int depth) {
+  auto rewrite = [&](auto&& self, int32_t id, int depth) -> void {
     if (done[id]) return;
     Expr& e = g->exprs[id];
     if (e.kind == ExprKind::kRuleRef && inlinable[e.rule] && depth < 64) {
       g->exprs[id] = g->exprs[g->rules[e.rule].body];
-      rewrite(id, depth + 1);
+      self(self, id, depth + 1);
       return;
     }
     // An AnyOrder's items and separator stay rule references (LiftAnyOrder).
     if (e.kind == ExprKind::kAnyOrder) return;
-    for (int32_t c : e.children) rewrite(c, depth);
+    for (size_t i = 0; i < g->exprs[id].children.size(); ++i) self(self, g->exprs[id].children[i], depth);
     if (depth < 64) done[id] = 1;  // (past the depth limit a reference may stay: visit again from higher up)
   };
   for (size_t r = 0; r < g->rules.size(); ++r) {
@@ -407,8 +433,8 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     // rewrite expands itself), so expanding its own body first would only be dropped below. (A
     // reference left by the depth limit still names a correct, just less inlined, rule.)
     if (inlinable[r]) continue;
-    rewrite(g->rules[r].body, 0);
-    if (g->rules[r].lookahead >= 0) rewrite(g->rules[r].lookahead, 0);
+    rewrite(rewrite, g->rules[r].body, 0);
+    if (g->rules[r].lookahead >= 0) rewrite(rewrite, g->rules[r].lookahead, 0);
   }
   DropUnreachableRules(g);
 }

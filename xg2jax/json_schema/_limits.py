@@ -63,11 +63,14 @@ Limit                             Default    What it bounds (and what one unit c
 ``MAX_UNEVALUATED_ALTERNATIVES``  64         Alternatives of the applicators next to ``unevaluatedProperties`` /
                                              ``unevaluatedItems`` (each becomes a branch of its own).
 ``MAX_DFA_STATES``                2_000      States of a regex / key automaton (``pattern``, ``patternProperties``,
-                                             complements of string constants): one grammar rule each. A ``{n,m}``
-                                             count is unrolled, so ``[a-z]{1,128}`` takes 129 states.
-``MAX_MERGE_WORK``                4_194_304  Work (states x atoms x rounds) of merging an automaton's equivalent
-                                             states before it is written as rules; past it the states are written
-                                             unmerged (the same language, more rules). Not an error.
+                                             complements of string constants). A ``{n,m}`` count is unrolled, so
+                                             ``[a-z]{1,128}`` takes 129 states.
+``MAX_MERGE_WORK``                4_194_304  Work (states x atoms per state examined) of merging an automaton's
+                                             equivalent states before it is written as rules; past it the states
+                                             are written unmerged (the same language, more rules). Not an error.
+``MAX_INLINE_DEPTH``              32         Levels of an automaton's states written inside their single
+                                             predecessor's rule (parenthesised); deeper, a state gets its own rule.
+                                             Not an error.
 ``MAX_LENGTH_AUTOMATON``          1_000      ``minLength`` / ``maxLength`` combined with a regex automaton (one state
                                              per length).
 ================================  =========  =======================================================================
@@ -99,4 +102,5 @@ MAX_UNIQUE_ARRAYS = 1_000
 MAX_UNEVALUATED_ALTERNATIVES = 64
 MAX_DFA_STATES = 2_000
 MAX_MERGE_WORK = 1 << 22
+MAX_INLINE_DEPTH = 32
 MAX_LENGTH_AUTOMATON = 1_000

@@ -28,6 +28,7 @@ from xg2jax.json_schema._common import (
     strip_annotations,
 )
 from xg2jax.json_schema._ebnf import choice, seq
+from xg2jax.json_schema._limits import MAX_INLINE_DEPTH
 from xg2jax.json_schema._automata import (
     RegexUnsupported,
     emission_plan,
@@ -154,16 +155,39 @@ class PatternsMixin:
         """A JSON string (with its quotes) whose content ``dfa`` accepts. The engine trims and merges the automaton
         (``emission_plan``); a state's edges back into itself become a loop ``(c)*`` in its rule: a pattern such as
         ``.*`` then reads its characters in one lexical loop, whose masks the engine takes from the vocabulary's
-        token slices, rather than one rule reference per character."""
+        token slices, rather than one rule reference per character. A state with one predecessor is written inside
+        its predecessor's rule (up to MAX_INLINE_DEPTH levels), so a pattern's or a name trie's chains cost one rule
+        rather than one per state; the other states (and the start) get a rule each."""
         start, states = emission_plan(dfa)
         if start < 0:
             return "j_never"
-        names = {q: self.rules.reserve(f"key_{q}") for q, _, _, _ in states}
-        for q, accepting, loop_ranges, edges in states:
-            loop = spell(loop_ranges)
+        at = {q: i for i, (q, _, _, _) in enumerate(states)}
+        num_preds = [0] * len(states)
+        for _, _, _, edges in states:
+            for t, _ in edges:
+                num_preds[at[t]] += 1
+        # Breadth-first from the kept states in plan order; a chain's state past the depth limit is kept.
+        depth = [-1] * len(states)
+        queue = [i for i, (q, _, _, _) in enumerate(states) if q == start or num_preds[i] != 1]
+        for i in queue:
+            depth[i] = 0
+        for i in queue:  # grows while walked
+            for t, _ in states[i][3]:
+                j = at[t]
+                if depth[j] < 0:
+                    depth[j] = 0 if depth[i] + 1 > MAX_INLINE_DEPTH else depth[i] + 1
+                    queue.append(j)
+        names = {i: self.rules.reserve(f"key_{q}") for i, (q, _, _, _) in enumerate(states) if depth[i] == 0}
+
+        def body_of(i: int) -> str:
+            _, accepting, loop_ranges, edges = states[i]
             options = ['"\\""'] if accepting else []
             for t, ranges in edges:
-                options.append(seq(choice(spell(ranges)), names[t]))
+                j = at[t]
+                options.append(seq(choice(spell(ranges)), names[j] if depth[j] == 0 else f"( {body_of(j)} )"))
             body = " | ".join(options) if options else "j_never"
-            self.rules.define(names[q], f"( {choice(loop)} )* ( {body} )" if loop else body)
-        return seq('"\\""', names[start])
+            return f"( {choice(spell(loop_ranges))} )* ( {body} )" if loop_ranges else body
+
+        for i, name in names.items():
+            self.rules.define(name, body_of(i))
+        return seq('"\\""', names[at[start]])

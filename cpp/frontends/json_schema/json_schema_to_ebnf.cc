@@ -52,7 +52,14 @@ class Converter {
         key_sep_(Seq({ws_, Literal(Separator(o, false)), ws_})),
         plain_integers_(o.plain_integers),
         any_order_(o.any_order),
-        rules_(ws_, item_sep_, key_sep_, WsBody(o), o.plain_integers) {}
+        rules_(LexicalRules(o)) {}
+
+  // The rule table of a conversion under `o`, holding the lexical rules only.
+  static RuleTable LexicalRules(const JsonSchemaOptions& o) {
+    const std::string ws = o.any_whitespace ? "j_ws" : "";
+    return RuleTable(ws, Seq({ws, Literal(Separator(o, true)), ws}), Seq({ws, Literal(Separator(o, false)), ws}),
+                     WsBody(o), o.plain_integers);
+  }
 
   // The text; with references, also the grammar parsed under `limits` into `*parsed`.
   std::string Convert(const JsonValue& root, const Limits& limits, std::optional<Grammar>* parsed) {
@@ -1344,9 +1351,10 @@ class Converter {
 
 }  // namespace
 
-std::string JsonStringRuleEbnf() {
-  const RuleTable rules("", Literal(","), Literal(":"), kEmpty, /*plain_integers=*/true);
-  return rules.Text("j_string");
+std::string JsonLexicalRulesEbnf(const JsonSchemaOptions& options) {
+  RuleTable rules = Converter::LexicalRules(options);
+  DefineKeyTails(&rules);
+  return rules.Text("j_value | j_integer | j_int | j_key_rest | j_key_wide");
 }
 
 NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchemaOptions& options,

@@ -48,9 +48,9 @@ struct NativeConversion {
 NativeConversion JsonSchemaToEbnf(std::string_view schema_text, const JsonSchemaOptions& options,
                                   const Limits& limits = DefaultLimits());
 
-// A grammar whose root is the JSON string rule exactly as every conversion writes it (whatever the options), for
-// automata built once per process (GrammarFsm::Build's `prebuilt`).
-std::string JsonStringRuleEbnf();
+// A grammar whose root names every lexical rule (the rules of ebnf_text.h's RuleTable and the key tails) with the
+// bodies a conversion under `options` writes, for automata built once per process (GrammarFsm::Build's `prebuilt`).
+std::string JsonLexicalRulesEbnf(const JsonSchemaOptions& options);
 
 // The keywords the Python front end recognises (every other keyword is an annotation); a test checks that the
 // two lists agree.

@@ -97,6 +97,15 @@ std::string TrieAlternatives(const TrieNode& node, int depth, RuleTable* rules) 
 
 }  // namespace
 
+void DefineKeyTails(RuleTable* rules) {
+  static const std::pair<const char*, const char*> kKeyTails[] = {
+      {"j_key_rest", R"(j_char* "\"")"},
+      {"j_key_wide", R"(( [^\x00-\x7f] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) ) j_char* "\"")"}};
+  for (const auto& [name, body] : kKeyTails) {
+    if (!rules->Has(name)) rules->Define(rules->ReserveExact(name), body);
+  }
+}
+
 std::string KeyExcept(const std::vector<std::string_view>& names, RuleTable* rules) {
   if (names.empty()) return "j_string";
   TrieNode trie;
@@ -107,12 +116,7 @@ std::string KeyExcept(const std::vector<std::string_view>& names, RuleTable* rul
     for (auto& u : units) node = &node->children[u];
     node->ends_name = true;
   }
-  static const std::pair<const char*, const char*> kKeyTails[] = {
-      {"j_key_rest", R"(j_char* "\"")"},
-      {"j_key_wide", R"(( [^\x00-\x7f] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) ) j_char* "\"")"}};
-  for (const auto& [name, body] : kKeyTails) {
-    if (!rules->Has(name)) rules->Define(rules->ReserveExact(name), body);
-  }
+  DefineKeyTails(rules);
   return Seq({"\"\\\"\"", rules->Add("key_except", TrieAlternatives(trie, 0, rules))});
 }
 

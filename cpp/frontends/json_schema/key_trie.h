@@ -16,4 +16,7 @@ namespace xg::json_schema {
 // trie's rules (and the shared tails, once) to `rules`.
 std::string KeyExcept(const std::vector<std::string_view>& names, RuleTable* rules);
 
+// Defines the shared string tails j_key_rest / j_key_wide in `rules` unless already there.
+void DefineKeyTails(RuleTable* rules);
+
 }  // namespace xg::json_schema

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace {
 
 constexpr int64_t kMaxDfaStates = 2000;       // MAX_DFA_STATES
 constexpr int64_t kMaxMergeWork = 1 << 22;    // MAX_MERGE_WORK
+constexpr int32_t kMaxInlineDepth = 32;       // MAX_INLINE_DEPTH
 
 // For the group opening at p[i] == '(': (index of its closing ')', whether it has a top-level '|'); tokens as
 // _regex_text.regex_tokens reads them (an escape is two characters; inside a class, ( ) | are plain).
@@ -63,6 +65,15 @@ bool Contains(const CodepointRanges& ivs, uint32_t cp) {
   return std::any_of(ivs.begin(), ivs.end(), [&](const auto& r) { return r.first <= cp && cp <= r.second; });
 }
 
+bool ContainsControls(const CodepointRanges& ivs) {
+  for (uint32_t cp = 0; cp < 0x20; ++cp)
+    if (!Contains(ivs, cp)) return false;
+  return true;
+}
+
+// The escapes of every escapable code point: the short ones, then \u00XX for the controls without a short one.
+constexpr const char* kAnyEscape = R"("\\" ( ["\\/bfnrt] | "u00" ( "0" [0-7bBeEfF] | "1" [0-9a-fA-F] ) ))";
+
 // _spell_code_point: EBNF alternatives spelling one code point of `ivs` inside a JSON string.
 std::vector<std::string> Spell(const CodepointRanges& ivs) {
   std::vector<std::string> out;
@@ -94,6 +105,12 @@ std::vector<std::string> Spell(const CodepointRanges& ivs) {
       }
     }
     out.push_back(cls + "]");
+  }
+  // Every escapable code point (the controls, '"', '/' and '\\'): one compact alternative instead of 34, the
+  // same strings (the common case: a key automaton's "any other character" edge, on every state).
+  if (Contains(ivs, 0x22) && Contains(ivs, 0x2F) && Contains(ivs, 0x5C) && ContainsControls(ivs)) {
+    out.emplace_back(kAnyEscape);
+    return out;
   }
   static const std::pair<uint32_t, const char*> kShort[] = {{0x22, R"("\\\"")"}, {0x5C, R"("\\\\")"},
                                                             {0x08, R"("\\b")"},  {0x0C, R"("\\f")"},
@@ -170,19 +187,49 @@ std::optional<std::string> RegexSyntaxError(const std::string& pattern) {
 std::string DfaString(const CodepointDfa& dfa, RuleTable* rules) {
   EmissionPlan plan = PlanEmission(dfa, kMaxMergeWork);
   if (plan.start < 0) return "j_never";
-  std::map<int32_t, std::string> names;  // _key_rule: every state's name first, then the bodies
-  for (const auto& st : plan.states) names[st.id] = rules->Reserve("key_" + std::to_string(st.id));
-  for (const auto& st : plan.states) {
-    std::vector<std::string> loop = st.loop.empty() ? std::vector<std::string>{} : Spell(st.loop);
+  const int32_t n = static_cast<int32_t>(plan.states.size());
+  std::unordered_map<int32_t, int32_t> at;  // state id -> index in plan.states
+  for (int32_t i = 0; i < n; ++i) at.emplace(plan.states[i].id, i);
+  // A state with one predecessor (a self loop not counted) is written inside its predecessor's rule, up to
+  // kMaxInlineDepth levels: a pattern's or a name trie's chains then cost one rule, not one per state. Kept
+  // states (their own rule): the start, the others, and a chain's state at the depth limit, found by a
+  // breadth-first walk from the kept ones in plan order (as _patterns._key_rule does, for the same text).
+  std::vector<int32_t> num_preds(n, 0);
+  for (const auto& st : plan.states)
+    for (const auto& edge : st.edges) ++num_preds[at.at(edge.first)];
+  std::vector<int32_t> depth(n, -1);  // -1: not reached; 0: kept
+  std::vector<int32_t> queue;
+  for (int32_t i = 0; i < n; ++i) {
+    if (plan.states[i].id == plan.start || num_preds[i] != 1) depth[i] = 0, queue.push_back(i);
+  }
+  for (size_t k = 0; k < queue.size(); ++k) {
+    for (const auto& edge : plan.states[queue[k]].edges) {
+      const int32_t t = at.at(edge.first);
+      if (depth[t] >= 0) continue;
+      depth[t] = depth[queue[k]] + 1 > kMaxInlineDepth ? 0 : depth[queue[k]] + 1;
+      queue.push_back(t);
+    }
+  }
+  std::vector<std::string> names(n);  // _key_rule: every kept state's name first, then the bodies
+  for (int32_t i = 0; i < n; ++i) {
+    if (depth[i] == 0) names[i] = rules->Reserve("key_" + std::to_string(plan.states[i].id));
+  }
+  // The body of state i, its inlined successors written in place (recursion depth <= kMaxInlineDepth).
+  auto body_of = [&](auto&& self, int32_t i) -> std::string {
+    const EmissionPlan::State& st = plan.states[i];
     std::string body = st.accepting ? "\"\\\"\"" : "";
     for (const auto& [target, ranges] : st.edges) {
+      const int32_t t = at.at(target);
       if (!body.empty()) body += " | ";
-      body += Seq({Choice(Spell(ranges)), names.at(target)});
+      body += Seq({Choice(Spell(ranges)), depth[t] == 0 ? names[t] : "( " + self(self, t) + " )"});
     }
     if (body.empty()) body = "j_never";
-    rules->Define(names.at(st.id), loop.empty() ? body : "( " + Choice(loop) + " )* ( " + body + " )");
+    return st.loop.empty() ? body : "( " + Choice(Spell(st.loop)) + " )* ( " + body + " )";
+  };
+  for (int32_t i = 0; i < n; ++i) {
+    if (depth[i] == 0) rules->Define(names[i], body_of(body_of, i));
   }
-  return Seq({"\"\\\"\"", names.at(plan.start)});
+  return Seq({"\"\\\"\"", names[at.at(plan.start)]});
 }
 
 std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, RuleTable* rules) {
