@@ -161,9 +161,9 @@ _eviction_buffer = None
 
 def evict_caches() -> None:
     """Read and write a buffer twice the size of the last-level cache, so the next compile starts cold whichever
-    engine ran before it. Without it the order of the workers biased TTFM: forked workers share their library's code
-    and read-only pages, so the second worker of one library ran warm (``xg2jax-lenient`` after ``xg2jax``,
-    ``xgrammar-jit`` after ``xgrammar-eager``: identical work took ~15% less time than in the first one)."""
+    engine ran before it. Without it the order of the workers biases TTFM: forked workers share their library's code
+    and read-only pages, so the second worker of one library runs warm (``xg2jax-lenient`` after ``xg2jax`` took
+    ~15% less time for identical work)."""
     global _eviction_buffer
     if _eviction_buffer is None:
         _eviction_buffer = np.zeros(_EVICTION_WORDS)

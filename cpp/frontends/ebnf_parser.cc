@@ -14,6 +14,13 @@
 #include "support/check.h"
 #include "support/utf8.h"
 
+// Functions kept out of the parser's recursive path (see ParsePrimary).
+#if defined(__GNUC__) || defined(__clang__)
+#define XG_PARSER_OUT_OF_LINE __attribute__((noinline))
+#else
+#define XG_PARSER_OUT_OF_LINE
+#endif
+
 namespace xg {
 namespace {
 
@@ -547,23 +554,16 @@ class EbnfParser {
     }
   }
 
+  // The parser recurses through ParsePrimary once per group (with ParseChoice, ParseSequence and ParsePostfix), so
+  // its frame holds only what a group needs; every other branch, and every error message, lives in a function of
+  // its own (kept out of line: inlined, their locals would grow each of up to max_nesting_depth frames, which an
+  // AddressSanitizer build pads further).
   int32_t ParsePrimary() {
     char c = Peek();
-    if (c == '"' || c == '\'') return ParseString();
-    if (c == '[') return ParseClass();
-    if (c == '.') {
-      ++pos_;
-      Expr e;
-      e.kind = ExprKind::kCharClass;
-      e.ranges = {{0, kMaxCodepoint}};
-      return g_.Add(std::move(e));
-    }
     if (c == '(') {
       size_t open = pos_;
       // The parser recurses once per group: bound it before it can exhaust the stack.
-      if (nesting_ >= limits_.max_nesting_depth)
-        Fail("groups nest more than " + std::to_string(limits_.max_nesting_depth) +
-             " deep (Limits.max_nesting_depth)");
+      if (nesting_ >= limits_.max_nesting_depth) FailNestedTooDeep();
       ++pos_;
       ++nesting_;
       SkipSpace();
@@ -572,10 +572,24 @@ class EbnfParser {
       --nesting_;
       if (Peek() != ')') {
         pos_ = open;
-        Fail("unbalanced '(': no matching ')'");
+        FailUnbalancedGroup();
       }
       ++pos_;
       return inner;
+    }
+    return ParseAtom(c);
+  }
+
+  // A primary other than a group: a string, a class, '.', a builtin call or a rule reference.
+  XG_PARSER_OUT_OF_LINE int32_t ParseAtom(char c) {
+    if (c == '"' || c == '\'') return ParseString();
+    if (c == '[') return ParseClass();
+    if (c == '.') {
+      ++pos_;
+      Expr e;
+      e.kind = ExprKind::kCharClass;
+      e.ranges = {{0, kMaxCodepoint}};
+      return g_.Add(std::move(e));
     }
     if (IsNameStart(c)) {
       size_t name_pos = pos_;
@@ -599,6 +613,11 @@ class EbnfParser {
     if (c == ':') Fail("unexpected '::=' (a rule name is missing before it)");
     Fail(std::string("unexpected character '") + EscapeBytes(std::string(1, c)) + "'");
   }
+
+  [[noreturn]] XG_PARSER_OUT_OF_LINE void FailNestedTooDeep() const {
+    Fail("groups nest more than " + std::to_string(limits_.max_nesting_depth) + " deep (Limits.max_nesting_depth)");
+  }
+  [[noreturn]] XG_PARSER_OUT_OF_LINE void FailUnbalancedGroup() const { Fail("unbalanced '(': no matching ')'"); }
 
   uint32_t ParseHex(int n) {
     uint32_t v = 0;

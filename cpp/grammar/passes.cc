@@ -12,7 +12,7 @@ namespace xg {
 namespace {
 
 // The names of a grammar's rules, for choosing fresh ones: a pass that adds many rules must not scan every rule
-// per candidate name (Grammar::FindRule), which made lifting a 100-item AnyOrder quadratic in the grammar's size.
+// per candidate name (Grammar::FindRule), or lifting an AnyOrder of n items costs n^2 times the grammar's size.
 class RuleNameSet {
  public:
   explicit RuleNameSet(const Grammar& g) {
