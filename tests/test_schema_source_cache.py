@@ -98,3 +98,32 @@ def test_clear_cache_drops_source_entries(tok, conversions):
     assert len(conversions) == 2
     assert c.get_cache_size_bytes() == sum(c.cache_info()["grammar_entry_sizes"]) + \
         sum(c.cache_info()["rule_entry_sizes"]) + c.cache_info()["structure_bytes"]
+
+
+@pytest.mark.parametrize("schema", [NATIVE_SCHEMA, SCHEMA], ids=["native", "python_front_end"])
+@pytest.mark.parametrize("options", [{}, {"any_whitespace": False, "max_whitespace_cnt": 2, "any_order": True},
+                                     {"strict_mode": False, "plain_integers": False, "enforce_formats": False}],
+                         ids=["defaults", "layout", "modes"])
+def test_text_first_then_dict_share_one_entry(tok, conversions, schema, options):
+    # JSON text with the default layout takes a short path of its own; its cache key must be the general path's.
+    c = xgr.GrammarCompiler(tok)
+    g1 = c.compile_json_schema(json.dumps(schema, ensure_ascii=False), **options)
+    g2 = c.compile_json_schema(schema, **options)
+    g3 = c.compile_json_schema(json.dumps(schema, ensure_ascii=False), **options)
+    assert len(conversions) == (0 if schema is NATIVE_SCHEMA else 1)  # the native front end is not asked twice
+    assert g1._handle is g2._handle is g3._handle
+    assert (c.cache_info()["grammar_hits"], c.cache_info()["grammar_misses"]) == (2, 1)
+
+
+def test_odd_option_values_take_the_general_path(tok):
+    c = xgr.GrammarCompiler(tok)
+    text = json.dumps(NATIVE_SCHEMA)
+    # An unhashable flag value: the short path cannot key it; the general path compiles it as its truth value.
+    g = c.compile_json_schema(text, any_whitespace=[1])
+    assert g._handle is c.compile_json_schema(text, any_whitespace=[1])._handle
+    assert g._handle is not c.compile_json_schema(text)._handle  # other options text: its own entry
+
+
+def test_text_that_is_not_utf8_encodable_gets_the_front_ends_error(tok):
+    with pytest.raises(ValueError, match="surrogate"):
+        xgr.GrammarCompiler(tok).compile_json_schema('{"const": "\ud800"}')

@@ -33,7 +33,8 @@ int64_t CodePointCount(const Expr& e) {
   return e.negated ? 0x110000 - n : n;
 }
 
-void ForEachRef(const Grammar& g, int32_t id, const std::function<void(int32_t)>& f) {
+template <typename F>
+void ForEachRef(const Grammar& g, int32_t id, F& f) {
   const Expr& e = g.exprs[id];
   if (e.kind == ExprKind::kRuleRef) f(e.rule);
   for (int32_t c : e.children) ForEachRef(g, c, f);
@@ -152,8 +153,13 @@ std::vector<uint8_t> RuleNullable(const Grammar& g) {
 }  // namespace
 
 void CompressRepetitions(Grammar* g, int32_t unroll_limit) {
-  std::vector<uint8_t> nullable = RuleNullable(*g);
   auto big = [&](const Expr& e) { return e.min > unroll_limit || e.max > unroll_limit; };
+  // Most grammars have no large count: the nullability fixpoint and the name set below would be their whole cost.
+  if (std::none_of(g->exprs.begin(), g->exprs.end(),
+                   [&](const Expr& e) { return e.kind == ExprKind::kRepeat && big(e); })) {
+    return;
+  }
+  std::vector<uint8_t> nullable = RuleNullable(*g);
   int32_t serial = 0;
   RuleNameSet taken(*g);
   auto fresh_name = [&](const std::string& base) {
@@ -232,6 +238,9 @@ void CompressRepetitions(Grammar* g, int32_t unroll_limit) {
 }
 
 void LiftAnyOrder(Grammar* g) {
+  if (std::none_of(g->exprs.begin(), g->exprs.end(), [](const Expr& e) { return e.kind == ExprKind::kAnyOrder; })) {
+    return;  // as in CompressRepetitions: nothing to lift, nothing to set up
+  }
   std::vector<uint8_t> nullable = RuleNullable(*g);
   auto is_empty = [&](int32_t id) {
     const Expr& e = g->exprs[id];
@@ -381,10 +390,12 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
                    g->rules[r].lookahead < 0 && size <= max_inline_nodes && !wide[r];
   };
   std::vector<std::vector<int32_t>> callees(n);
-  for (size_t r = 0; r < n; ++r)
-    ForEachRef(*g, g->rules[r].body, [&](int32_t t) {
+  for (size_t r = 0; r < n; ++r) {
+    auto add = [&](int32_t t) {
       if (!breaker[t]) callees[r].push_back(t);
-    });
+    };
+    ForEachRef(*g, g->rules[r].body, add);
+  }
   std::vector<uint8_t> visited(n, 0);
   std::vector<std::pair<int32_t, size_t>> call;  // (rule, next callee to visit)
   for (size_t start = 0; start < n; ++start) {

@@ -47,15 +47,15 @@ void Check(const JsonValue& s, int draft, bool is_root) {
   if (s.is_bool()) return;
   if (!s.is_object()) Stop("a schema that is neither an object nor a boolean");
   for (const auto& [kw, v] : s.members) {
-    if (!IsRecognised(kw) || kNoConstraint.count(kw)) continue;
+    if (!IsRecognised(kw) || IsNoConstraint(kw)) continue;
     if (kw == "$schema" && is_root && !KnownDialect(v)) Stop("'$schema' naming an unknown dialect");
     if (kw == "$schema" || kw == "$id" || kw == "id") continue;  // identifiers: References decides
-    if (!kHandled.count(kw)) Stop("keyword '" + kw + "'");
+    if (!IsHandled(kw)) Stop("keyword '" + kw + "'");
     if (kw == "type") {
-      bool names = v.is_string() ? kTypes.count(v.text) > 0
+      bool names = v.is_string() ? IsTypeName(v.text)
                                  : v.is_array() && !v.items.empty() &&
                                        std::all_of(v.items.begin(), v.items.end(), [](const JsonValue& t) {
-                                         return t.is_string() && kTypes.count(t.text) > 0;
+                                         return t.is_string() && IsTypeName(t.text);
                                        });
       if (!names) Stop("'type' other than a type name or a non-empty array of them");
     } else if (kw == "properties") {

@@ -138,7 +138,7 @@ std::vector<const JsonValue*> SchemaMerger::Negate(const JsonValue* schema) {
   // The keywords that constrain (a sorted set, as the Python front end iterates sorted(keys)).
   std::vector<std::string> keys;
   for (const auto& [kw, _] : inner->members) {
-    if (kw != "format" && !kAnnotations.count(kw)) keys.push_back(kw);
+    if (kw != "format" && !IsAnnotationKeyword(kw)) keys.push_back(kw);
   }
   if (draft_ < 2019 && inner->Find("$ref")) keys = {"$ref"};
   if (draft_ < 2019) {

@@ -138,7 +138,7 @@ class Converter {
       else if (kw == "oneOf") one_of = &v;
       else if (kw == "type") type = &v;
       if (kw == "enum" || kw == "const") values = true;
-      if (!kNoConstraint.count(kw)) constrained = true;
+      if (!IsNoConstraint(kw)) constrained = true;
     }
     if (const JsonValue* ref = s.Find("$ref")) {
       // From draft 2019-09 the siblings of $ref are conjuncts: allOf [{"$ref": ...}, siblings] (_visit_ref).
@@ -247,7 +247,7 @@ class Converter {
     std::vector<Conjunct> out;
     std::unordered_set<Conjunct, ConjunctHash> have;
     bool own = std::any_of(s->members.begin(), s->members.end(), [&](const auto& m) {
-      return m.first != "allOf" && !kAnnotations.count(m.first);
+      return m.first != "allOf" && !IsAnnotationKeyword(m.first);
     });
     if (own) {
       out.push_back({s, id, true});
@@ -376,7 +376,7 @@ class Converter {
     JsonValue own;
     own.kind = JsonValue::Kind::kObject;
     for (const auto& [kw, v] : c.node->members) {
-      if (kw != "allOf" && !kAnnotations.count(kw)) own.members.emplace_back(kw, merger_.Share(v));
+      if (kw != "allOf" && !IsAnnotationKeyword(kw)) own.members.emplace_back(kw, merger_.Share(v));
     }
     return merger_.Make(std::move(own));
   }
@@ -558,7 +558,7 @@ class Converter {
     const JsonValue* rest = Without(s, {"enum", "const"}, false);
     bool type_only = true;  // no sibling but `type` constrains (annotations aside)
     for (const auto& [kw, v] : rest->members) {
-      if (kw != "type" && (!kAnnotations.count(kw) || (kw == "format" && enforce_formats_))) type_only = false;
+      if (kw != "type" && (!IsAnnotationKeyword(kw) || (kw == "format" && enforce_formats_))) type_only = false;
     }
     if (!type_only) validator_.Require(*rest);
     std::vector<std::string> options;
@@ -1147,14 +1147,9 @@ class Converter {
       out.push_back(NamesDfa({}));
       return out;
     }
-    static const std::unordered_set<std::string_view> kNotForStrings = {
-        "properties", "required", "additionalProperties", "dependentRequired", "minProperties", "maxProperties",
-        "patternProperties", "propertyNames", "items", "prefixItems", "additionalItems", "minItems", "maxItems",
-        "contains", "minContains", "maxContains", "uniqueItems", "minimum", "maximum", "exclusiveMinimum",
-        "exclusiveMaximum", "multipleOf"};
     sub = merger_.Strip(sub);
     for (const auto& [kw, v] : sub->members) {
-      if (kAnnotations.count(kw) || kNotForStrings.count(kw)) continue;
+      if (IsAnnotationKeyword(kw) || IsNotForStrings(kw)) continue;
       if (kw == "type") {
         bool string = v.is_string() ? v.text == "string"
                                     : std::any_of(v.items.begin(), v.items.end(),

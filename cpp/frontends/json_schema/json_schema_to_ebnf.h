@@ -54,6 +54,6 @@ std::string JsonLexicalRulesEbnf(const JsonSchemaOptions& options);
 
 // The keywords the Python front end recognises (every other keyword is an annotation); a test checks that the
 // two lists agree.
-const std::vector<std::string_view>& RecognisedKeywords();
+std::vector<std::string_view> RecognisedKeywords();
 
 }  // namespace xg::json_schema

@@ -7,48 +7,118 @@
 
 namespace xg::json_schema {
 
-const std::vector<std::string_view> kRecognised = {
-    "$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef", "$id", "$recursiveAnchor", "$recursiveRef",
-    "$ref", "$schema", "$vocabulary", "additionalItems", "additionalProperties", "allOf", "anyOf", "const",
-    "contains", "contentEncoding", "contentMediaType", "contentSchema", "default", "definitions", "dependencies",
-    "dependentRequired", "dependentSchemas", "deprecated", "description", "else", "enum", "examples",
-    "exclusiveMaximum", "exclusiveMinimum", "format", "id", "if", "items", "maxContains", "maxItems", "maxLength",
-    "maxProperties", "maximum", "minContains", "minItems", "minLength", "minProperties", "minimum", "multipleOf",
-    "not", "oneOf", "pattern", "patternProperties", "prefixItems", "properties", "propertyNames", "readOnly",
-    "required", "then", "title", "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems", "writeOnly",
-    "x-xg2jax-absent", "x-xg2jax-contains-all", "x-xg2jax-non-integral", "x-xg2jax-not-multiple-of",
-    "x-xg2jax-not-patterns", "x-xg2jax-not-strings", "x-xg2jax-some-member"};
+namespace {
 
-// Keywords that never constrain an instance (NO_CONSTRAINT).
-const std::unordered_set<std::string_view> kNoConstraint = {"title",    "description", "default",  "examples",
-                                                            "$comment", "deprecated",  "readOnly", "writeOnly"};
-// `$schema` (a known dialect at the root), `$id`, `id`, `$defs` and `definitions` are no annotations of
-// NO_CONSTRAINT's kind, so a schema holding them is visited as the Python front end visits it (e.g. not as
-// `true` when it has no `type`); identifiers matter only to references (see References).
-const std::unordered_set<std::string_view> kHandled = {
-    "type",     "properties", "required",    "additionalProperties", "items", "enum",  "const", "anyOf",
-    "minLength", "maxLength", "minItems",    "maxItems",             "$ref",  "$defs", "definitions",
-    "$id",       "id",        "$schema",     "pattern",              "format", "minimum", "maximum",
-    "exclusiveMinimum", "exclusiveMaximum", "oneOf", "allOf", "patternProperties",
-    "prefixItems", "additionalItems", "minProperties", "maxProperties", "dependentRequired",
-    "dependencies", "not", "uniqueItems", "if", "then", "else", "dependentSchemas", "propertyNames", "contains", "minContains", "maxContains"};
-// The Python front end's ANNOTATIONS: keywords that are not constraints of their own schema object (a `$ref`
-// with only these beside it is a bare reference).
-const std::unordered_set<std::string_view> kAnnotations = {
-    "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema",
-    "$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$vocabulary", "contentMediaType",
-    "contentEncoding", "contentSchema", "format"};
-// Keywords whose values are JSON values, never schemas (the resource walk does not look inside them).
-const std::unordered_set<std::string_view> kValueKeywords = {"const", "enum", "default", "examples"};
-const std::unordered_set<std::string_view> kSchemaMaps = {"properties",       "patternProperties", "$defs",
-                                                          "definitions",      "dependentSchemas",  "dependencies"};
-const std::unordered_set<std::string_view> kTypes = {"object",  "array",   "string", "integer",
-                                                     "number", "boolean", "null"};
+constexpr uint8_t R = 0;  // recognised, nothing more
+constexpr uint8_t N = kw::kNoConstraint | kw::kAnnotation;  // NO_CONSTRAINT (all of them are annotations too)
 
+struct KeywordRow {
+  std::string_view name;
+  uint8_t flags;
+};
 
-bool IsRecognised(std::string_view kw) {
-  static const std::unordered_set<std::string_view> set(kRecognised.begin(), kRecognised.end());
-  return set.count(kw) > 0;
+// The Python front end's recognised keywords (_common._RECOGNISED) and what each is. One table instead of a set
+// per property: a conversion asks about every member of every schema object, and one binary search over a small
+// array (sorted by length first, see Rows) touches a few cache lines where a hash set's lookup chased pointers
+// through cold memory.
+constexpr KeywordRow kRows[] = {
+    {"$anchor", kw::kAnnotation},
+    {"$comment", N},
+    {"$defs", kw::kHandled | kw::kAnnotation | kw::kSchemaMap},
+    {"$dynamicAnchor", kw::kAnnotation},
+    {"$dynamicRef", R},
+    {"$id", kw::kHandled | kw::kAnnotation},
+    {"$recursiveAnchor", R},
+    {"$recursiveRef", R},
+    {"$ref", kw::kHandled},
+    {"$schema", kw::kHandled | kw::kAnnotation},
+    {"$vocabulary", kw::kAnnotation},
+    {"additionalItems", kw::kHandled | kw::kNotForStrings},
+    {"additionalProperties", kw::kHandled | kw::kNotForStrings},
+    {"allOf", kw::kHandled},
+    {"anyOf", kw::kHandled},
+    {"const", kw::kHandled | kw::kValue},
+    {"contains", kw::kHandled | kw::kNotForStrings},
+    {"contentEncoding", kw::kAnnotation},
+    {"contentMediaType", kw::kAnnotation},
+    {"contentSchema", kw::kAnnotation},
+    {"default", N | kw::kValue},
+    {"definitions", kw::kHandled | kw::kAnnotation | kw::kSchemaMap},
+    {"dependencies", kw::kHandled | kw::kSchemaMap},
+    {"dependentRequired", kw::kHandled | kw::kNotForStrings},
+    {"dependentSchemas", kw::kHandled | kw::kSchemaMap},
+    {"deprecated", N},
+    {"description", N},
+    {"else", kw::kHandled},
+    {"enum", kw::kHandled | kw::kValue},
+    {"examples", N | kw::kValue},
+    {"exclusiveMaximum", kw::kHandled | kw::kNotForStrings},
+    {"exclusiveMinimum", kw::kHandled | kw::kNotForStrings},
+    {"format", kw::kHandled | kw::kAnnotation},
+    {"id", kw::kHandled | kw::kAnnotation},
+    {"if", kw::kHandled},
+    {"items", kw::kHandled | kw::kNotForStrings},
+    {"maxContains", kw::kHandled | kw::kNotForStrings},
+    {"maxItems", kw::kHandled | kw::kNotForStrings},
+    {"maxLength", kw::kHandled},
+    {"maxProperties", kw::kHandled | kw::kNotForStrings},
+    {"maximum", kw::kHandled | kw::kNotForStrings},
+    {"minContains", kw::kHandled | kw::kNotForStrings},
+    {"minItems", kw::kHandled | kw::kNotForStrings},
+    {"minLength", kw::kHandled},
+    {"minProperties", kw::kHandled | kw::kNotForStrings},
+    {"minimum", kw::kHandled | kw::kNotForStrings},
+    {"multipleOf", kw::kNotForStrings},
+    {"not", kw::kHandled},
+    {"oneOf", kw::kHandled},
+    {"pattern", kw::kHandled},
+    {"patternProperties", kw::kHandled | kw::kSchemaMap | kw::kNotForStrings},
+    {"prefixItems", kw::kHandled | kw::kNotForStrings},
+    {"properties", kw::kHandled | kw::kSchemaMap | kw::kNotForStrings},
+    {"propertyNames", kw::kHandled | kw::kNotForStrings},
+    {"readOnly", N},
+    {"required", kw::kHandled | kw::kNotForStrings},
+    {"then", kw::kHandled},
+    {"title", N},
+    {"type", kw::kHandled},
+    {"unevaluatedItems", R},
+    {"unevaluatedProperties", R},
+    {"uniqueItems", kw::kHandled | kw::kNotForStrings},
+    {"writeOnly", N},
+    {"x-xg2jax-absent", R},
+    {"x-xg2jax-contains-all", R},
+    {"x-xg2jax-non-integral", R},
+    {"x-xg2jax-not-multiple-of", R},
+    {"x-xg2jax-not-patterns", R},
+    {"x-xg2jax-not-strings", R},
+    {"x-xg2jax-some-member", R},
+};
+
+bool ShorterOrBefore(std::string_view a, std::string_view b) {
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
+}
+
+// kRows sorted by (length, text): a comparison with a keyword of another length does not read its text.
+const std::vector<KeywordRow>& Rows() {
+  static const std::vector<KeywordRow> rows = [] {
+    std::vector<KeywordRow> r(std::begin(kRows), std::end(kRows));
+    std::sort(r.begin(), r.end(), [](const KeywordRow& a, const KeywordRow& b) { return ShorterOrBefore(a.name, b.name); });
+    return r;
+  }();
+  return rows;
+}
+
+}  // namespace
+
+int KeywordFlags(std::string_view keyword) {
+  const std::vector<KeywordRow>& rows = Rows();
+  auto it = std::lower_bound(rows.begin(), rows.end(), keyword,
+                             [](const KeywordRow& row, std::string_view k) { return ShorterOrBefore(row.name, k); });
+  return it != rows.end() && it->name == keyword ? (it->flags | kw::kRecognised) : 0;
+}
+
+bool IsTypeName(std::string_view name) {
+  return std::any_of(std::begin(kTypeNames), std::end(kTypeNames), [&](const char* t) { return name == t; });
 }
 
 [[noreturn]] void Stop(std::string why) { throw NotHandled{std::move(why)}; }
@@ -104,6 +174,10 @@ std::string JsonType(const JsonValue& v) {
   return "null";
 }
 
-const std::vector<std::string_view>& RecognisedKeywords() { return kRecognised; }
+std::vector<std::string_view> RecognisedKeywords() {
+  std::vector<std::string_view> out;
+  for (const KeywordRow& row : kRows) out.push_back(row.name);
+  return out;
+}
 
 }  // namespace xg::json_schema

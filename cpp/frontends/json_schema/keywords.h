@@ -50,27 +50,34 @@ constexpr const char* kNotPatterns = "x-xg2jax-not-patterns";  // strings in whi
 constexpr const char* kUnvisitedInternal[] = {"x-xg2jax-some-member", "x-xg2jax-not-multiple-of",
                                               "x-xg2jax-contains-all"};
 
-// The Python front end's recognised keywords (_common._RECOGNISED): every other keyword is an annotation.
-extern const std::vector<std::string_view> kRecognised;
-// Keywords that never constrain an instance (NO_CONSTRAINT).
-extern const std::unordered_set<std::string_view> kNoConstraint;
-// The keywords this front end handles (Check stops at any other recognised one).
-extern const std::unordered_set<std::string_view> kHandled;
-// The Python front end's ANNOTATIONS: keywords that are not constraints of their own schema object (a `$ref`
-// with only these beside it is a bare reference).
-extern const std::unordered_set<std::string_view> kAnnotations;
-// Keywords whose values are JSON values, never schemas (the resource walk does not look inside them).
-extern const std::unordered_set<std::string_view> kValueKeywords;
-// Keywords whose value maps names to schemas (_resources.SCHEMA_MAPS).
-extern const std::unordered_set<std::string_view> kSchemaMaps;
-// The JSON Schema type names; kTypeNames in the Python front end's order (_common.TYPES).
-extern const std::unordered_set<std::string_view> kTypes;
+// What a keyword is to the front ends, as flags of KeywordFlags.
+namespace kw {
+enum : int {
+  kRecognised = 1,      // the Python front end's recognised keywords (_common._RECOGNISED); others are annotations
+  kNoConstraint = 2,    // never constrains an instance (NO_CONSTRAINT)
+  kHandled = 4,         // handled by this front end (Check stops at any other recognised one)
+  kAnnotation = 8,      // ANNOTATIONS: no constraint of its own schema object (a `$ref` with only these beside it
+                        // is a bare reference)
+  kValue = 16,          // its value is a JSON value, never a schema (the resource walk does not look inside it)
+  kSchemaMap = 32,      // its value maps names to schemas (_resources.SCHEMA_MAPS)
+  kNotForStrings = 64,  // constrains no string (_patterns._NOT_FOR_STRINGS)
+};
+}  // namespace kw
+// The kw:: flags of a keyword; 0 for one the front ends do not recognise.
+int KeywordFlags(std::string_view keyword);
+inline bool IsRecognised(std::string_view k) { return KeywordFlags(k) != 0; }
+inline bool IsNoConstraint(std::string_view k) { return (KeywordFlags(k) & kw::kNoConstraint) != 0; }
+inline bool IsHandled(std::string_view k) { return (KeywordFlags(k) & kw::kHandled) != 0; }
+inline bool IsAnnotationKeyword(std::string_view k) { return (KeywordFlags(k) & kw::kAnnotation) != 0; }
+inline bool IsValueKeyword(std::string_view k) { return (KeywordFlags(k) & kw::kValue) != 0; }
+inline bool IsSchemaMap(std::string_view k) { return (KeywordFlags(k) & kw::kSchemaMap) != 0; }
+inline bool IsNotForStrings(std::string_view k) { return (KeywordFlags(k) & kw::kNotForStrings) != 0; }
+// The JSON Schema type names, in the Python front end's order (_common.TYPES).
 inline constexpr const char* kTypeNames[] = {"object", "array", "string", "integer", "number", "boolean", "null"};
-
-bool IsRecognised(std::string_view kw);
-// Whether kw does not constrain its own schema object (kAnnotations; with formats enforced, `format` does).
-inline bool IsAnnotation(std::string_view kw, bool enforce_formats) {
-  return kAnnotations.count(kw) > 0 && !(enforce_formats && kw == "format");
+bool IsTypeName(std::string_view name);
+// Whether kw does not constrain its own schema object (an annotation; with formats enforced, `format` does).
+inline bool IsAnnotation(std::string_view k, bool enforce_formats) {
+  return IsAnnotationKeyword(k) && !(enforce_formats && k == "format");
 }
 [[noreturn]] void Stop(std::string why);
 // A plain JSON integer literal (-?(0|[1-9][0-9]*)) of a size Python reads exactly.

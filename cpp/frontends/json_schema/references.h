@@ -118,8 +118,8 @@ class References {
         if (!Resolve(x.text).second) Stop("a '$ref' that points to nothing");
         continue;
       }
-      if (kValueKeywords.count(kw)) continue;
-      if (kSchemaMaps.count(kw) && x.is_object()) {  // name -> schema: the names are no keywords
+      if (IsValueKeyword(kw)) continue;
+      if (IsSchemaMap(kw) && x.is_object()) {  // name -> schema: the names are no keywords
         for (const auto& m : x.members) Walk(m.second);
         continue;
       }

@@ -67,7 +67,7 @@ void ValueValidator::RequireAt(const JsonValue& root, std::unordered_set<std::st
         if (enforce_formats_ && v.is_string() && FindStringFormat(v.text)) Stop("'format' next to 'enum' / 'const'");
         continue;
       }
-      if (!IsRecognised(kw) || kAnnotations.count(kw)) continue;
+      if (!IsRecognised(kw) || IsAnnotationKeyword(kw)) continue;
       if (!kValidated.count(kw)) Stop("'" + kw + "' next to 'enum' / 'const'");
       if (kw == "$ref") {
         auto [key, node] = refs_.Resolve(v.text);
