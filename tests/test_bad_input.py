@@ -95,8 +95,8 @@ SYNTAX_ERRORS = [
     # unsupported xgrammar features
     # Only xgrammar's builtin names are calls; any other `name(` is a reference followed by a group.
     ("builtin_unknown", 'root ::= Foo("x")', "undefined rule 'Foo'", (1, 10)),
-    ("builtin_tag_dispatch", 'root ::= TagDispatch(("a", b))\nb ::= "b"', "builtin 'TagDispatch(...)' is not supported",
-     (1, 10)),
+    ("tag_dispatch_exclude_prefix", 'root ::= TagDispatch(("abc", b), excludes=("ab"))\nb ::= "b"',
+     'the exclude "ab" is a prefix of the trigger "abc" of TagDispatch(...)', (1, 44)),
     # Regex("...") is supported (tests/test_regex.py); its other arguments and bad patterns are errors.
     ("builtin_regex_flag", 'root ::= Regex("[a-z]+", flags="m")', "Regex(...) flag 'm' is not supported", (1, 32)),
     ("builtin_regex_bad_pattern", 'root ::= Regex("a(?=b)")',

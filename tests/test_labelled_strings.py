@@ -53,10 +53,6 @@ class LabelException:
 
 
 EXCEPTIONS: tuple[LabelException, ...] = (
-    LabelException(
-        "xgrammar builtin TagDispatch(...)", r"\bTagDispatch\(",
-        "xgrammar builtin TagDispatch(...) is not supported yet (README: EBNF dialect)",
-        "unsupported", "builtin 'TagDispatch(...)' is not supported"),
     # Regex("pattern", json_string=..., search=..., flags=...) is supported, a leading (?i) / (?s) too; lookahead
     # is not.
     LabelException(
@@ -342,7 +338,7 @@ def test_exception_table_entries_are_all_used():
 
 
 def test_classify_patterns():
-    assert classify('root ::= TagDispatch(("a", b))').name.endswith("TagDispatch(...)")
+    assert classify('root ::= TagDispatch(("a", b))') is None  # supported
     assert classify('root ::= r\nr[lazy] ::= "a"').name.startswith("xgrammar rule attributes")
     assert classify('root ::= a [0-9]\na ::= "x"') is None  # a char class after a rule ref is no attribute
     assert classify('root ::= [a-z]+') is None

@@ -19,8 +19,8 @@ tokens the mask equals the one recorded at that point) and ``reset`` (the initia
 Default run: every grammar on GPT-2 (full oracle every 10th step) plus a few on Gemma 3 and on Qwen2
 (masks built eagerly). The full requirement (every grammar, 240 steps, full oracle every 4th step,
 on Gemma 3 and Qwen2) is marked ``slow``. ``Regex(...)`` grammars run on GPT-2 (the large-repetition ones also
-in the slow run); those that raise an explicit "not supported" (regex flags, lookaround) are left out, as are
-grammars with TagDispatch, Substring or rule attributes until they are supported; a grammar in the supported
+in the slow run); those that raise an explicit "not supported" (regex flags, lookaround, rule attributes) are
+left out; a grammar in the supported
 dialect that fails to compile fails its test (a parser bug, reported as such).
 Any disagreement fails the test with a repro: grammar, vocabulary, the tokens accepted so far, the
 token id and its bytes, mask bit vs oracle bit vs ``fork().accept_token``.
@@ -48,7 +48,7 @@ EBNF_CASES = DATA / "xgrammar-tests" / "ebnf_cases.json"
 GBNF_DIR = DATA / "llama-cpp-grammars" / "grammars"
 
 # Builtins and rule attributes this version does not support (the grammar is skipped, by rule).
-UNSUPPORTED_MARKERS = ("TagDispatch(",)
+UNSUPPORTED_MARKERS: tuple[str, ...] = ()
 
 
 # ------------------------------------------------------------------------------------------------

@@ -184,6 +184,112 @@ class EbnfParser {
     return g_.Add(std::move(node));
   }
 
+  // xgrammar's `TagDispatch(("trigger", rule), ..., loop_after_dispatch=true, excludes=("x", ...))` (grammar.h):
+  // free text in which each trigger, wherever it completes, dispatches to its rule; an exclude may not occur in
+  // the free text. Pairs come first; the named arguments follow, each at most once, in any order.
+  int32_t ParseTagDispatchCall() {
+    const size_t open = pos_;
+    ++pos_;  // '('
+    std::vector<int32_t> pairs, excludes;
+    std::vector<std::string> triggers;
+    std::vector<std::pair<std::string, size_t>> exclude_texts;  // (text, where written)
+    bool loop = true, loop_seen = false, excludes_seen = false;
+    SkipSpace();
+    while (Peek() != ')') {
+      if (AtEnd()) {
+        pos_ = open;
+        Fail("unbalanced '(' in TagDispatch(...): no matching ')'");
+      }
+      if (TakeKeyword("loop_after_dispatch")) {
+        if (loop_seen) Fail("TagDispatch(...) takes loop_after_dispatch= once");
+        loop_seen = true;
+        if (s_.compare(pos_, 4, "true") == 0 && !IsNameChar(Peek(4))) {
+          loop = true, pos_ += 4;
+        } else if (s_.compare(pos_, 5, "false") == 0 && !IsNameChar(Peek(5))) {
+          loop = false, pos_ += 5;
+        } else {
+          Fail("loop_after_dispatch= takes true or false");
+        }
+        EndArgument("TagDispatch");
+        continue;
+      }
+      if (TakeKeyword("excludes")) {
+        if (excludes_seen) Fail("TagDispatch(...) takes excludes= once");
+        excludes_seen = true;
+        if (Peek() != '(') Fail("excludes= takes a tuple of strings, as in excludes=(\"</answer>\", \"\\n\\n\")");
+        ++pos_;
+        SkipSpace();
+        while (Peek() != ')') {
+          if (Peek() != '"' && Peek() != '\'') Fail("excludes= takes non-empty string literals");
+          const size_t at = pos_;
+          std::string text = ParseStringLiteral(nullptr);
+          if (text.empty()) {
+            pos_ = at;
+            Fail("an exclude of TagDispatch(...) must not be empty");
+          }
+          exclude_texts.push_back({std::move(text), at});
+          EndArgument("excludes=");
+        }
+        ++pos_;
+        EndArgument("TagDispatch");
+        continue;
+      }
+      if (loop_seen || excludes_seen) Fail("TagDispatch(...) takes its (trigger, rule) pairs before loop_after_dispatch= and excludes=");
+      if (IsNameStart(Peek())) {
+        const size_t at = pos_;
+        const std::string name(NameView());
+        pos_ = at;
+        Fail("unknown argument '" + name + "' of TagDispatch(...): it takes (\"trigger\", rule) pairs, "
+             "loop_after_dispatch= and excludes=");
+      }
+      if (Peek() != '(') Fail("a tag of TagDispatch(...) is a pair (\"trigger\", rule)");
+      ++pos_;
+      SkipSpace();
+      if (Peek() != '"' && Peek() != '\'') Fail("the trigger of a TagDispatch(...) pair is a non-empty string literal");
+      const size_t trigger_at = pos_;
+      std::string trigger = ParseStringLiteral(nullptr);
+      if (trigger.empty()) {
+        pos_ = trigger_at;
+        Fail("the trigger of a TagDispatch(...) pair must not be empty");
+      }
+      SkipSpace();
+      if (Peek() != ',') Fail("a tag of TagDispatch(...) is a pair (\"trigger\", rule): expected ','");
+      ++pos_;
+      SkipSpace();
+      const size_t name_pos = pos_;
+      if (!IsNameStart(Peek())) Fail("the second item of a TagDispatch(...) pair is a rule name");
+      const std::string_view name = NameView();
+      Expr ref;
+      ref.kind = ExprKind::kRuleRef;
+      const int32_t ref_id = g_.Add(std::move(ref));
+      pending_refs_.push_back({ref_id, PendingRef{name, name_pos}});
+      SkipSpace();
+      if (Peek() != ')') Fail("a tag of TagDispatch(...) is a pair (\"trigger\", rule): expected ')'");
+      ++pos_;
+      pairs.push_back(g_.AddNode(ExprKind::kSequence, {g_.AddBytes(trigger), ref_id}));
+      triggers.push_back(std::move(trigger));
+      EndArgument("TagDispatch");
+    }
+    ++pos_;
+    for (const auto& [text, at] : exclude_texts) {
+      for (const std::string& t : triggers) {
+        if (t.compare(0, text.size(), text) == 0) {
+          pos_ = at;  // as xgrammar: such a trigger could never complete
+          Fail("the exclude \"" + EscapeBytes(text) + "\" is a prefix of the trigger \"" + EscapeBytes(t) +
+               "\" of TagDispatch(...)");
+        }
+      }
+      excludes.push_back(g_.AddBytes(text));
+    }
+    Expr node;
+    node.kind = ExprKind::kTagDispatch;
+    node.min = static_cast<int32_t>(pairs.size());
+    node.max = loop ? 1 : 0;
+    node.children = std::move(pairs);
+    node.children.insert(node.children.end(), excludes.begin(), excludes.end());
+    return g_.Add(std::move(node));
+  }
+
   // `name =` at pos_ (a builtin's keyword argument): consumes it and the space after, or returns false
   // and consumes nothing.
   bool TakeKeyword(const char* name) {
@@ -597,6 +703,7 @@ class EbnfParser {
       if (Peek() == '(' && name == "Regex") return ParseRegexCall();
       if (Peek() == '(' && name == "Substring") return ParseSubstringCall();
       if (Peek() == '(' && name == "AnyOrder") return ParseAnyOrderCall();
+      if (Peek() == '(' && name == "TagDispatch") return ParseTagDispatchCall();
       if (Peek() == '(' && IsBuiltinName(name)) {
         pos_ = name_pos;
         Fail("builtin '" + std::string(name) + "(...)' is not supported by this version of xg2jax");

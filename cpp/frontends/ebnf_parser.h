@@ -7,6 +7,8 @@
 //   primary   ::= STRING | CLASS | NAME | "(" choice ")" | "." | "Regex(" STRING ")"
 //               | "Substring(" STRING ("," STRING)* ")"
 //               | "AnyOrder(" arg ("," arg)* ")"       arg ::= choice | "separator=" choice
+//               | "TagDispatch(" ( "(" STRING "," NAME ")" "," )* named* ")"
+//                     named ::= "loop_after_dispatch=" ("true" | "false") | "excludes=(" STRING ("," STRING)* ")"
 //
 // Whitespace and newlines are insignificant; a rule ends where the next `NAME ::=` begins. `#`
 // starts a comment to the end of the line. Strings take \n \t \r \" \' \\ \xHH \uHHHH \UHHHHHHHH
@@ -15,7 +17,8 @@
 // (frontends/regex.h) after decoding the string's escapes; as in xgrammar, its `.` matches any code
 // point. `AnyOrder(a, b?, c*, separator=s)` is xg2jax's any-order construct (grammar.h): a exactly
 // once, b at most once, c any number of times, in any order, s between neighbours; a `?` or `*` on a
-// whole argument is its role. The other xgrammar builtins (TagDispatch, ...) are rejected. Errors are
+// whole argument is its role. `TagDispatch(...)` is xgrammar's (grammar.h); the other xgrammar builtins
+// (JSONSchema, ...) are rejected. Errors are
 // InputError with "line:column" and the offending line with a caret.
 #pragma once
 

@@ -10,6 +10,7 @@
 
 #include "automata/partition_refinement.h"
 #include "fsm/rule_dfa_cache.h"
+#include "fsm/tag_dispatch_dfa.h"
 #include "support/check.h"
 #include "support/limits.h"
 #include "support/sequence_interner.h"
@@ -178,6 +179,9 @@ class Nfa {
       }
       case ExprKind::kAnyOrder:
         XG_ICHECK(false) << "AnyOrder(...) must be a rule's whole body (LiftAnyOrder) and is built by GrammarFsm::Build";
+        return;
+      case ExprKind::kTagDispatch:
+        XG_ICHECK(false) << "TagDispatch(...) must be a rule's whole body (LiftTagDispatch) and is built by TagDispatchDfa";
     }
   }
 
@@ -234,6 +238,7 @@ void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std:
       for (uint8_t role : e.roles) out->Put(role);
       for (auto [i, j] : e.implies) out->Put((static_cast<int64_t>(i) << 32) | j);
       break;
+    case ExprKind::kTagDispatch: out->Put(e.min), out->Put(e.max); break;
     case ExprKind::kSequence:
     case ExprKind::kChoice: break;
   }
@@ -258,6 +263,9 @@ bool SameBody(const Grammar& g, int32_t a, int32_t b, const std::vector<int32_t>
       break;
     case ExprKind::kAnyOrder:
       if (x.roles != y.roles || x.implies != y.implies) return false;
+      break;
+    case ExprKind::kTagDispatch:
+      if (x.min != y.min || x.max != y.max) return false;
       break;
     case ExprKind::kSequence:
     case ExprKind::kChoice: break;
@@ -708,6 +716,12 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
       budget -= d.Size();
       XG_LIMIT_CHECK(budget > 0) << kDfaTooLarge;
       dfas[r] = std::move(d);
+      continue;
+    }
+    if (g.exprs[g.rules[r].body].kind == ExprKind::kTagDispatch) {  // its own automaton, over grammar rule ids
+      dfas[r] = TagDispatchDfa(g, g.rules[r].body, max_states);
+      budget -= dfas[r].Size();
+      XG_LIMIT_CHECK(budget > 0) << kDfaTooLarge;
       continue;
     }
     // The automaton over local references, from the cache or built (and then cached), then with

@@ -21,10 +21,13 @@
 // once-items the id of an interned set: fsm/any_order_sets.h), so there is no limit on the items.
 // Items and the separator must not match the empty string.
 //
-// Room for intrinsics: ExprKind values after kAnyOrder are reserved for constructs that are
-// evaluated by their own automata rather than lowered to plain FSM edges (TagDispatch with an
-// Aho-Corasick automaton). They arrive with their issues; until then the front ends never produce
-// them and the FSM builder rejects them.
+// Tag dispatch (xgrammar's TagDispatch): `TagDispatch(("t1", r1), ("t2", r2), loop_after_dispatch=true,
+// excludes=("x"))` matches free text in which, wherever a trigger t_i completes, the text must go on with its
+// rule r_i (a longer trigger extending the match may be taken instead); after r_i, free text again (loop) or
+// the end of the construct (no loop). No exclude may occur in the free text (inside r_i it may). The free text
+// is any bytes. Like AnyOrder it is a rule's whole body (LiftTagDispatch, passes.h), and the FSM builder gives
+// that rule the Aho-Corasick automaton of the triggers and excludes (automata/aho_corasick.h) with one rule edge
+// per trigger, so a free-text step costs the same with any number of tags.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +46,9 @@ enum class ExprKind : uint8_t {
   kChoice,     // one of the children
   kRepeat,     // child repeated min..max times (max == kUnbounded for no upper bound)
   kAnyOrder,   // children[0] the separator (kEmpty: none), then the items; roles[i] for item i
-  // Reserved for intrinsics (see file comment): kTagDispatch.
+  // children[0..min): kSequence(kBytes trigger, kRuleRef rule) per tag; children[min..): kBytes excludes;
+  // max: 1 to loop after a dispatch, 0 to end there. Always a rule's whole body after LiftTagDispatch.
+  kTagDispatch,
 };
 
 struct Expr {
@@ -54,7 +59,7 @@ struct Expr {
   bool negated = false;                               // kCharClass
   int32_t rule = -1;                                  // kRuleRef
   std::vector<int32_t> children;                      // kSequence, kChoice, kRepeat (one child), kAnyOrder
-  int32_t min = 0, max = kUnbounded;                  // kRepeat
+  int32_t min = 0, max = kUnbounded;                  // kRepeat; kTagDispatch (see ExprKind)
   std::vector<uint8_t> roles;                         // kAnyOrder: one AnyOrderRole per item
   // kAnyOrder: (i, j) for "once item i is read, item j must be read too" (0-based item indices, both
   // not repeated; JSON Schema's dependentRequired), sorted.

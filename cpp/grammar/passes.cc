@@ -136,6 +136,7 @@ bool ExprNullable(const Grammar& g, int32_t id, const std::vector<uint8_t>& rule
       for (uint8_t role : e.roles)
         if (role == kAnyOrderOnce) return false;
       return true;
+    case ExprKind::kTagDispatch: return true;  // empty free text
   }
   return true;
 }
@@ -301,6 +302,37 @@ void LiftAnyOrder(Grammar* g) {
   }
 }
 
+void LiftTagDispatch(Grammar* g) {
+  if (std::none_of(g->exprs.begin(), g->exprs.end(), [](const Expr& e) { return e.kind == ExprKind::kTagDispatch; })) {
+    return;
+  }
+  RuleNameSet taken(*g);
+  int serial = 0;
+  // Post-order by index (a lifted node's children are rule references and literals: nothing below to lift).
+  auto visit = [&](auto&& self, int32_t id, int32_t rule, bool is_body, bool in_lookahead) -> void {
+    for (size_t i = 0; i < g->exprs[id].children.size(); ++i) self(self, g->exprs[id].children[i], rule, false, in_lookahead);
+    if (g->exprs[id].kind != ExprKind::kTagDispatch || is_body) return;
+    XG_USER_CHECK(!in_lookahead) << "TagDispatch(...) is not allowed in the lookahead of rule '" << g->rules[rule].name << "'";
+    std::string name;
+    do name = g->rules[rule].name + "_tag_dispatch" + std::to_string(serial++);
+    while (taken.Has(name));
+    taken.Add(name);
+    Rule lifted;
+    lifted.name = std::move(name);
+    lifted.body = g->Add(g->exprs[id]);
+    g->rules.push_back(std::move(lifted));
+    Expr ref;
+    ref.kind = ExprKind::kRuleRef;
+    ref.rule = static_cast<int32_t>(g->rules.size() - 1);
+    g->exprs[id] = std::move(ref);
+  };
+  const size_t n = g->rules.size();
+  for (size_t r = 0; r < n; ++r) {
+    visit(visit, g->rules[r].body, static_cast<int32_t>(r), true, false);
+    if (g->rules[r].lookahead >= 0) visit(visit, g->rules[r].lookahead, static_cast<int32_t>(r), false, true);
+  }
+}
+
 void DropUnreachableRules(Grammar* g) {
   size_t n = g->rules.size();
   std::vector<bool> seen(n, false);
@@ -387,6 +419,7 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     has_wide_class[r] = facts.holds_wide_class;
     inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root &&
                    g->exprs[g->rules[r].body].kind != ExprKind::kAnyOrder &&
+                   g->exprs[g->rules[r].body].kind != ExprKind::kTagDispatch &&
                    g->rules[r].lookahead < 0 && size <= max_inline_nodes && !wide[r];
   };
   std::vector<std::vector<int32_t>> callees(n);
@@ -433,8 +466,8 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
       self(self, id, depth + 1);
       return;
     }
-    // An AnyOrder's items and separator stay rule references (LiftAnyOrder).
-    if (e.kind == ExprKind::kAnyOrder) return;
+    // An AnyOrder's items and separator, and a TagDispatch's rules, stay rule references.
+    if (e.kind == ExprKind::kAnyOrder || e.kind == ExprKind::kTagDispatch) return;
     for (size_t i = 0; i < g->exprs[id].children.size(); ++i) self(self, g->exprs[id].children[i], depth);
     if (depth < 64) done[id] = 1;  // (past the depth limit a reference may stay: visit again from higher up)
   };
@@ -462,6 +495,7 @@ void FuseBytes(Grammar* g) {
       if (fused[id]) return;
       fused[id] = 1;
     }
+    if (g->exprs[id].kind == ExprKind::kTagDispatch) return;  // its pairs keep their (trigger, rule) shape
     // By index: fusing a child may grow g->exprs, but never changes this node's children.
     for (size_t i = 0; i < g->exprs[id].children.size(); ++i) fuse(g->exprs[id].children[i]);
     Expr& e = g->exprs[id];
@@ -531,6 +565,7 @@ void FuseBytes(Grammar* g) {
 void NormalizeGrammar(Grammar* g) {
   DropUnreachableRules(g);
   LiftAnyOrder(g);
+  LiftTagDispatch(g);
   CompressRepetitions(g);
   InlineSmallRules(g);
   FuseBytes(g);

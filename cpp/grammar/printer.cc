@@ -92,6 +92,24 @@ void Print(const Grammar& g, int32_t id, int prec, std::string* out) {
       *out += ")";
       return;
     }
+    case ExprKind::kTagDispatch: {
+      *out += "TagDispatch(";
+      for (int32_t i = 0; i < e.min; ++i) {
+        const Expr& pair = g.exprs[e.children[i]];
+        *out += "(\"" + EscapeBytes(g.exprs[pair.children[0]].bytes) + "\", " + g.rules[g.exprs[pair.children[1]].rule].name +
+                "), ";
+      }
+      *out += e.max ? "loop_after_dispatch=true" : "loop_after_dispatch=false";
+      if (e.children.size() > static_cast<size_t>(e.min)) {
+        *out += ", excludes=(";
+        for (size_t i = e.min; i < e.children.size(); ++i) {
+          *out += (i > static_cast<size_t>(e.min) ? ", \"" : "\"") + EscapeBytes(g.exprs[e.children[i]].bytes) + "\"";
+        }
+        *out += ")";
+      }
+      *out += ")";
+      return;
+    }
     case ExprKind::kRepeat: {
       bool paren = prec > 2;
       if (paren) *out += "(";

@@ -47,7 +47,9 @@ TEST(EbnfParser, ErrorsNameLineAndColumn) {
   EXPECT_NE(ErrorOf("root ::= [z-a]").find("reversed"), std::string::npos);
   EXPECT_NE(ErrorOf("root ::= \"a\"{3,2}").find("max < min"), std::string::npos);
   EXPECT_NE(ErrorOf("root ::= \"a\"\nroot ::= \"b\"").find("defined twice"), std::string::npos);
-  EXPECT_NE(ErrorOf("root ::= TagDispatch((\"a\", b))").find("not supported"), std::string::npos);
+  EXPECT_NE(ErrorOf("root ::= JSONSchema(\"{}\")").find("not supported"), std::string::npos);
+  EXPECT_NE(ErrorOf("root ::= TagDispatch((\"ab\", b), excludes=(\"a\"))\nb ::= \"b\"").find("is a prefix of the trigger"),
+            std::string::npos);
 }
 
 TEST(EbnfParser, InlinesSmallNonRecursiveRules) {

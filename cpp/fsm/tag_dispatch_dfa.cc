@@ -1,0 +1,95 @@
+// See tag_dispatch_dfa.h.
+#include "fsm/tag_dispatch_dfa.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "automata/aho_corasick.h"
+#include "support/check.h"
+
+namespace xg {
+
+LocalDfa TagDispatchDfa(const Grammar& g, int32_t body, int64_t max_states) {
+  const Expr& e = g.exprs[body];
+  XG_ICHECK(e.kind == ExprKind::kTagDispatch) << "TagDispatchDfa: not a TagDispatch";
+  const int32_t num_tags = e.min;
+  const bool loop = e.max != 0;
+  std::vector<std::string> patterns;  // triggers 0..num_tags-1, then excludes
+  std::vector<int32_t> tag_rule;
+  int64_t bytes = 0;
+  for (size_t i = 0; i < e.children.size(); ++i) {
+    const Expr& c = g.exprs[e.children[i]];
+    if (static_cast<int32_t>(i) < num_tags) {
+      XG_ICHECK(c.kind == ExprKind::kSequence && c.children.size() == 2 &&
+                g.exprs[c.children[0]].kind == ExprKind::kBytes && g.exprs[c.children[1]].kind == ExprKind::kRuleRef)
+          << "TagDispatch: a tag must be (trigger bytes, rule reference)";
+      patterns.push_back(g.exprs[c.children[0]].bytes);
+      tag_rule.push_back(g.exprs[c.children[1]].rule);
+    } else {
+      XG_ICHECK(c.kind == ExprKind::kBytes) << "TagDispatch: an exclude must be bytes";
+      patterns.push_back(c.bytes);
+    }
+    XG_ICHECK(!patterns.back().empty()) << "TagDispatch: triggers and excludes are non-empty (the parser checks)";
+    bytes += static_cast<int64_t>(patterns.back().size());
+  }
+  XG_LIMIT_CHECK(bytes + 2 < max_states)
+      << "a TagDispatch(...) automaton would exceed " << max_states
+      << " states (Limits.max_automaton_states; its triggers and excludes have " << bytes << " bytes)";
+  const AhoCorasick ac(patterns);
+  const int32_t n = ac.NumStates();
+  std::vector<uint8_t> dead(n, 0), dispatches(n, 0), leads_to_trigger(n, 0);
+  for (int32_t s = 0; s < n; ++s) {
+    for (int32_t p : ac.Outputs(s)) {
+      if (p >= num_tags) dead[s] = 1;
+      else dispatches[s] = 1;
+    }
+  }
+  // A trie child on the way to a trigger: by depth, deepest first (children are one deeper).
+  std::vector<int32_t> by_depth(n);
+  for (int32_t s = 0; s < n; ++s) by_depth[s] = s;
+  std::stable_sort(by_depth.begin(), by_depth.end(), [&](int32_t a, int32_t b) { return ac.Depth(a) > ac.Depth(b); });
+  for (int32_t s : by_depth) {
+    if (dead[s]) continue;
+    bool leads = false;
+    for (int32_t p : ac.Outputs(s))
+      if (p < num_tags && static_cast<int32_t>(patterns[p].size()) == ac.Depth(s)) leads = true;
+    for (const AhoCorasick::Run& r : ac.Row(s))
+      if (ac.Depth(r.target) == ac.Depth(s) + 1 && leads_to_trigger[r.target]) leads = true;
+    leads_to_trigger[s] = leads;
+  }
+  // Local numbering: live states in Aho-Corasick order (the root first), then the done state.
+  std::vector<int32_t> local(n, -1);
+  int32_t size = 0;
+  for (int32_t s = 0; s < n; ++s)
+    if (!dead[s]) local[s] = size++;
+  const int32_t done = loop ? 0 : size;
+  LocalDfa dfa;
+  std::vector<int32_t> rules;
+  for (int32_t s = 0; s < n; ++s) {
+    if (dead[s]) continue;
+    const bool dispatch = dispatches[s];
+    for (const AhoCorasick::Run& r : ac.Row(s)) {
+      if (dead[r.target]) continue;
+      if (dispatch && !(ac.Depth(r.target) == ac.Depth(s) + 1 && leads_to_trigger[r.target])) continue;
+      dfa.AppendRun(r.lo, r.hi, local[r.target]);
+    }
+    if (dispatch) {
+      rules.clear();
+      for (int32_t p : ac.Outputs(s))
+        if (p < num_tags) rules.push_back(tag_rule[p]);
+      std::sort(rules.begin(), rules.end());
+      rules.erase(std::unique(rules.begin(), rules.end()), rules.end());
+      for (int32_t rule : rules) dfa.AddEdge(rule, done);
+    }
+    dfa.final.push_back(!dispatch);
+    dfa.CloseState();
+  }
+  if (!loop) {
+    dfa.final.push_back(1);
+    dfa.CloseState();
+  }
+  return dfa;
+}
+
+}  // namespace xg
