@@ -114,6 +114,30 @@ class Grammar:
             max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats,
             refs=refs, plain_integers=plain_integers))
 
+    @staticmethod
+    def from_structural_tag(structural_tag=None, triggers=None, *, tags=None) -> "Grammar":
+        """The grammar of a structural tag (xgrammar 0.2.9's format; ``xg2jax.structural_tag`` lists the formats).
+
+        Parameters
+        ----------
+        structural_tag : dict, str or pydantic model
+            ``{"type": "structural_tag", "format": {...}}`` as a dict, its JSON text, or an object with
+            ``model_dump_json()``. The legacy form passes a list of :class:`~xg2jax.structural_tag.StructuralTagItem`
+            here (or as ``tags=``) and the trigger strings as ``triggers``.
+
+        Raises
+        ------
+        xg2jax.structural_tag.StructuralTagError
+            A malformed tag or an unsupported feature (a ``ValueError``), naming the JSON path of the node.
+        """
+        from xg2jax.structural_tag import legacy_structural_tag, structural_tag_to_ebnf
+
+        if tags is not None or triggers is not None:
+            tag = legacy_structural_tag(structural_tag if tags is None else tags, triggers or [])
+        else:
+            tag = structural_tag
+        return Grammar.from_ebnf(structural_tag_to_ebnf(tag))
+
     def serialize_json(self) -> str:
         """This grammar as JSON (``xg2jax.serialization``: its printed EBNF and root rule)."""
         from xg2jax import serialization as ser
@@ -449,6 +473,13 @@ class GrammarCompiler:
                                                            bool(precompute_masks))
         except (TypeError, ValueError):
             return False
+
+    def compile_structural_tag(self, structural_tag=None, triggers=None, *, tags=None,
+                               precompute_masks: bool = False) -> CompiledGrammar:
+        """Compile a structural tag (:meth:`Grammar.from_structural_tag`; the legacy ``(tags, triggers)`` form
+        too). Cached by the grammar it lowers to."""
+        return self.compile_grammar(Grammar.from_structural_tag(structural_tag, triggers, tags=tags),
+                                    precompute_masks=precompute_masks)
 
     def compile_lark(self, lark_string: str, start: str = "start", *, precompute_masks: bool = False) -> CompiledGrammar:
         """Compile a Lark grammar (:meth:`Grammar.from_lark`; ``xg2jax.lark`` lists the dialect)."""

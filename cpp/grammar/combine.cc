@@ -1,6 +1,7 @@
 // Grammars combined into one (combine.h).
 #include "grammar/combine.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_set>
 
@@ -44,6 +45,17 @@ Grammar CombineGrammars(const std::vector<const Grammar*>& grammars, Combination
     parts.push_back(out.Add(std::move(ref)));
   }
   out.rules[0].body = out.AddNode(how == Combination::kUnion ? ExprKind::kChoice : ExprKind::kSequence, parts);
+  return out;
+}
+
+Grammar WithRulePrefix(const Grammar& g, const std::string& prefix) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  auto name_char = [&](char c) { return letter(c) || (c >= '0' && c <= '9') || c == '-'; };
+  XG_USER_CHECK(!prefix.empty() && letter(prefix[0]) && std::all_of(prefix.begin(), prefix.end(), name_char))
+      << "Grammar: a rule-name prefix is an ASCII letter or '_', then letters, digits, '_' or '-'; got '" << prefix
+      << "'";
+  Grammar out = g;
+  for (Rule& r : out.rules) r.name = prefix + r.name;
   return out;
 }
 

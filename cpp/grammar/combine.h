@@ -4,6 +4,7 @@
 // (the i-th grammar's `root` becomes `root_i`), so every grammar keeps its own namespace.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "grammar/grammar.h"
@@ -14,5 +15,9 @@ enum class Combination { kUnion, kConcat };
 
 // Throws InputError when `grammars` is empty.
 Grammar CombineGrammars(const std::vector<const Grammar*>& grammars, Combination how);
+
+// A copy of `g` whose rule names all start with `prefix` (a name's start: a letter or '_'), so that its
+// printed EBNF can sit beside other rules without a clash (the structural-tag front end embeds grammars so).
+Grammar WithRulePrefix(const Grammar& g, const std::string& prefix);
 
 }  // namespace xg

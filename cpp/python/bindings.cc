@@ -151,6 +151,7 @@ PYBIND11_MODULE(_core, m) {
                     return CombineGrammars(grammars, concat ? Combination::kConcat : Combination::kUnion);
                   },
                   py::arg("grammars"), py::arg("concat"))
+      .def("with_rule_prefix", &WithRulePrefix, py::arg("prefix"))
       .def("unproductive_rules",
            [](const Grammar& g) {
              const std::vector<uint8_t> productive = ProductiveRules(g);

@@ -1,0 +1,203 @@
+"""Structural tags: does xg2jax accept and reject the same strings as xgrammar 0.2.9?
+
+Tags: a qwen_3-style tool-call format (``triggered_tags`` on ``<tool_call>``, one ``tag`` per tool with its
+``json_schema`` arguments) for BFCL v3 requests (simple, multiple, parallel, parallel_multiple; tools converted
+to JSON Schema as in dynamic_tools.py), and hand-written tags covering every string-level format type. Strings
+per BFCL tag: free text, each ground-truth call (possible_answer) alone and with text around it, the calls back
+to back, a call to an unknown tool, a call missing its required arguments, a call with a wrongly typed
+argument, and an unterminated call. Each (tag, string) is run through both engines' grammar-level acceptance
+(xgrammar: ``testing._is_grammar_accept_string``); the table counts agreements and lists every difference.
+
+    python benchmarks/structural_tag_conformance.py [--per-file 60]
+
+Writes results/structural_tag_conformance.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dynamic_tools import convert_bfcl_schema  # noqa: E402
+from workloads import default_data_dir  # noqa: E402
+
+log = logging.getLogger("structural_tag_conformance")
+RESULTS = Path(__file__).resolve().parent / "results"
+FILES = ("simple", "multiple", "parallel", "parallel_multiple")
+
+
+def st(fmt):
+    return {"type": "structural_tag", "format": fmt}
+
+
+def tag(begin, content, end):
+    return {"type": "tag", "begin": begin, "content": content, "end": end}
+
+
+def const(v):
+    return {"type": "const_string", "value": v}
+
+
+def qwen_call(name: str, args) -> str:
+    return f'<tool_call>\n{json.dumps({"name": name, "arguments": args})}\n</tool_call>'
+
+
+def qwen_tag(tools: list[dict]) -> dict:
+    tags = [tag(f'<tool_call>\n{{"name": {json.dumps(t["name"])}, "arguments": ',
+                {"type": "json_schema", "json_schema": t["schema"]}, "}\n</tool_call>") for t in tools]
+    return st({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": tags})
+
+
+def _first_values(call_args: dict) -> dict:
+    """One acceptable value per argument of a BFCL ground truth ("" = may be left out)."""
+    out = {}
+    for k, options in call_args.items():
+        v = next((o for o in options if o != ""), None)
+        if v is not None:
+            out[k] = v
+    return out
+
+
+def bfcl_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
+    cases = []
+    stats: dict = {}
+    for f in FILES:
+        requests = [json.loads(line) for line in (data / f"BFCL_v3_{f}.json").read_text().splitlines() if line]
+        answers = {json.loads(line)["id"]: json.loads(line)["ground_truth"]
+                   for line in (data / "possible_answer" / f"BFCL_v3_{f}.json").read_text().splitlines() if line}
+        for req in requests[:per_file]:
+            tools = [{"name": fn["name"], "schema": convert_bfcl_schema(fn["parameters"], stats)}
+                     for fn in req["function"]]
+            calls = [(name, _first_values(args)) for gt in answers.get(req["id"], []) for name, args in gt.items()]
+            strings = ["I can help with that.", "Let me think <tool about it."]
+            for name, args in calls:
+                strings += [qwen_call(name, args), f"Sure. {qwen_call(name, args)} Anything else?"]
+                strings.append(qwen_call(name, {}))  # missing required arguments (valid when none is required)
+                if args:
+                    k = next(iter(args))
+                    strings.append(qwen_call(name, {**args, k: [[{"bad": None}]]}))  # wrongly typed argument
+                strings.append(qwen_call(name, args)[:-5])  # unterminated
+            if len(calls) > 1:
+                strings.append("".join(qwen_call(n, a) for n, a in calls))
+            strings.append(qwen_call("not_a_listed_tool", {"x": 1}))
+            cases.append((req["id"], qwen_tag(tools), strings))
+    return cases
+
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
+           "additionalProperties": False}
+HAND = {
+    "const_string": (const("hello"), ["hello", "hell", "hello!", ""]),
+    "json_schema": ({"type": "json_schema", "json_schema": WEATHER}, ['{"city": "Paris"}', '{"city": 1}', "{}"]),
+    "grammar": ({"type": "grammar", "grammar": 'root ::= "a" b+\nb ::= "b"'}, ["ab", "abbb", "a"]),
+    "regex": ({"type": "regex", "pattern": "[a-c]{2,3}"}, ["ab", "abc", "abcd"]),
+    "any_text": ({"type": "any_text"}, ["", "anything 好"]),
+    "any_text_excludes": ({"type": "any_text", "excludes": ["STOP", "\n\n"]}, ["go on", "STOP", "a\n\nb", "ST OP"]),
+    "sequence": ({"type": "sequence", "elements": [const("a"), {"type": "regex", "pattern": "[0-9]+"}]},
+                 ["a1", "a", "1"]),
+    "or": ({"type": "or", "elements": [const("yes"), const("no")]}, ["yes", "no", "yesno"]),
+    "optional": ({"type": "optional", "content": const("x")}, ["", "x", "xx"]),
+    "star": ({"type": "star", "content": const("ab")}, ["", "abab", "aba"]),
+    "plus": ({"type": "plus", "content": const("ab")}, ["", "ab", "abab"]),
+    "repeat": ({"type": "repeat", "min": 2, "max": 3, "content": const("z")}, ["z", "zz", "zzz", "zzzz"]),
+    "repeat_unbounded": ({"type": "repeat", "min": 1, "max": -1, "content": const("z")}, ["", "z", "zzzz"]),
+    "tag_any_text": (tag("<a>", {"type": "any_text"}, "</a>"), ["<a></a>", "<a>x</a>", "<a>x</a>y</a>", "<a>"]),
+    "tag_end_list": (tag("<a>", const("x"), ["</a>", "</A>"]), ["<a>x</a>", "<a>x</A>", "<a>x"]),
+    "triggered_tags": ({"type": "triggered_tags", "triggers": ["A"],
+                        "tags": [tag("A1", const("L1"), "A"), tag("A2", const("L2"), "A")]},
+                       ["textA1L1AtextA2L2AText", "", "AA", "A1L1A2L2A"]),
+    "triggered_tags_at_least_one": ({"type": "triggered_tags", "triggers": ["<"],
+                                     "tags": [tag("<b>", const("1"), "</b>")], "at_least_one": True},
+                                    ["<b>1</b>", "<b>1</b>x<b>1</b>", "", "x<b>1</b>"]),
+    "triggered_tags_stop_after_first": ({"type": "triggered_tags", "triggers": ["<"],
+                                         "tags": [tag("<b>", const("1"), "</b>")], "stop_after_first": True},
+                                        ["x<b>1</b>", "plain", "<b>1</b>x"]),
+    "triggered_tags_both": ({"type": "triggered_tags", "triggers": ["<"], "tags": [tag("<b>", const("1"), "</b>")],
+                             "stop_after_first": True, "at_least_one": True}, ["<b>1</b>", "x<b>1</b>", ""]),
+    "triggered_tags_excludes": ({"type": "triggered_tags", "triggers": ["<"],
+                                 "tags": [tag("<b>", const("1"), "</b>")], "excludes": ["END"]},
+                                ["x<b>1</b>y", "xENDy"]),
+    "tags_with_separator": ({"type": "tags_with_separator", "separator": ",",
+                             "tags": [tag("<a>", const("1"), "</a>"), tag("<b>", const("2"), "</b>")]},
+                            ["", "<a>1</a>", "<a>1</a>,<b>2</b>", "<a>1</a><b>2</b>", "<a>1</a>,"]),
+    "tags_with_separator_flags": ({"type": "tags_with_separator", "separator": "", "at_least_one": True,
+                                   "tags": [tag("<a>", const("1"), "</a>")]}, ["", "<a>1</a>", "<a>1</a><a>1</a>"]),
+    "dispatch": ({"type": "dispatch", "rules": [["<x>", const("1")], ["<y>", const("2")]], "excludes": ["!"]},
+                 ["a<x>1b<y>2", "", "<x>2", "a!b"]),
+    "dispatch_no_loop": ({"type": "dispatch", "rules": [["<x>", const("1")]], "loop": False}, ["a<x>1", "a<x>1b"]),
+    "end_detection": (tag("<think>", {"type": "sequence", "elements": [{"type": "any_text"}, const("."),
+                                                                        {"type": "any_text"}]}, "</think>"),
+                      ["<think>a.b</think>", "<think>a</think>.b</think>"]),
+    "think_then_answer": ({"type": "sequence", "elements": [tag("<think>", {"type": "any_text"}, "</think>"),
+                                                            {"type": "triggered_tags", "triggers": ["<tool_call>"],
+                                                             "tags": [tag("<tool_call>", {"type": "json_schema",
+                                                                                          "json_schema": WEATHER},
+                                                                          "</tool_call>")]}]},
+                          ["<think>hmm</think>ok", '<think></think><tool_call>{"city": "x"}</tool_call>',
+                           "no think"]),
+}
+
+
+def verdict(fn, *args):
+    try:
+        return "accept" if fn(*args) else "reject"
+    except Exception as exc:  # noqa: BLE001 (either engine may refuse a tag; recorded, not hidden)
+        return f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", type=Path, default=default_data_dir())
+    ap.add_argument("--per-file", type=int, default=60, help="BFCL requests per file (4 files)")
+    ap.add_argument("--out", type=Path, default=RESULTS / "structural_tag_conformance.json")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    import xgrammar
+    from xgrammar.testing import _is_grammar_accept_string
+
+    import xg2jax
+    from xg2jax.testing import is_grammar_accept_string
+
+    cases = [(f"hand:{k}", st(fmt), strings) for k, (fmt, strings) in HAND.items()]
+    cases += bfcl_cases(args.data_dir / "bfcl-v3", args.per_file)
+    log.info("%d structural tags, %d strings", len(cases), sum(len(s) for _, _, s in cases))
+    rows, t0 = [], time.perf_counter()
+    for n, (name, tag_value, strings) in enumerate(cases):
+        text = json.dumps(tag_value)
+        ours = verdict(lambda: xg2jax.Grammar.from_structural_tag(tag_value))
+        theirs = verdict(lambda: xgrammar.Grammar.from_structural_tag(text))
+        g_ours = xg2jax.Grammar.from_structural_tag(tag_value) if ours == "accept" else None
+        g_theirs = xgrammar.Grammar.from_structural_tag(text) if theirs == "accept" else None
+        for s in strings:
+            a = verdict(is_grammar_accept_string, g_ours, s) if g_ours else "error (tag)"
+            b = verdict(_is_grammar_accept_string, g_theirs, s) if g_theirs else "error (tag)"
+            rows.append({"tag": name, "string": s, "xg2jax": a, "xgrammar": b,
+                         "tag_error": None if g_ours and g_theirs else {"xg2jax": ours, "xgrammar": theirs}})
+        if (n + 1) % 50 == 0:
+            log.info("%d / %d tags (%.0f s)", n + 1, len(cases), time.perf_counter() - t0)
+    agree = sum(r["xg2jax"] == r["xgrammar"] for r in rows)
+    diffs = [r for r in rows if r["xg2jax"] != r["xgrammar"]]
+    summary = {"tags": len(cases), "strings": len(rows), "agree": agree, "differ": len(diffs),
+               "accepted_by_both": sum(r["xg2jax"] == r["xgrammar"] == "accept" for r in rows),
+               "rejected_by_both": sum(r["xg2jax"] == r["xgrammar"] == "reject" for r in rows)}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"summary": summary, "differences": diffs}, indent=1, ensure_ascii=False))
+    lines = ["# Structural tags: xg2jax vs xgrammar 0.2.9", "",
+             f"{summary['tags']} tags, {summary['strings']} strings: **{agree} agree** "
+             f"({summary['accepted_by_both']} accepted and {summary['rejected_by_both']} rejected by both), "
+             f"{len(diffs)} differ.", "", "| tag | string | xg2jax | xgrammar |", "|---|---|---|---|"]
+    lines += [f"| {r['tag']} | `{json.dumps(r['string'], ensure_ascii=False)[:90]}` | {r['xg2jax']} | {r['xgrammar']} |"
+              for r in diffs]
+    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[:3 + min(len(diffs), 40) + 3]))
+    log.info("wrote %s and %s", args.out, args.out.with_suffix(".md"))
+
+
+if __name__ == "__main__":
+    main()

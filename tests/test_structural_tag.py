@@ -1,0 +1,208 @@
+"""Structural tags (xg2jax/structural_tag.py): every format type against labelled strings, the legacy form, the
+API entry points, and errors that name the JSON path of the bad node. The comparison with xgrammar 0.2.9 on
+BFCL tool sets is benchmarks/structural_tag_conformance.py (xgrammar is a benchmark extra)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+import xg2jax as xgr
+from xg2jax.structural_tag import StructuralTagError, StructuralTagItem, structural_tag_to_ebnf
+from xg2jax.testing import check_masks_along, is_grammar_accept_string
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
+           "additionalProperties": False}
+
+
+def st(fmt: dict) -> dict:
+    return {"type": "structural_tag", "format": fmt}
+
+
+def tag(begin, content, end):
+    return {"type": "tag", "begin": begin, "content": content, "end": end}
+
+
+def const(v):
+    return {"type": "const_string", "value": v}
+
+
+QWEN_CALL = tag('<tool_call>\n{"name": "get_weather", "arguments": ',
+                {"type": "json_schema", "json_schema": WEATHER}, "}\n</tool_call>")
+
+CASES = {
+    "const_string": (const("hello"), ["hello"], ["hell", "hello!", ""]),
+    "const_string_empty": (const(""), [""], ["a"]),
+    "json_schema": ({"type": "json_schema", "json_schema": WEATHER}, ['{"city": "Paris"}', '{ "city" : "x" }'],
+                    ['{"city": 1}', '{}', '{"city": "a", "b": 1}']),
+    "json_schema_bool": ({"type": "json_schema", "json_schema": True}, ["1", '{"a": [null]}'], ["", "{"]),
+    "grammar": ({"type": "grammar", "grammar": 'root ::= "a" b+\nb ::= "b"'}, ["ab", "abbb"], ["a", "b"]),
+    "grammar_lark": ({"type": "grammar", "grammar": 'start: "x" NUM\nNUM: /[0-9]+/', "syntax": "lark"},
+                     ["x12"], ["x", "12"]),
+    "regex": ({"type": "regex", "pattern": "[a-c]{2,3}"}, ["ab", "abc"], ["a", "abcd", "ad"]),
+    "any_text": ({"type": "any_text"}, ["", "anything at all 好"], []),
+    "any_text_excludes": ({"type": "any_text", "excludes": ["STOP", "\n\n"]}, ["go on", "ST OP"],
+                          ["STOP", "a\n\nb", "xSTOPy"]),
+    "sequence": ({"type": "sequence", "elements": [const("a"), {"type": "regex", "pattern": "[0-9]+"}]},
+                 ["a1", "a123"], ["a", "1"]),
+    "or": ({"type": "or", "elements": [const("yes"), const("no")]}, ["yes", "no"], ["yesno", ""]),
+    "optional": ({"type": "optional", "content": const("x")}, ["", "x"], ["xx"]),
+    "star": ({"type": "star", "content": const("ab")}, ["", "ab", "abab"], ["a", "aba"]),
+    "plus": ({"type": "plus", "content": const("ab")}, ["ab", "abab"], ["", "aba"]),
+    "repeat": ({"type": "repeat", "min": 2, "max": 3, "content": const("z")}, ["zz", "zzz"], ["z", "zzzz"]),
+    "repeat_unbounded": ({"type": "repeat", "min": 1, "max": -1, "content": const("z")}, ["z", "zzzzz"], [""]),
+    "tag": (tag("<a>", {"type": "any_text"}, "</a>"), ["<a></a>", "<a>text</a>"],
+            ["<a>text</a>more", "<a>x</a>y</a>", "<a>"]),
+    "tag_end_list": (tag("<a>", const("x"), ["</a>", "</A>"]), ["<a>x</a>", "<a>x</A>"], ["<a>x"]),
+    "triggered_tags": ({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [QWEN_CALL]},
+                       ["", "Let me look.", 'Sure.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+                        '\n</tool_call> Done.', '<tool_call>\n{"name": "get_weather", "arguments": {"city": "A"}}\n'
+                        '</tool_call><tool_call>\n{"name": "get_weather", "arguments": {"city": "B"}}\n</tool_call>'],
+                       ['<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>',
+                        '<tool_call>\n{"name": "get_weather", "arguments": {"town": "A"}}\n</tool_call>',
+                        "text <tool_call> more text"]),
+    # xgrammar's example: triggers ["A"], tags A1 L1 A and A2 L2 A.
+    "triggered_tags_shared_trigger": ({"type": "triggered_tags", "triggers": ["A"],
+                                       "tags": [tag("A1", const("L1"), "A"), tag("A2", const("L2"), "A")]},
+                                      ["textA1L1AtextA2L2AText", ""], ["AA", "A1L1A2L2A"]),
+    "triggered_tags_at_least_one": ({"type": "triggered_tags", "triggers": ["<"], "tags": [tag("<b>", const("1"), "</b>")],
+                                     "at_least_one": True}, ["<b>1</b>", "<b>1</b>x<b>1</b>"], ["", "x<b>1</b>"]),
+    "triggered_tags_stop_after_first": ({"type": "triggered_tags", "triggers": ["<"],
+                                         "tags": [tag("<b>", const("1"), "</b>")], "stop_after_first": True},
+                                        ["x<b>1</b>", "plain"], ["<b>1</b>x", "<b>1</b><b>1</b>"]),
+    "triggered_tags_excludes": ({"type": "triggered_tags", "triggers": ["<"], "tags": [tag("<b>", const("1"), "</b>")],
+                                 "excludes": ["END"]}, ["x<b>1</b>y"], ["xENDy", "<b>1</b>END"]),
+    "tags_with_separator": ({"type": "tags_with_separator", "separator": ",",
+                             "tags": [tag("<a>", const("1"), "</a>"), tag("<b>", const("2"), "</b>")]},
+                            ["", "<a>1</a>", "<a>1</a>,<b>2</b>,<a>1</a>"], ["<a>1</a><b>2</b>", ",", "<a>1</a>,"]),
+    "tags_with_separator_at_least_one": ({"type": "tags_with_separator", "separator": "", "at_least_one": True,
+                                          "tags": [tag("<a>", const("1"), "</a>")]},
+                                         ["<a>1</a>", "<a>1</a><a>1</a>"], [""]),
+    "tags_with_separator_stop_after_first": ({"type": "tags_with_separator", "separator": ",",
+                                              "stop_after_first": True, "tags": [tag("<a>", const("1"), "</a>")]},
+                                             ["", "<a>1</a>"], ["<a>1</a>,<a>1</a>"]),
+    "dispatch": ({"type": "dispatch", "rules": [["<x>", const("1")], ["<y>", const("2")]], "excludes": ["!"]},
+                 ["a<x>1b<y>2", "", "plain"], ["<x>2", "a!b", "<y>"]),
+    "dispatch_no_loop": ({"type": "dispatch", "rules": [["<x>", const("1")]], "loop": False}, ["a<x>1"], ["a<x>1b"]),
+    # any_text inside a tag stops at the tag's end (end detection), also when it is not last in a sequence.
+    "end_detection": (tag("<think>", {"type": "sequence", "elements": [{"type": "any_text"}, const("."),
+                                                                        {"type": "any_text"}]}, "</think>"),
+                      ["<think>a.b</think>", "<think>.</think>"], ["<think>a</think>.b</think>"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_formats(name):
+    fmt, valid, invalid = CASES[name]
+    grammar = xgr.Grammar.from_structural_tag(st(fmt))
+    for s in valid:
+        assert is_grammar_accept_string(grammar, s), s
+    for s in invalid:
+        assert not is_grammar_accept_string(grammar, s), s
+
+
+def test_type_may_be_left_out_and_input_may_be_json_text_or_pydantic_like():
+    untyped = {"format": {"begin": "<a>", "content": {"value": "x"}, "end": "</a>"}}
+    for tag_input in (untyped, json.dumps(untyped)):
+        assert is_grammar_accept_string(xgr.Grammar.from_structural_tag(tag_input), "<a>x</a>")
+
+    class Model:  # what xgrammar's pydantic StructuralTag offers
+        def model_dump_json(self):
+            return json.dumps(st(const("hi")))
+
+    assert is_grammar_accept_string(xgr.Grammar.from_structural_tag(Model()), "hi")
+
+
+def test_legacy_tags_and_triggers():
+    items = [StructuralTagItem(begin="<f=a>", schema=json.dumps(WEATHER), end="</f>"),
+             {"begin": "<f=b>", "schema": {"type": "integer"}, "end": "</f>"}]
+    tok = xgr.testing._byte_tokenizer()
+    compiler = xgr.GrammarCompiler(tok)
+    for compiled in (compiler.compile_structural_tag(items, ["<f="]),
+                     compiler.compile_structural_tag(tags=items, triggers=["<f="])):
+        m = xgr.GrammarMatcher(compiled)
+        assert m.accept_string('x <f=a>{"city": "Rome"}</f> y <f=b>12</f>') and m.is_completed()
+        assert not xgr.GrammarMatcher(compiled).accept_string("<f=b>x")
+
+
+def test_a_tool_call_format_walks_with_oracle_masks():
+    tok = xgr.TokenizerInfo(["</s>"] + sorted({"<", "tool", "_call", ">", "\n", "{", "}", '"', "name", "get", "_weather",
+                                              ":", " ", ",", "arguments", "city", "Paris", "<tool_call>", "</tool_call>",
+                                              "ok", "Done", ".", "}\n", "\n</", "{\"", "\":"}), stop_token_ids=[0])
+    compiled = xgr.GrammarCompiler(tok).compile_structural_tag(
+        st({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [QWEN_CALL]}))
+    text = 'ok.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call> Done.'
+    assert check_masks_along(compiled, text) > 10
+
+
+@pytest.mark.parametrize("fmt,path,fragment", [
+    ("not json", "", "failed to parse JSON"),
+    ([1], "", "must be an object"),
+    ({"type": "other", "format": const("a")}, "/type", 'must be the string "structural_tag"'),
+    ({"type": "structural_tag"}, "", "must have a format field"),
+    (st({"type": "nope"}), "/format/type", "format type not recognized: 'nope'"),
+    (st({"foo": 1}), "/format", "a format without a type"),
+    (st({"type": "const_string"}), "/format", "const_string format must have a value field"),
+    (st({"type": "sequence", "elements": []}), "/format/elements", "must have at least one element"),
+    (st({"type": "sequence", "elements": [const("a"), {"type": "const_string", "value": 3}]}),
+     "/format/elements/1/value", "const_string format's value must be a string"),
+    (st({"type": "repeat", "min": 3, "max": 2, "content": const("a")}), "/format/max", "repeat max must be"),
+    (st(tag("<a>", {"type": "any_text"}, "")), "/format/end",
+     "when the content is unlimited, at least one end string must be non-empty"),
+    (st(tag("<a>", const("x"), [])), "/format/end", "end list must not be empty"),
+    (st({"type": "triggered_tags", "triggers": ["<x"], "tags": [tag("<a>", const("1"), "</a>")]}),
+     "/format/tags/0", "does not match any trigger"),
+    (st({"type": "triggered_tags", "triggers": ["<", "<a"], "tags": [tag("<a>", const("1"), "</a>")]}),
+     "/format/tags/0", "matches several triggers"),
+    (st({"type": "triggered_tags", "triggers": [""], "tags": [tag("<a>", const("1"), "</a>")]}),
+     "/format/triggers/0", "must hold non-empty strings"),
+    (st({"type": "dispatch", "rules": [["<x>", const("1")]], "excludes": ["<x"]}), "/format/excludes",
+     "is a prefix of the trigger"),
+    (st({"type": "dispatch", "rules": [["<x>"]]}), "/format/rules/0", "a dispatch rule is a pair"),
+    (st({"type": "any_text", "max_tokens": 5}), "/format/max_tokens", "budget of any_text is not supported yet"),
+    (st({"type": "token", "token": 5}), "/format", "token-level format 'token' is not supported yet"),
+    (st({"type": "json_schema", "json_schema": WEATHER, "style": "qwen_xml"}), "/format/style",
+     "style 'qwen_xml' is not supported yet"),
+    (st(tag({"type": "token", "token": 3}, const("x"), "y")), "/format/begin", "a token begin is not supported"),
+])
+def test_errors_name_the_json_path(fmt, path, fragment):
+    with pytest.raises(StructuralTagError, match=re.escape(f"structural tag at '{path}'") + ".*" + re.escape(fragment)):
+        structural_tag_to_ebnf(fmt)
+
+
+def test_errors_are_value_and_runtime_errors():
+    assert issubclass(StructuralTagError, ValueError) and issubclass(StructuralTagError, RuntimeError)
+
+
+def test_deep_nesting_is_an_error_not_a_crash():
+    fmt = const("x")
+    for _ in range(150):
+        fmt = {"type": "optional", "content": fmt}
+    with pytest.raises(StructuralTagError, match="nest deeper than 100 levels"):
+        structural_tag_to_ebnf(st(fmt))
+
+
+def test_the_tool_calling_guide_example():
+    """docs/tool_calling.md's example, as written there."""
+    tools = [
+        {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                               "required": ["city"], "additionalProperties": False}},
+        {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
+                                          "required": ["query"], "additionalProperties": False}},
+    ]
+    tag_value = {"type": "structural_tag", "format": {
+        "type": "triggered_tags", "triggers": ["<tool_call>"],
+        "tags": [{"type": "tag", "begin": f'<tool_call>\n{{"name": {json.dumps(t["name"])}, "arguments": ',
+                  "content": {"type": "json_schema", "json_schema": t["parameters"]}, "end": "}\n</tool_call>"}
+                 for t in tools],
+        "excludes": ["<|im_end|>"]}}
+    grammar = xgr.Grammar.from_structural_tag(tag_value)
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    assert is_grammar_accept_string(grammar, f"Let me check.{call} It is sunny.")
+    assert is_grammar_accept_string(grammar, "Just text.")
+    for bad in ('<tool_call>\n{"name": "book", "arguments": {}}\n</tool_call>',
+                '<tool_call>\n{"name": "search", "arguments": {"query": 1}}\n</tool_call>',
+                "<tool_call> hello", "done<|im_end|>"):
+        assert not is_grammar_accept_string(grammar, bad), bad

@@ -1,0 +1,451 @@
+"""Structural tags: xgrammar 0.2.9's JSON format for outputs that mix free text with tagged, constrained parts
+(tool calls, reasoning blocks), lowered to one EBNF grammar.
+
+Usage order::
+
+    tag = {"type": "structural_tag", "format": {
+        "type": "triggered_tags", "triggers": ["<tool_call>"],
+        "tags": [{"type": "tag", "begin": "<tool_call>", "end": "</tool_call>",
+                  "content": {"type": "json_schema", "json_schema": {...}}}]}}
+    compiled = compiler.compile_structural_tag(tag)      # or Grammar.from_structural_tag(tag)
+
+A tag is a dict, its JSON text, or an object with ``model_dump_json()`` (xgrammar's pydantic classes). The
+legacy form ``compile_structural_tag(tags, triggers)`` takes :class:`StructuralTagItem` s (or dicts with
+``begin`` / ``schema`` / ``end``) and means a ``triggered_tags`` of ``json_schema`` tags.
+
+Lowering. Every format becomes one rule (``root`` refers to the top one):
+
+- ``const_string``, ``sequence``, ``or``, ``optional``, ``star``, ``plus``, ``repeat``, ``tag``: the EBNF they
+  read as (a ``tag`` is ``begin content end``; a list of ends is a choice).
+- ``json_schema``, ``grammar``, ``regex``: the sub-grammar (:meth:`Grammar.from_json_schema` with
+  ``any_whitespace=True, strict_mode=True``, :meth:`Grammar.from_ebnf` / ``from_lark``, :meth:`Grammar.from_regex`)
+  embedded with its rule names prefixed.
+- ``any_text``, ``triggered_tags``, ``dispatch``: the engine's ``TagDispatch`` (free text watched by an
+  Aho-Corasick automaton; README, EBNF dialect). ``triggered_tags`` dispatches each trigger to the group of tags
+  whose ``begin`` starts with it; ``tags_with_separator`` is a separated list of its tags.
+- End detection, as xgrammar: ``any_text`` and ``triggered_tags`` add the string ends of the nearest enclosing
+  ``tag`` to their excludes, so free text stops where the tag's end begins (``dispatch`` does not: give it the
+  end in its own ``excludes``). A ``tag`` whose content is unbounded free text needs a non-empty end.
+
+Not supported (a :class:`StructuralTagError` names the feature): the token-level formats (``token``,
+``exclude_token``, ``any_tokens``, ``token_triggered_tags``, ``token_dispatch``, a token ``begin`` / ``end``),
+``json_schema`` styles other than ``"json"``, and the ``max_tokens`` / ``max_chars`` budgets of ``any_text``.
+Errors name the JSON path of the bad node (``/format/tags/0/content``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from xg2jax.json_schema._ebnf import literal
+
+__all__ = ["StructuralTagError", "StructuralTagItem", "structural_tag_to_ebnf", "legacy_structural_tag"]
+
+# Formats nest at most this deep (as xgrammar).
+MAX_DEPTH = 100
+
+_TOKEN_LEVEL = ("token", "exclude_token", "any_tokens", "token_triggered_tags", "token_dispatch")
+# A format without "type": the first kind (xgrammar's order) whose required fields are all present.
+_INFERENCE_ORDER = (("tag", ("begin", "content", "end")), ("const_string", ("value",)),
+                    ("json_schema", ("json_schema",)), ("any_text", ("excludes",)), ("sequence", ("elements",)),
+                    ("triggered_tags", ("triggers", "tags")), ("tags_with_separator", ("tags", "separator")),
+                    ("optional", ("content",)), ("dispatch", ("rules",)))
+# Free text of any code points (any_text without excludes).
+_ANY_TEXT = "[\\x00-\\U0010FFFF]*"
+
+
+class StructuralTagError(ValueError, RuntimeError):
+    """A structural tag that is malformed, or that uses a feature this version does not support. The message
+    starts with the JSON path of the bad node. Both a ``ValueError`` and a ``RuntimeError`` (xgrammar raises
+    ``RuntimeError`` subclasses)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class StructuralTagItem:
+    """One tag of the legacy ``compile_structural_tag(tags, triggers)`` form: ``begin``, content matching the
+    JSON Schema ``schema`` (a dict, its JSON text, or a pydantic model class), then ``end``."""
+
+    begin: str
+    schema: Any
+    end: str
+
+
+def legacy_structural_tag(tags, triggers) -> dict:
+    """The ``triggered_tags`` structural tag the legacy ``(tags, triggers)`` form means."""
+    items = []
+    for i, t in enumerate(tags):
+        if isinstance(t, dict):
+            begin, schema, end = t.get("begin"), t.get("schema"), t.get("end")
+        else:
+            begin, schema, end = getattr(t, "begin", None), getattr(t, "schema", None), getattr(t, "end", None)
+        if isinstance(schema, str):
+            schema = json.loads(schema)
+        elif isinstance(schema, type) and hasattr(schema, "model_json_schema"):
+            schema = schema.model_json_schema()
+        if not isinstance(begin, str) or not isinstance(end, str) or not isinstance(schema, (dict, bool)):
+            raise StructuralTagError(f"structural tag at 'tags[{i}]': a legacy tag has a string begin and end and a "
+                                     f"JSON Schema (dict, JSON text or pydantic model)")
+        items.append({"type": "tag", "begin": begin, "end": end,
+                      "content": {"type": "json_schema", "json_schema": schema}})
+    return {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": list(triggers),
+                                                 "tags": items, "at_least_one": False, "stop_after_first": False}}
+
+
+def structural_tag_to_ebnf(tag: Any) -> str:
+    """EBNF text (root rule ``root``) of a structural tag (a dict, JSON text, or an object with
+    ``model_dump_json()``).
+
+    Raises
+    ------
+    StructuralTagError
+        A malformed tag or an unsupported feature, naming the JSON path of the node.
+    """
+    value = _as_json_value(tag)
+    if not isinstance(value, dict):
+        raise StructuralTagError("structural tag at '': must be an object")
+    if "type" in value and value["type"] != "structural_tag":
+        raise StructuralTagError("structural tag at '/type': must be the string \"structural_tag\"")
+    if "format" not in value:
+        raise StructuralTagError("structural tag at '': must have a format field")
+    lowering = _Lowering()
+    top = lowering.visit(value["format"], "/format", (), 1)
+    return "\n".join([f"root ::= {top}"] + [f"{name} ::= {body}" for name, body in lowering.rules]
+                     + lowering.embedded) + "\n"
+
+
+def _as_json_value(tag: Any) -> Any:
+    if isinstance(tag, (str, bytes)):
+        try:
+            return json.loads(tag)
+        except json.JSONDecodeError as exc:
+            raise StructuralTagError(f"structural tag at '': failed to parse JSON: {exc}") from None
+    if hasattr(tag, "model_dump_json"):  # pydantic (xgrammar's StructuralTag classes)
+        return json.loads(tag.model_dump_json())
+    return tag
+
+
+def _escape_pointer(key) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+class _Lowering:
+    """One pass over the format tree: rules (name, body) in order of creation, and embedded grammars' text."""
+
+    def __init__(self) -> None:
+        self.rules: list[tuple[str, str]] = []
+        self.embedded: list[str] = []
+        self.tag_parts: dict[str, tuple[str, str, list[str]]] = {}  # tag rule -> (begin, content rule, ends)
+        self._count: dict[str, int] = {}
+
+    def name(self, kind: str) -> str:
+        """A fresh rule name for a format of `kind` (defined later by `define`, possibly recursively)."""
+        n = self._count.get(kind, 0)
+        self._count[kind] = n + 1
+        return f"{kind}_{n}"
+
+    def define(self, name: str, body: str) -> str:
+        self.rules.append((name, body))
+        return name
+
+    def rule(self, kind: str, body: str) -> str:
+        return self.define(self.name(kind), body)
+
+    def embed(self, grammar, kind: str) -> str:
+        """A sub-grammar's rules under a fresh prefix (``sub<k>_``, which no lowered rule name starts with);
+        returns its root's name."""
+        prefix = f"sub{len(self.embedded)}_"
+        self.embedded.append(str(type(grammar)(grammar._handle.with_rule_prefix(prefix))).rstrip("\n"))
+        return prefix + grammar.root_rule_name
+
+    # -- field readers -----------------------------------------------------------------------------------
+    @staticmethod
+    def fail(path: str, message: str):
+        raise StructuralTagError(f"structural tag at '{path}': {message}")
+
+    def field(self, fmt: dict, key: str, path: str, kind: str, types, what: str, default=dataclasses.MISSING):
+        if key not in fmt:
+            if default is dataclasses.MISSING:
+                self.fail(path, f"{kind} format must have a {key} field ({what})")
+            return default
+        v = fmt[key]
+        if not isinstance(v, types) or (isinstance(v, bool) and bool not in _as_tuple(types)):
+            self.fail(f"{path}/{key}", f"{kind} format's {key} must be {what}")
+        return v
+
+    def strings(self, fmt: dict, key: str, path: str, kind: str, *, non_empty_list: bool, default=None) -> list[str]:
+        v = self.field(fmt, key, path, kind, list, "a list of non-empty strings",
+                       dataclasses.MISSING if default is None else default)
+        if non_empty_list and not v:
+            self.fail(f"{path}/{key}", f"{kind} format's {key} must not be empty")
+        for i, s in enumerate(v):
+            if not isinstance(s, str) or not s:
+                self.fail(f"{path}/{key}/{i}", f"{kind} format's {key} must hold non-empty strings")
+        return v
+
+    # -- formats -----------------------------------------------------------------------------------------
+    def visit(self, fmt: Any, path: str, ends: tuple[str, ...], depth: int) -> str:
+        """The rule name (or EBNF atom) for format `fmt`; `ends` are the string ends of the nearest enclosing
+        tag (see the module docstring)."""
+        if depth > MAX_DEPTH:
+            self.fail(path, f"formats nest deeper than {MAX_DEPTH} levels")
+        if not isinstance(fmt, dict):
+            self.fail(path, "a format must be an object")
+        kind = fmt.get("type")
+        if kind is None:
+            kind = next((k for k, req in _INFERENCE_ORDER if all(r in fmt for r in req)), None)
+            if kind is None:
+                self.fail(path, f"a format without a type must have the fields of one: {json.dumps(fmt)[:200]}")
+        if not isinstance(kind, str):
+            self.fail(f"{path}/type", "a format's type must be a string")
+        if kind in _TOKEN_LEVEL:
+            self.fail(path, f"the token-level format '{kind}' is not supported yet (xg2jax grammars have no "
+                            f"token-level elements)")
+        method = getattr(self, "_" + kind, None) if kind in _FORMAT_KINDS else None
+        if method is None:
+            self.fail(f"{path}/type", f"format type not recognized: {kind!r} (supported: {', '.join(_FORMAT_KINDS)})")
+        return method(fmt, path, ends, depth)
+
+    def _const_string(self, fmt, path, ends, depth):
+        value = self.field(fmt, "value", path, "const_string", str, "a string")
+        return self.rule("const_string", literal(value) if value else '""')
+
+    def _json_schema(self, fmt, path, ends, depth):
+        from xg2jax.compiler import Grammar
+
+        schema = self.field(fmt, "json_schema", path, "json_schema", (dict, bool), "an object or a boolean")
+        style = self.field(fmt, "style", path, "json_schema", str, "a string", "json")
+        if style != "json":
+            self.fail(f"{path}/style", f"json_schema style {style!r} is not supported yet (only \"json\")")
+        any_order = self.field(fmt, "any_order", path, "json_schema", bool, "a boolean", False)
+        max_ws = self.field(fmt, "max_whitespace_cnt", path, "json_schema", (int, type(None)), "an integer or null",
+                            None)
+        if self.field(fmt, "excludes", path, "json_schema", list, "a list", []):
+            self.fail(f"{path}/excludes", "json_schema excludes are not supported yet (they belong to non-json "
+                                          "styles)")
+        try:  # as JSON text, the native front end takes it without walking the dict first
+            schema = json.dumps(schema, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            pass  # not JSON (a NaN, a non-string key): the front end reports it
+        grammar = Grammar.from_json_schema(schema, any_whitespace=True, strict_mode=True, any_order=any_order,
+                                           max_whitespace_cnt=max_ws)
+        return self.embed(grammar, "json_schema")
+
+    def _grammar(self, fmt, path, ends, depth):
+        from xg2jax.compiler import Grammar
+
+        text = self.field(fmt, "grammar", path, "grammar", str, "a non-empty string")
+        if not text:
+            self.fail(f"{path}/grammar", "grammar format's grammar must be a non-empty string")
+        syntax = self.field(fmt, "syntax", path, "grammar", str, "a string", "ebnf")
+        if syntax not in ("ebnf", "lark"):
+            self.fail(f"{path}/syntax", "grammar format's syntax must be \"ebnf\" or \"lark\"")
+        return self.embed(Grammar.from_ebnf(text) if syntax == "ebnf" else Grammar.from_lark(text), "grammar")
+
+    def _regex(self, fmt, path, ends, depth):
+        from xg2jax.compiler import Grammar
+
+        pattern = self.field(fmt, "pattern", path, "regex", str, "a non-empty string")
+        if not pattern:
+            self.fail(f"{path}/pattern", "regex format's pattern must be a non-empty string")
+        return self.embed(Grammar.from_regex(pattern), "regex")
+
+    def _any_text(self, fmt, path, ends, depth):
+        excludes = self.strings(fmt, "excludes", path, "any_text", non_empty_list=False, default=[])
+        for key in ("max_tokens", "max_chars"):
+            if fmt.get(key) is not None:
+                self.fail(f"{path}/{key}", f"the {key} budget of any_text is not supported yet")
+        excludes = _unique(excludes + list(ends))
+        if not excludes:
+            return self.rule("any_text", _ANY_TEXT)
+        return self.rule("any_text", _tag_dispatch([], loop=False, excludes=excludes))
+
+    def _sequence(self, fmt, path, ends, depth):
+        return self.rule("sequence", " ".join(self._elements(fmt, path, "sequence", ends, depth)))
+
+    def _or(self, fmt, path, ends, depth):
+        return self.rule("or", " | ".join(self._elements(fmt, path, "or", ends, depth)))
+
+    def _elements(self, fmt, path, kind, ends, depth):
+        elements = self.field(fmt, "elements", path, kind, list, "a list of formats")
+        if not elements:
+            self.fail(f"{path}/elements", f"{kind} format must have at least one element")
+        return [self.visit(e, f"{path}/elements/{i}", ends, depth + 1) for i, e in enumerate(elements)]
+
+    def _content(self, fmt, path, kind, ends, depth):
+        if "content" not in fmt:
+            self.fail(path, f"{kind} format must have a content field")
+        return self.visit(fmt["content"], f"{path}/content", ends, depth + 1)
+
+    def _optional(self, fmt, path, ends, depth):
+        return self.rule("optional", '"" | ' + self._content(fmt, path, "optional", ends, depth))
+
+    def _star(self, fmt, path, ends, depth):
+        return self.rule("star", self._content(fmt, path, "star", ends, depth) + "*")
+
+    def _plus(self, fmt, path, ends, depth):
+        return self.rule("plus", self._content(fmt, path, "plus", ends, depth) + "+")
+
+    def _repeat(self, fmt, path, ends, depth):
+        lo = self.field(fmt, "min", path, "repeat", int, "a non-negative integer")
+        hi = self.field(fmt, "max", path, "repeat", int, "an integer (-1: unbounded)")
+        if lo < 0:
+            self.fail(f"{path}/min", "repeat min must be >= 0")
+        if hi < -1 or (hi >= 0 and hi < lo):
+            self.fail(f"{path}/max", "repeat max must be -1 (unbounded) or >= min")
+        content = self._content(fmt, path, "repeat", ends, depth)
+        return self.rule("repeat", f"{content}{{{lo},}}" if hi == -1 else f"{content}{{{lo},{hi}}}")
+
+    def _tag(self, fmt, path, ends, depth):
+        begin = fmt.get("begin")
+        if isinstance(begin, dict):
+            self.fail(f"{path}/begin", "a token begin is not supported yet (token-level formats)")
+        begin = self.field(fmt, "begin", path, "tag", str, "a string")
+        end = self.field(fmt, "end", path, "tag", (str, list, dict), "a string or a non-empty list of strings")
+        if isinstance(end, dict):
+            self.fail(f"{path}/end", "a token end is not supported yet (token-level formats)")
+        end_list = [end] if isinstance(end, str) else end
+        if not end_list:
+            self.fail(f"{path}/end", "tag format's end list must not be empty")
+        for i, e in enumerate(end_list):
+            if not isinstance(e, str):
+                self.fail(f"{path}/end/{i}", "tag format's end list must hold strings")
+        if "content" not in fmt:
+            self.fail(path, "tag format must have a content field")
+        if not any(end_list) and _unlimited(fmt["content"]) and not _has_excludes(fmt["content"]):
+            self.fail(f"{path}/end", "when the content is unlimited, at least one end string must be non-empty")
+        content = self.visit(fmt["content"], f"{path}/content", tuple(e for e in end_list if e), depth + 1)
+        name = self.rule("tag", _seq(begin, content, end_list))
+        self.tag_parts[name] = (begin, content, end_list)
+        return name
+
+    def _tags(self, fmt, path, kind, ends, depth):
+        tags = self.field(fmt, "tags", path, kind, list, "a non-empty list of tag formats")
+        if not tags:
+            self.fail(f"{path}/tags", f"{kind} format's tags must not be empty")
+        for i, t in enumerate(tags):
+            if not isinstance(t, dict) or t.get("type", "tag") != "tag":
+                self.fail(f"{path}/tags/{i}", f"{kind} format's tags must be tag formats")
+        return tags
+
+    def _flag(self, fmt, path, kind, key, default):
+        return self.field(fmt, key, path, kind, bool, "a boolean", default)
+
+    def _triggered_tags(self, fmt, path, ends, depth):
+        triggers = self.strings(fmt, "triggers", path, "triggered_tags", non_empty_list=True)
+        tags = self._tags(fmt, path, "triggered_tags", ends, depth)
+        at_least_one = self._flag(fmt, path, "triggered_tags", "at_least_one", False)
+        stop_after_first = self._flag(fmt, path, "triggered_tags", "stop_after_first", False)
+        excludes = self.strings(fmt, "excludes", path, "triggered_tags", non_empty_list=False, default=[])
+        full = [self.visit(t, f"{path}/tags/{i}", ends, depth + 1) for i, t in enumerate(tags)]
+        if at_least_one and stop_after_first:
+            return self.rule("triggered_tags", " | ".join(full))
+        groups: dict[str, list[str]] = {t: [] for t in triggers}
+        for i, t in enumerate(tags):
+            begin = t.get("begin")
+            if not isinstance(begin, str):
+                self.fail(f"{path}/tags/{i}/begin", "tags in triggered_tags must have a string begin")
+            matching = [tr for tr in triggers if begin.startswith(tr)]
+            if not matching:
+                self.fail(f"{path}/tags/{i}", "the tag does not match any trigger of the triggered_tags format")
+            if len(matching) > 1:
+                self.fail(f"{path}/tags/{i}", "the tag matches several triggers of the triggered_tags format")
+            _, content, end_list = self.tag_parts[full[i]]  # the tag after its trigger
+            groups[matching[0]].append(_seq(begin[len(matching[0]):], content, end_list))
+        pairs = [(tr, self.rule("triggered_tags_group", " | ".join(f"({g})" for g in group)))
+                 for tr, group in groups.items() if group]
+        dispatch = self.rule("triggered_tags_sub", _tag_dispatch(pairs, loop=not stop_after_first,
+                                                                   excludes=_unique(excludes + list(ends))))
+        if at_least_one:
+            first = self.rule("triggered_tags_first", " | ".join(full))
+            return self.rule("triggered_tags", f"{first} {dispatch}" if not stop_after_first else first)
+        return dispatch
+
+    def _tags_with_separator(self, fmt, path, ends, depth):
+        tags = self._tags(fmt, path, "tags_with_separator", ends, depth)
+        separator = self.field(fmt, "separator", path, "tags_with_separator", str, "a string")
+        at_least_one = self._flag(fmt, path, "tags_with_separator", "at_least_one", False)
+        stop_after_first = self._flag(fmt, path, "tags_with_separator", "stop_after_first", False)
+        full = [self.visit(t, f"{path}/tags/{i}", (), depth + 1) for i, t in enumerate(tags)]
+        one = self.rule("tags_with_separator_tags", " | ".join(full))
+        if stop_after_first:
+            return self.rule("tags_with_separator", one if at_least_one else f'"" | {one}')
+        sep = f"{literal(separator)} " if separator else ""
+        sub_name = self.name("tags_with_separator_sub")
+        self.define(sub_name, f'"" | {sep}{one} {sub_name}')
+        return self.rule("tags_with_separator", f"{one} {sub_name}" if at_least_one else f'"" | {one} {sub_name}')
+
+    def _dispatch(self, fmt, path, ends, depth):
+        rules = self.field(fmt, "rules", path, "dispatch", list, "a non-empty list of [trigger, format] pairs")
+        if not rules:
+            self.fail(f"{path}/rules", "dispatch format's rules must not be empty")
+        loop = self._flag(fmt, path, "dispatch", "loop", True)
+        excludes = self.strings(fmt, "excludes", path, "dispatch", non_empty_list=False, default=[])
+        pairs = []
+        for i, pair in enumerate(rules):
+            if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str) or not pair[0]:
+                self.fail(f"{path}/rules/{i}", "a dispatch rule is a pair [non-empty trigger string, format]")
+            pairs.append((pair[0], self.visit(pair[1], f"{path}/rules/{i}/1", (), depth + 1)))
+        for x in excludes:
+            for trigger, _ in pairs:
+                if trigger.startswith(x):
+                    self.fail(f"{path}/excludes", f"the exclude {x!r} is a prefix of the trigger {trigger!r}")
+        return self.rule("dispatch", _tag_dispatch(pairs, loop=loop, excludes=excludes))
+
+
+_FORMAT_KINDS = ("const_string", "json_schema", "grammar", "regex", "any_text", "sequence", "or", "optional", "star",
+                 "plus", "repeat", "tag", "triggered_tags", "tags_with_separator", "dispatch")
+
+
+def _as_tuple(types) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _seq(begin: str, content: str, end_list) -> str:
+    """``begin content end`` as EBNF (a list of ends as a choice; empty strings left out)."""
+    parts = [literal(begin)] if begin else []
+    parts.append(content)
+    if isinstance(end_list, str):
+        end_list = [end_list]
+    ends = [literal(e) if e else '""' for e in end_list]
+    if len(ends) == 1:
+        if ends[0] != '""':
+            parts.append(ends[0])
+    else:
+        parts.append("(" + " | ".join(ends) + ")")
+    return " ".join(parts)
+
+
+def _tag_dispatch(pairs, *, loop: bool, excludes: list[str]) -> str:
+    args = [f"({literal(t)}, {rule})" for t, rule in pairs]
+    args.append(f"loop_after_dispatch={'true' if loop else 'false'}")
+    if excludes:
+        args.append("excludes=(" + ", ".join(literal(x) for x in excludes) + ")")
+    return "TagDispatch(" + ", ".join(args) + ")"
+
+
+def _unlimited(fmt: Any) -> bool:
+    """Whether a format can match unboundedly long text (xgrammar's analyzer)."""
+    if not isinstance(fmt, dict):
+        return False
+    kind = fmt.get("type")
+    if kind in ("any_text", "triggered_tags", "dispatch", "tags_with_separator", "star", "plus", "any_tokens",
+                "token_triggered_tags", "token_dispatch"):
+        return True
+    if kind == "optional":
+        return _unlimited(fmt.get("content"))
+    if kind == "repeat":
+        hi = fmt.get("max")
+        return hi == -1 or (hi != 0 and _unlimited(fmt.get("content")))
+    if kind in ("sequence", "or"):
+        return any(_unlimited(e) and not _has_excludes(e) for e in fmt.get("elements") or [])
+    return False
+
+
+def _has_excludes(fmt: Any) -> bool:
+    return isinstance(fmt, dict) and bool(fmt.get("excludes"))
