@@ -54,6 +54,27 @@ CASES = {
         assert excerpt[len(caret) - 1] == "(", (excerpt, caret)
         print("ok")
     """,
+    # TagDispatch: an Aho-Corasick automaton past the state limit, a chain of 2x10^4 dispatching rules, and a
+    # long free text of near-miss triggers.
+    "tag_dispatch": """
+        pairs = ", ".join(f'("<tool_{i}>", r)' for i in range(100_000))
+        e = error_of(lambda: xgr.GrammarCompiler(tok("a")).compile_grammar(f'root ::= TagDispatch({pairs})\\nr ::= "x"'))
+        assert "a TagDispatch(...) automaton would exceed 524288 states (Limits.max_automaton_states" in e, e
+        n = 20_000
+        text = "".join(f'r{i} ::= TagDispatch(("a", r{i + 1}), loop_after_dispatch=false)\\n' for i in range(n))
+        text = "root ::= r0\\n" + text + f'r{n} ::= "b"\\n'
+        m = xgr.GrammarMatcher(xgr.GrammarCompiler(tok("a", "b", "<to")).compile_grammar(text))
+        assert m.accept_string("a" * 300 + "b") and m.is_completed()
+        c = xgr.GrammarCompiler(tok("a", "<to", "ol_", "<tool_1>", "x")).compile_grammar(
+            'root ::= TagDispatch(("<tool_1>", r), excludes=("<tool_2"))\\nr ::= "x"')
+        m = xgr.GrammarMatcher(c)
+        for _ in range(5000):
+            assert m.accept_token(1) and m.accept_token(2)
+        bm = xgr.allocate_token_bitmask(1, 6)
+        m.fill_next_token_bitmask(bm)
+        assert set(bitmask_to_ids(bm[0], 6)) == set(bitmask_to_ids(oracle_bitmask(m), 6))
+        print("ok")
+    """,
     # 3x10^4 stacked `?` parsed, then overflowed the stack in printing and compiling.
     "stacked_operators": """
         e = error_of(lambda: xgr.Grammar.from_ebnf('root ::= "a"' + "?" * 30_000))
