@@ -206,3 +206,34 @@ def test_the_tool_calling_guide_example():
                 '<tool_call>\n{"name": "search", "arguments": {"query": 1}}\n</tool_call>',
                 "<tool_call> hello", "done<|im_end|>"):
         assert not is_grammar_accept_string(grammar, bad), bad
+
+
+def test_a_tag_seen_before_skips_the_lowering(monkeypatch):
+    import xg2jax.structural_tag as module
+
+    calls = []
+    real = module.structural_tag_to_ebnf
+    monkeypatch.setattr(module, "structural_tag_to_ebnf", lambda v: calls.append(1) or real(v))
+    compiler = xgr.GrammarCompiler(xgr.testing._byte_tokenizer())
+    value = st({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [QWEN_CALL]})
+    g1 = compiler.compile_structural_tag(value)
+    g2 = compiler.compile_structural_tag(json.dumps(value))
+    assert len(calls) == 1 and g1._handle is g2._handle
+    assert compiler.cache_info()["grammar_hits"] == 1
+
+
+def test_json_lexical_rules_are_embedded_once_when_identical():
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    same = st({"type": "sequence", "elements": [{"type": "json_schema", "json_schema": WEATHER},
+                                                {"type": "json_schema", "json_schema": schema}]})
+    text = structural_tag_to_ebnf(same)
+    assert text.count("\nj_string ::=") == 1 and "sub1_j_string" not in text
+    # Other whitespace options: other lexical rules, embedded under the schema's own prefix.
+    other = st({"type": "sequence", "elements": [{"type": "json_schema", "json_schema": WEATHER},
+                                                 {"type": "json_schema", "json_schema": schema,
+                                                  "max_whitespace_cnt": 1}]})
+    text = structural_tag_to_ebnf(other)
+    assert text.count("\nj_ws ::=") == 1 and "\nsub1_j_ws ::=" in text
+    g = xgr.Grammar.from_structural_tag(other)
+    assert is_grammar_accept_string(g, '{"city":   "x"}{ "q": "y"}')
+    assert not is_grammar_accept_string(g, '{"city": "x"}{"q":   "y"}')

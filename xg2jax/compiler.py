@@ -477,9 +477,26 @@ class GrammarCompiler:
     def compile_structural_tag(self, structural_tag=None, triggers=None, *, tags=None,
                                precompute_masks: bool = False) -> CompiledGrammar:
         """Compile a structural tag (:meth:`Grammar.from_structural_tag`; the legacy ``(tags, triggers)`` form
-        too). Cached by the grammar it lowers to."""
-        return self.compile_grammar(Grammar.from_structural_tag(structural_tag, triggers, tags=tags),
-                                    precompute_masks=precompute_masks)
+        too). The grammar-level cache keys it by its JSON text, so a tag seen before (an agent's tool set, turn
+        after turn) skips the lowering as well as the compile."""
+        from xg2jax.structural_tag import as_structural_tag_value, legacy_structural_tag, structural_tag_to_ebnf
+
+        if tags is not None or triggers is not None:
+            value = legacy_structural_tag(structural_tag if tags is None else tags, triggers or [])
+        else:
+            value = as_structural_tag_value(structural_tag)
+        try:
+            key = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):  # not JSON: the lowering reports it
+            key = None
+        if key is not None:
+            h = self._handle.lookup_source("structural_tag", key, "", bool(precompute_masks))
+            if h is not None:
+                return CompiledGrammar(h, self._tokenizer_info)
+            ebnf = structural_tag_to_ebnf(value)
+            h = self._handle.compile_source_ebnf("structural_tag", key, "", ebnf, bool(precompute_masks))
+            return CompiledGrammar(h, self._tokenizer_info)
+        return self.compile_grammar(structural_tag_to_ebnf(value), precompute_masks=precompute_masks)
 
     def compile_lark(self, lark_string: str, start: str = "start", *, precompute_masks: bool = False) -> CompiledGrammar:
         """Compile a Lark grammar (:meth:`Grammar.from_lark`; ``xg2jax.lark`` lists the dialect)."""

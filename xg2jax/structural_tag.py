@@ -41,7 +41,8 @@ from typing import Any
 
 from xg2jax.json_schema._ebnf import literal
 
-__all__ = ["StructuralTagError", "StructuralTagItem", "structural_tag_to_ebnf", "legacy_structural_tag"]
+__all__ = ["StructuralTagError", "StructuralTagItem", "as_structural_tag_value", "legacy_structural_tag",
+           "structural_tag_to_ebnf"]
 
 # Formats nest at most this deep (as xgrammar).
 MAX_DEPTH = 100
@@ -115,6 +116,11 @@ def structural_tag_to_ebnf(tag: Any) -> str:
                      + lowering.embedded) + "\n"
 
 
+def as_structural_tag_value(tag: Any) -> Any:
+    """The JSON value of a structural tag given as a dict, JSON text, or an object with ``model_dump_json()``."""
+    return _as_json_value(tag)
+
+
 def _as_json_value(tag: Any) -> Any:
     if isinstance(tag, (str, bytes)):
         try:
@@ -137,6 +143,7 @@ class _Lowering:
         self.rules: list[tuple[str, str]] = []
         self.embedded: list[str] = []
         self.tag_parts: dict[str, tuple[str, str, list[str]]] = {}  # tag rule -> (begin, content rule, ends)
+        self.shared: dict[str, str] = {}  # JSON lexical rules embedded once: name -> body
         self._count: dict[str, int] = {}
 
     def name(self, kind: str) -> str:
@@ -154,9 +161,23 @@ class _Lowering:
 
     def embed(self, grammar, kind: str) -> str:
         """A sub-grammar's rules under a fresh prefix (``sub<k>_``, which no lowered rule name starts with);
-        returns its root's name."""
+        returns its root's name. A JSON Schema's lexical rules (``j_...``) are embedded once for all the schemas
+        whose copies are identical (the same text, naming the same rules): a tool set of 400 schemas would
+        otherwise carry 400 copies of the JSON string, number and value rules."""
         prefix = f"sub{len(self.embedded)}_"
-        self.embedded.append(str(type(grammar)(grammar._handle.with_rule_prefix(prefix))).rstrip("\n"))
+        handle = grammar._handle
+        if kind == "json_schema":
+            keep = [n for n in handle.rule_names if n.startswith("j_")]
+            lines = str(type(grammar)(handle.with_rule_prefix(prefix, keep))).splitlines()
+            bodies = dict(line.split(" ::= ", 1) for line in lines)
+            if all(self.shared.get(n, bodies[n]) == bodies[n] for n in keep):
+                new = [n for n in keep if n not in self.shared]
+                self.shared.update((n, bodies[n]) for n in new)
+                self.embedded.append("\n".join(line for line in lines
+                                               if line.split(" ::= ", 1)[0] not in keep or
+                                               line.split(" ::= ", 1)[0] in new))
+                return prefix + grammar.root_rule_name
+        self.embedded.append(str(type(grammar)(handle.with_rule_prefix(prefix))).rstrip("\n"))
         return prefix + grammar.root_rule_name
 
     # -- field readers -----------------------------------------------------------------------------------

@@ -48,14 +48,16 @@ Grammar CombineGrammars(const std::vector<const Grammar*>& grammars, Combination
   return out;
 }
 
-Grammar WithRulePrefix(const Grammar& g, const std::string& prefix) {
+Grammar WithRulePrefix(const Grammar& g, const std::string& prefix, const std::vector<std::string>& keep) {
   auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
   auto name_char = [&](char c) { return letter(c) || (c >= '0' && c <= '9') || c == '-'; };
   XG_USER_CHECK(!prefix.empty() && letter(prefix[0]) && std::all_of(prefix.begin(), prefix.end(), name_char))
       << "Grammar: a rule-name prefix is an ASCII letter or '_', then letters, digits, '_' or '-'; got '" << prefix
       << "'";
   Grammar out = g;
-  for (Rule& r : out.rules) r.name = prefix + r.name;
+  const std::unordered_set<std::string> kept(keep.begin(), keep.end());
+  for (Rule& r : out.rules)
+    if (!kept.count(r.name)) r.name = prefix + r.name;
   return out;
 }
 

@@ -16,8 +16,9 @@ enum class Combination { kUnion, kConcat };
 // Throws InputError when `grammars` is empty.
 Grammar CombineGrammars(const std::vector<const Grammar*>& grammars, Combination how);
 
-// A copy of `g` whose rule names all start with `prefix` (a name's start: a letter or '_'), so that its
-// printed EBNF can sit beside other rules without a clash (the structural-tag front end embeds grammars so).
-Grammar WithRulePrefix(const Grammar& g, const std::string& prefix);
+// A copy of `g` whose rule names start with `prefix` (a name's start: a letter or '_'), except those in `keep`,
+// so that its printed EBNF can sit beside other rules without a clash (the structural-tag front end embeds
+// grammars so, keeping the JSON lexical rules that several embedded schemas share).
+Grammar WithRulePrefix(const Grammar& g, const std::string& prefix, const std::vector<std::string>& keep = {});
 
 }  // namespace xg

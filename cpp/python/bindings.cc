@@ -151,7 +151,7 @@ PYBIND11_MODULE(_core, m) {
                     return CombineGrammars(grammars, concat ? Combination::kConcat : Combination::kUnion);
                   },
                   py::arg("grammars"), py::arg("concat"))
-      .def("with_rule_prefix", &WithRulePrefix, py::arg("prefix"))
+      .def("with_rule_prefix", &WithRulePrefix, py::arg("prefix"), py::arg("keep") = std::vector<std::string>{})
       .def("unproductive_rules",
            [](const Grammar& g) {
              const std::vector<uint8_t> productive = ProductiveRules(g);
@@ -163,7 +163,12 @@ PYBIND11_MODULE(_core, m) {
            },
            "names of the rules that cannot match any finite string (grammar/productivity.h)")
       .def_property_readonly("root_rule_name", [](const Grammar& g) { return g.RootName(); })
-      .def_property_readonly("num_rules", [](const Grammar& g) { return g.rules.size(); });
+      .def_property_readonly("num_rules", [](const Grammar& g) { return g.rules.size(); })
+      .def_property_readonly("rule_names", [](const Grammar& g) {
+        std::vector<std::string> names;
+        for (const Rule& r : g.rules) names.push_back(r.name);
+        return names;
+      });
 
   py::class_<CompiledGrammar, std::shared_ptr<CompiledGrammar>>(m, "CompiledGrammar")
       .def_property_readonly("grammar", [](const CompiledGrammar& c) { return c.grammar(); })
