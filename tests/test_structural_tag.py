@@ -11,7 +11,7 @@ import pytest
 
 import xg2jax as xgr
 from xg2jax.structural_tag import StructuralTagError, StructuralTagItem, structural_tag_to_ebnf
-from xg2jax.testing import check_masks_along, is_grammar_accept_string
+from xg2jax.testing import check_masks_along, is_grammar_accept_string, mask_oracle_diff
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
            "additionalProperties": False}
@@ -162,10 +162,12 @@ def test_a_tool_call_format_walks_with_oracle_masks():
      "is a prefix of the trigger"),
     (st({"type": "dispatch", "rules": [["<x>"]]}), "/format/rules/0", "a dispatch rule is a pair"),
     (st({"type": "any_text", "max_tokens": 5}), "/format/max_tokens", "budget of any_text is not supported yet"),
-    (st({"type": "token", "token": 5}), "/format", "token-level format 'token' is not supported yet"),
+    (st({"type": "exclude_token", "exclude_tokens": [5]}), "/format",
+     "token-level format 'exclude_token' is not supported yet"),
+    (st({"type": "token", "token": -1}), "/format/token", "a token id must be non-negative"),
     (st({"type": "json_schema", "json_schema": WEATHER, "style": "qwen_xml"}), "/format/style",
      "style 'qwen_xml' is not supported yet"),
-    (st(tag({"type": "token", "token": 3}, const("x"), "y")), "/format/begin", "a token begin is not supported"),
+    (st(tag({"type": "token", "token": "<x>"}, const("x"), "y")), "/format/begin/token", "which needs a tokenizer"),
 ])
 def test_errors_name_the_json_path(fmt, path, fragment):
     with pytest.raises(StructuralTagError, match=re.escape(f"structural tag at '{path}'") + ".*" + re.escape(fragment)):
@@ -213,7 +215,7 @@ def test_a_tag_seen_before_skips_the_lowering(monkeypatch):
 
     calls = []
     real = module.structural_tag_to_ebnf
-    monkeypatch.setattr(module, "structural_tag_to_ebnf", lambda v: calls.append(1) or real(v))
+    monkeypatch.setattr(module, "structural_tag_to_ebnf", lambda v, t=None: calls.append(1) or real(v, t))
     compiler = xgr.GrammarCompiler(xgr.testing._byte_tokenizer())
     value = st({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [QWEN_CALL]})
     g1 = compiler.compile_structural_tag(value)
@@ -237,3 +239,55 @@ def test_json_lexical_rules_are_embedded_once_when_identical():
     g = xgr.Grammar.from_structural_tag(other)
     assert is_grammar_accept_string(g, '{"city":   "x"}{ "q": "y"}')
     assert not is_grammar_accept_string(g, '{"city": "x"}{"q":   "y"}')
+
+
+# ---- token-level formats: special tokens as triggers, begins and ends --------------------------------------------
+
+def _special_tokenizer():
+    return xgr.TokenizerInfo([b"</s>", b"<tool_call>", b"</tool_call>", b"<think>", b"{", b"}", b"a", b"b",
+                              b"\"", b"city", b":", b" ", b"x", b"<", b"tool"],
+                             stop_token_ids=[0], special_token_ids=[1, 2, 3])
+
+
+def _accepts_tokens(compiled, tokens) -> bool:
+    m = xgr.GrammarMatcher(compiled)
+    return all(m.accept_token(t) for t in tokens) and m.is_completed()
+
+
+def test_token_triggered_tags_with_special_tokens():
+    tok = _special_tokenizer()
+    value = st({"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"],
+                "tags": [tag({"type": "token", "token": "<tool_call>"}, {"type": "json_schema", "json_schema": WEATHER},
+                             {"type": "token", "token": 2})]})
+    compiled = xgr.GrammarCompiler(tok).compile_structural_tag(value)
+    call = [1, 4, 8, 9, 8, 10, 11, 8, 12, 8, 5, 2]  # <tool_call>{"city": "x"}</tool_call>
+    assert _accepts_tokens(compiled, [6, 7] + call + [11, 6])
+    assert _accepts_tokens(compiled, [13, 14, 6])  # "<tool" typed as text is free text
+    assert not _accepts_tokens(compiled, [6, 4, 5, 2])  # an end token without a call
+    assert not _accepts_tokens(compiled, call[:-1] + [11])  # a call without its end token
+    assert not _accepts_tokens(compiled, [3])  # a special token the tag does not name
+    m = xgr.GrammarMatcher(compiled)
+    for t in [6] + call:  # masks equal the oracle along the way, special tokens included
+        extra, missing = mask_oracle_diff(m)
+        assert len(extra) == 0 and len(missing) == 0, (t, extra, missing)
+        assert m.accept_token(t)
+
+
+def test_token_dispatch_and_token_format():
+    tok = _special_tokenizer()
+    compiler = xgr.GrammarCompiler(tok)
+    compiled = compiler.compile_structural_tag(st({"type": "token_dispatch", "rules": [[3, const("x")]],
+                                                   "loop": False}))
+    assert _accepts_tokens(compiled, [6, 3, 12]) and not _accepts_tokens(compiled, [6, 3, 12, 6])
+    compiled = compiler.compile_structural_tag(st({"type": "sequence", "elements": [
+        {"type": "token", "token": "<think>"}, const("a"), {"type": "token", "token": 3}]}))
+    assert _accepts_tokens(compiled, [3, 6, 3]) and not _accepts_tokens(compiled, [6, 3])
+
+
+def test_token_strings_need_the_compilers_tokenizer():
+    value = st({"type": "token", "token": "<think>"})
+    with pytest.raises(StructuralTagError, match="which needs a tokenizer"):
+        xgr.Grammar.from_structural_tag(value)
+    assert "Token(3)" in str(xgr.Grammar.from_structural_tag(st({"type": "token", "token": 3})))
+    with pytest.raises(StructuralTagError, match="token '<nope>' not found in the vocabulary"):
+        xgr.GrammarCompiler(_special_tokenizer()).compile_structural_tag(st({"type": "token", "token": "<nope>"}))

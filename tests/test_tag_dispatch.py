@@ -16,7 +16,7 @@ import pytest
 
 import xg2jax as xgr
 from real_vocabularies import require
-from xg2jax.testing import check_masks_along, is_grammar_accept_string
+from xg2jax.testing import check_masks_along, is_grammar_accept_string, mask_oracle_diff
 
 SIMPLE = 'root ::= TagDispatch(("tag1", rule1), ("tag2", rule2))\nrule1 ::= "abcd"\nrule2 ::= "efg"\n'
 COMPLEX = 'root ::= TagDispatch(("tag1", rule1), ("tag2", rule2))\nrule1 ::= "abcd" [p]*\nrule2 ::= "efg" [t]*\n'
@@ -128,13 +128,22 @@ def test_printed_grammar_parses_back_to_itself():
     ('root ::= TagDispatch(("a", missing))', "undefined rule 'missing'"),
     ('root ::= TagDispatch(("a"))', "is a pair (\"trigger\", rule): expected ','"),
     ('root ::= TagDispatch("a", r)\nr ::= "a"', 'a tag of TagDispatch(...) is a pair ("trigger", rule)'),
-    ('root ::= TagDispatch(excludes=("x"), ("a", r))\nr ::= "a"', "takes its (trigger, rule) pairs before"),
+    ('root ::= TagDispatch(excludes=("x"), ("a", r))\nr ::= "a"', 'takes its ("trigger", rule) pairs before'),
     ('root ::= TagDispatch(("a", r)\nr ::= "a"', "expected ',' or ')' in TagDispatch(...)"),
     ('root ::= "a" (= TagDispatch(("a", r)))\nr ::= "a"', "TagDispatch(...) is not allowed in the lookahead"),
+    # token elements (the vocabulary of _special_tokenizer below: 16 tokens, 0 stop, 1-3 special)
+    ('root ::= Token(4)', "Token(4) names a text token"),
+    ('root ::= Token(0)', "Token(0) names a stop token"),
+    ('root ::= Token(99)', "Token id 99 in the grammar is out of the vocabulary range [0, 16)"),
+    ('root ::= Token()', "Token(...) needs at least one token id"),
+    ('root ::= Token("a")', "Token(...) takes token ids"),
+    ('root ::= Token(99999999)', "token id out of range in Token(...)"),
+    ('root ::= TokenTagDispatch((1, r), excludes=(1))\nr ::= "x"', "token 1 is both a trigger and an exclude"),
+    ('root ::= TokenTagDispatch(("<a>", r))\nr ::= "x"', "the trigger of a TokenTagDispatch(...) pair takes token ids"),
 ])
 def test_malformed_tag_dispatch_is_a_precise_error(text, fragment):
     with pytest.raises(ValueError, match=re.escape(fragment)):
-        xgr.GrammarCompiler(xgr.testing._byte_tokenizer()).compile_grammar(text)
+        xgr.GrammarCompiler(_special_tokenizer()).compile_grammar(text)
 
 
 def _straddling_tokenizer() -> xgr.TokenizerInfo:
@@ -237,3 +246,80 @@ def test_the_automaton_is_bounded_by_the_state_limit():
         xgr.GrammarCompiler(tok, limits=xgr.Limits(max_automaton_states=1000)).compile_grammar(grammar)
     matcher = xgr.GrammarMatcher(xgr.GrammarCompiler(tok).compile_grammar(grammar))
     assert matcher.accept_string("a <tool_199>x <tool_7>x b") and matcher.is_completed()
+
+
+# ---- token elements: Token(id) and TokenTagDispatch name special tokens (grammar.h) ----------------------------
+
+SPECIAL_VOCAB = [b"</s>", b"<tool_call>", b"</tool_call>", b"<think>", b"a", b"b", b"{", b"}", b"<", b"tool", b"_call",
+                 b">", b"\xff", b"\xf8\xf8", b"ab{", b"}a"]
+
+
+def _special_tokenizer() -> xgr.TokenizerInfo:
+    return xgr.TokenizerInfo(SPECIAL_VOCAB, stop_token_ids=[0], special_token_ids=[1, 2, 3])
+
+
+TOKEN_GRAMMAR = ('root ::= TokenTagDispatch((1, call), loop_after_dispatch=true)\n'
+                 'call ::= "{" [ab]* "}" Token(2)')
+
+
+def _walk_with_oracle(compiled, tokens):
+    m = xgr.GrammarMatcher(compiled)
+    for t in tokens:
+        extra, missing = mask_oracle_diff(m)
+        assert len(extra) == 0 and len(missing) == 0, (t, extra, missing)
+        assert m.accept_token(t), SPECIAL_VOCAB[t]
+    extra, missing = mask_oracle_diff(m)
+    assert len(extra) == 0 and len(missing) == 0
+    return m
+
+
+def test_special_token_triggers_and_ends():
+    compiled = xgr.GrammarCompiler(_special_tokenizer()).compile_grammar(TOKEN_GRAMMAR)
+    # free text, the special trigger, a call that ends with the special end token, free text, stop
+    m = _walk_with_oracle(compiled, [4, 14, 8, 9, 10, 11, 1, 6, 4, 5, 7, 2, 15, 1, 6, 7, 2])
+    assert m.accept_token(0) and m.is_terminated()
+    m = xgr.GrammarMatcher(compiled)
+    assert m.accept_string("a<tool_call>b")  # the trigger's text is free text: only the token triggers
+    assert not m.accept_token(2)  # an end token outside a call
+    assert not m.accept_token(3)  # a special token the grammar does not name
+    for t in (12, 13):  # text tokens with bytes >= 0xF8 (never UTF-8) never match
+        assert not m.accept_token(t)
+    assert m.accept_token(1) and not m.accept_token(1) and not m.accept_token(4) and m.accept_token(6)
+
+
+def test_token_elements_print_and_parse_back():
+    g = xgr.Grammar.from_ebnf('root ::= Token(3, 1) TokenTagDispatch((1, r), loop_after_dispatch=false, '
+                              'excludes=(3))\nr ::= "x"')
+    text = str(g)
+    assert "Token(1) | Token(3)" in text and "TokenTagDispatch((1, r), loop_after_dispatch=false, excludes=(3))" in text
+    assert str(xgr.Grammar.from_ebnf(text)) == text
+
+
+
+@pytest.mark.parametrize("vocab", ["qwen2"])
+def test_special_token_trigger_on_a_real_vocabulary(vocab):
+    """Qwen2's <tool_call> / </tool_call> are special tokens (151657 / 151658): the model emits each as one token."""
+    loaded = require(vocab)
+    tok = xgr.TokenizerInfo.from_loaded_vocab(loaded)
+    start, end = 151657, 151658
+    assert tok.decoded_vocab[start] == b"<tool_call>" and start in tok.special_token_ids
+    compiled = xgr.GrammarCompiler(tok).compile_grammar(
+        f'root ::= TokenTagDispatch(({start}, call))\ncall ::= "\\n{{\\"name\\": \\"" [a-z_]+ "\\"}}\\n" Token({end})')
+    text_ids = {bytes(b): i for i, b in reversed(list(enumerate(tok.decoded_vocab))) if b and i not in
+                set(tok.special_token_ids)}
+
+    def spell(s: str) -> list[int]:  # greedy longest-match tokenization of ordinary text
+        out, data, pos = [], s.encode(), 0
+        while pos < len(data):
+            n = next(n for n in range(min(16, len(data) - pos), 0, -1) if data[pos:pos + n] in text_ids)
+            out.append(text_ids[data[pos:pos + n]])
+            pos += n
+        return out
+
+    tokens = spell("Checking.") + [start] + spell('\n{"name": "get_weather"}\n') + [end] + spell(" Done.")
+    m = xgr.GrammarMatcher(compiled)
+    for t in tokens:
+        extra, missing = mask_oracle_diff(m)
+        assert len(extra) == 0 and len(missing) == 0, (t, extra[:5], missing[:5])
+        assert m.accept_token(t), t
+    assert m.is_completed()

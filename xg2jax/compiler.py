@@ -493,10 +493,11 @@ class GrammarCompiler:
             h = self._handle.lookup_source("structural_tag", key, "", bool(precompute_masks))
             if h is not None:
                 return CompiledGrammar(h, self._tokenizer_info)
-            ebnf = structural_tag_to_ebnf(value)
+            ebnf = structural_tag_to_ebnf(value, self._tokenizer_info)
             h = self._handle.compile_source_ebnf("structural_tag", key, "", ebnf, bool(precompute_masks))
             return CompiledGrammar(h, self._tokenizer_info)
-        return self.compile_grammar(structural_tag_to_ebnf(value), precompute_masks=precompute_masks)
+        return self.compile_grammar(structural_tag_to_ebnf(value, self._tokenizer_info),
+                                    precompute_masks=precompute_masks)
 
     def compile_lark(self, lark_string: str, start: str = "start", *, precompute_masks: bool = False) -> CompiledGrammar:
         """Compile a Lark grammar (:meth:`Grammar.from_lark`; ``xg2jax.lark`` lists the dialect)."""

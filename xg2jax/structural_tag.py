@@ -27,9 +27,13 @@ Lowering. Every format becomes one rule (``root`` refers to the top one):
   ``tag`` to their excludes, so free text stops where the tag's end begins (``dispatch`` does not: give it the
   end in its own ``excludes``). A ``tag`` whose content is unbounded free text needs a non-empty end.
 
-Not supported (a :class:`StructuralTagError` names the feature): the token-level formats (``token``,
-``exclude_token``, ``any_tokens``, ``token_triggered_tags``, ``token_dispatch``, a token ``begin`` / ``end``),
-``json_schema`` styles other than ``"json"``, and the ``max_tokens`` / ``max_chars`` budgets of ``any_text``.
+- Token-level formats (``token``, ``token_triggered_tags``, ``token_dispatch``, a token ``begin`` / ``end``)
+  name special tokens (``<tool_call>`` as one token): ``Token(id)`` and ``TokenTagDispatch(...)``. A token given
+  by its text is looked up in the compiler's vocabulary (first id with that text, as xgrammar).
+
+Not supported (a :class:`StructuralTagError` names the feature): ``exclude_token`` and ``any_tokens`` (free text
+over tokens), ``json_schema`` styles other than ``"json"``, and the ``max_tokens`` / ``max_chars`` budgets of
+``any_text``.
 Errors name the JSON path of the bad node (``/format/tags/0/content``).
 """
 
@@ -47,7 +51,8 @@ __all__ = ["StructuralTagError", "StructuralTagItem", "as_structural_tag_value",
 # Formats nest at most this deep (as xgrammar).
 MAX_DEPTH = 100
 
-_TOKEN_LEVEL = ("token", "exclude_token", "any_tokens", "token_triggered_tags", "token_dispatch")
+# Token-level formats that need free text over tokens (any token but some): not expressible over bytes.
+_TOKEN_FREE_TEXT = ("exclude_token", "any_tokens")
 # A format without "type": the first kind (xgrammar's order) whose required fields are all present.
 _INFERENCE_ORDER = (("tag", ("begin", "content", "end")), ("const_string", ("value",)),
                     ("json_schema", ("json_schema",)), ("any_text", ("excludes",)), ("sequence", ("elements",)),
@@ -94,9 +99,10 @@ def legacy_structural_tag(tags, triggers) -> dict:
                                                  "tags": items, "at_least_one": False, "stop_after_first": False}}
 
 
-def structural_tag_to_ebnf(tag: Any) -> str:
+def structural_tag_to_ebnf(tag: Any, tokenizer_info=None) -> str:
     """EBNF text (root rule ``root``) of a structural tag (a dict, JSON text, or an object with
-    ``model_dump_json()``).
+    ``model_dump_json()``). ``tokenizer_info`` resolves tokens given by their text (``{"type": "token", "token":
+    "<tool_call>"}``); ids work without it.
 
     Raises
     ------
@@ -110,7 +116,7 @@ def structural_tag_to_ebnf(tag: Any) -> str:
         raise StructuralTagError("structural tag at '/type': must be the string \"structural_tag\"")
     if "format" not in value:
         raise StructuralTagError("structural tag at '': must have a format field")
-    lowering = _Lowering()
+    lowering = _Lowering(tokenizer_info)
     top = lowering.visit(value["format"], "/format", (), 1)
     return "\n".join([f"root ::= {top}"] + [f"{name} ::= {body}" for name, body in lowering.rules]
                      + lowering.embedded) + "\n"
@@ -139,7 +145,8 @@ def _escape_pointer(key) -> str:
 class _Lowering:
     """One pass over the format tree: rules (name, body) in order of creation, and embedded grammars' text."""
 
-    def __init__(self) -> None:
+    def __init__(self, tokenizer_info=None) -> None:
+        self.tokenizer_info = tokenizer_info
         self.rules: list[tuple[str, str]] = []
         self.embedded: list[str] = []
         self.tag_parts: dict[str, tuple[str, str, list[str]]] = {}  # tag rule -> (begin, content rule, ends)
@@ -220,9 +227,9 @@ class _Lowering:
                 self.fail(path, f"a format without a type must have the fields of one: {json.dumps(fmt)[:200]}")
         if not isinstance(kind, str):
             self.fail(f"{path}/type", "a format's type must be a string")
-        if kind in _TOKEN_LEVEL:
-            self.fail(path, f"the token-level format '{kind}' is not supported yet (xg2jax grammars have no "
-                            f"token-level elements)")
+        if kind in _TOKEN_FREE_TEXT:
+            self.fail(path, f"the token-level format '{kind}' is not supported yet (free text over tokens; "
+                            f"token elements name special tokens only)")
         method = getattr(self, "_" + kind, None) if kind in _FORMAT_KINDS else None
         if method is None:
             self.fail(f"{path}/type", f"format type not recognized: {kind!r} (supported: {', '.join(_FORMAT_KINDS)})")
@@ -277,7 +284,7 @@ class _Lowering:
         for key in ("max_tokens", "max_chars"):
             if fmt.get(key) is not None:
                 self.fail(f"{path}/{key}", f"the {key} budget of any_text is not supported yet")
-        excludes = _unique(excludes + list(ends))
+        excludes = _unique(excludes + [e for e in ends if isinstance(e, str)])
         if not excludes:
             return self.rule("any_text", _ANY_TEXT)
         return self.rule("any_text", _tag_dispatch([], loop=False, excludes=excludes))
@@ -318,25 +325,54 @@ class _Lowering:
         content = self._content(fmt, path, "repeat", ends, depth)
         return self.rule("repeat", f"{content}{{{lo},}}" if hi == -1 else f"{content}{{{lo},{hi}}}")
 
+    def token_id(self, value, path: str) -> int:
+        """A token given by id, or by its exact text (the first id with that text, as xgrammar)."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 0:
+                self.fail(path, "a token id must be non-negative")
+            return value
+        if not isinstance(value, str) or not value:
+            self.fail(path, "a token is a non-negative integer id or a non-empty string")
+        if self.tokenizer_info is None:
+            self.fail(path, f"the token {value!r} is given by its text, which needs a tokenizer: use "
+                            f"GrammarCompiler.compile_structural_tag (or give the id)")
+        ids = _token_ids_by_text(self.tokenizer_info)
+        data = value.encode("utf-8")
+        if data not in ids:
+            self.fail(path, f"token {value!r} not found in the vocabulary")
+        return ids[data]
+
+    def token_format(self, fmt, path: str) -> int:
+        if not isinstance(fmt, dict) or fmt.get("type", "token") != "token" or "token" not in fmt:
+            self.fail(path, "a token begin or end is a token format {\"type\": \"token\", \"token\": ...}")
+        return self.token_id(fmt["token"], f"{path}/token")
+
+    def _token(self, fmt, path, ends, depth):
+        if "token" not in fmt:
+            self.fail(path, "token format must have a token field")
+        return self.rule("token", f"Token({self.token_id(fmt['token'], f'{path}/token')})")
+
     def _tag(self, fmt, path, ends, depth):
         begin = fmt.get("begin")
         if isinstance(begin, dict):
-            self.fail(f"{path}/begin", "a token begin is not supported yet (token-level formats)")
-        begin = self.field(fmt, "begin", path, "tag", str, "a string")
-        end = self.field(fmt, "end", path, "tag", (str, list, dict), "a string or a non-empty list of strings")
+            begin = self.token_format(begin, f"{path}/begin")
+        else:
+            begin = self.field(fmt, "begin", path, "tag", str, "a string or a token format")
+        end = self.field(fmt, "end", path, "tag", (str, list, dict), "a string, a non-empty list of strings or a token")
         if isinstance(end, dict):
-            self.fail(f"{path}/end", "a token end is not supported yet (token-level formats)")
-        end_list = [end] if isinstance(end, str) else end
+            end = self.token_format(end, f"{path}/end")
+        end_list = [end] if isinstance(end, (str, int)) else end
         if not end_list:
             self.fail(f"{path}/end", "tag format's end list must not be empty")
-        for i, e in enumerate(end_list):
-            if not isinstance(e, str):
-                self.fail(f"{path}/end/{i}", "tag format's end list must hold strings")
+        if isinstance(end, list):
+            for i, e in enumerate(end_list):
+                if not isinstance(e, str):
+                    self.fail(f"{path}/end/{i}", "tag format's end list must hold strings")
         if "content" not in fmt:
             self.fail(path, "tag format must have a content field")
-        if not any(end_list) and _unlimited(fmt["content"]) and not _has_excludes(fmt["content"]):
+        if all(e == "" for e in end_list) and _unlimited(fmt["content"]) and not _has_excludes(fmt["content"]):
             self.fail(f"{path}/end", "when the content is unlimited, at least one end string must be non-empty")
-        content = self.visit(fmt["content"], f"{path}/content", tuple(e for e in end_list if e), depth + 1)
+        content = self.visit(fmt["content"], f"{path}/content", tuple(e for e in end_list if e != ""), depth + 1)
         name = self.rule("tag", _seq(begin, content, end_list))
         self.tag_parts[name] = (begin, content, end_list)
         return name
@@ -376,8 +412,8 @@ class _Lowering:
             groups[matching[0]].append(_seq(begin[len(matching[0]):], content, end_list))
         pairs = [(tr, self.rule("triggered_tags_group", " | ".join(f"({g})" for g in group)))
                  for tr, group in groups.items() if group]
-        dispatch = self.rule("triggered_tags_sub", _tag_dispatch(pairs, loop=not stop_after_first,
-                                                                   excludes=_unique(excludes + list(ends))))
+        dispatch = self.rule("triggered_tags_sub", _tag_dispatch(
+            pairs, loop=not stop_after_first, excludes=_unique(excludes + [e for e in ends if isinstance(e, str)])))
         if at_least_one:
             first = self.rule("triggered_tags_first", " | ".join(full))
             return self.rule("triggered_tags", f"{first} {dispatch}" if not stop_after_first else first)
@@ -414,9 +450,67 @@ class _Lowering:
                     self.fail(f"{path}/excludes", f"the exclude {x!r} is a prefix of the trigger {trigger!r}")
         return self.rule("dispatch", _tag_dispatch(pairs, loop=loop, excludes=excludes))
 
+    def token_list(self, fmt, key, path, kind, *, non_empty: bool) -> list[int]:
+        values = self.field(fmt, key, path, kind, list, "a list of tokens", dataclasses.MISSING if non_empty else [])
+        if non_empty and not values:
+            self.fail(f"{path}/{key}", f"{kind} format's {key} must not be empty")
+        return [self.token_id(v, f"{path}/{key}/{i}") for i, v in enumerate(values)]
+
+    def _token_triggered_tags(self, fmt, path, ends, depth):
+        kind = "token_triggered_tags"
+        triggers = self.token_list(fmt, "trigger_tokens", path, kind, non_empty=True)
+        tags = self._tags(fmt, path, kind, ends, depth)
+        at_least_one = self._flag(fmt, path, kind, "at_least_one", False)
+        stop_after_first = self._flag(fmt, path, kind, "stop_after_first", False)
+        excludes = self.token_list(fmt, "exclude_tokens", path, kind, non_empty=False)
+        full = [self.visit(t, f"{path}/tags/{i}", ends, depth + 1) for i, t in enumerate(tags)]
+        if at_least_one and stop_after_first:
+            return self.rule(kind, " | ".join(full))
+        groups: dict[int, list[str]] = {t: [] for t in triggers}
+        for i, name in enumerate(full):
+            begin, content, end_list = self.tag_parts[name]
+            if begin not in groups:
+                self.fail(f"{path}/tags/{i}/begin", "tags in token_triggered_tags must begin with one of the trigger "
+                                                    "tokens")
+            groups[begin].append(_seq("", content, end_list))
+        pairs = [(t, self.rule(f"{kind}_group", " | ".join(f"({g})" for g in group)))
+                 for t, group in groups.items() if group]
+        end_tokens = [e for e in ends if isinstance(e, int)]
+        dispatch = self.rule(f"{kind}_sub", _tag_dispatch(pairs, loop=not stop_after_first,
+                                                          excludes=_unique(excludes + end_tokens)))
+        if at_least_one:
+            return self.rule(kind, f"{self.rule(kind + '_first', ' | '.join(full))} {dispatch}")
+        return dispatch
+
+    def _token_dispatch(self, fmt, path, ends, depth):
+        rules = self.field(fmt, "rules", path, "token_dispatch", list, "a non-empty list of [token, format] pairs")
+        if not rules:
+            self.fail(f"{path}/rules", "token_dispatch format's rules must not be empty")
+        loop = self._flag(fmt, path, "token_dispatch", "loop", True)
+        excludes = self.token_list(fmt, "exclude_tokens", path, "token_dispatch", non_empty=False)
+        pairs = []
+        for i, pair in enumerate(rules):
+            if not isinstance(pair, list) or len(pair) != 2:
+                self.fail(f"{path}/rules/{i}", "a token_dispatch rule is a pair [token, format]")
+            pairs.append((self.token_id(pair[0], f"{path}/rules/{i}/0"),
+                          self.visit(pair[1], f"{path}/rules/{i}/1", (), depth + 1)))
+        return self.rule("token_dispatch", _tag_dispatch(pairs, loop=loop, excludes=excludes))
+
 
 _FORMAT_KINDS = ("const_string", "json_schema", "grammar", "regex", "any_text", "sequence", "or", "optional", "star",
-                 "plus", "repeat", "tag", "triggered_tags", "tags_with_separator", "dispatch")
+                 "plus", "repeat", "tag", "triggered_tags", "tags_with_separator", "dispatch", "token",
+                 "token_triggered_tags", "token_dispatch")
+
+
+def _token_ids_by_text(tokenizer_info) -> dict:
+    """Decoded token bytes -> the first id with them (cached on the TokenizerInfo)."""
+    table = getattr(tokenizer_info, "_ids_by_text", None)
+    if table is None:
+        table = {}
+        for i, b in enumerate(tokenizer_info.decoded_vocab):
+            table.setdefault(bytes(b), i)
+        tokenizer_info._ids_by_text = table
+    return table
 
 
 def _as_tuple(types) -> tuple:
@@ -427,13 +521,20 @@ def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _seq(begin: str, content: str, end_list) -> str:
-    """``begin content end`` as EBNF (a list of ends as a choice; empty strings left out)."""
-    parts = [literal(begin)] if begin else []
+def _atom(piece) -> str:
+    """A begin / end: a string literal, or a token id as ``Token(id)``."""
+    if isinstance(piece, int):
+        return f"Token({piece})"
+    return literal(piece) if piece else '""'
+
+
+def _seq(begin, content: str, end_list) -> str:
+    """``begin content end`` as EBNF (a list of ends as a choice; empty strings left out; ids as tokens)."""
+    parts = [_atom(begin)] if begin != "" else []
     parts.append(content)
-    if isinstance(end_list, str):
+    if isinstance(end_list, (str, int)):
         end_list = [end_list]
-    ends = [literal(e) if e else '""' for e in end_list]
+    ends = [_atom(e) for e in end_list]
     if len(ends) == 1:
         if ends[0] != '""':
             parts.append(ends[0])
@@ -442,12 +543,15 @@ def _seq(begin: str, content: str, end_list) -> str:
     return " ".join(parts)
 
 
-def _tag_dispatch(pairs, *, loop: bool, excludes: list[str]) -> str:
-    args = [f"({literal(t)}, {rule})" for t, rule in pairs]
+def _tag_dispatch(pairs, *, loop: bool, excludes: list) -> str:
+    """TagDispatch, or TokenTagDispatch when the triggers are token ids."""
+    tokens = bool(pairs) and isinstance(pairs[0][0], int)
+    quote = str if tokens else literal
+    args = [f"({quote(t)}, {rule})" for t, rule in pairs]
     args.append(f"loop_after_dispatch={'true' if loop else 'false'}")
     if excludes:
-        args.append("excludes=(" + ", ".join(literal(x) for x in excludes) + ")")
-    return "TagDispatch(" + ", ".join(args) + ")"
+        args.append("excludes=(" + ", ".join(quote(x) for x in excludes) + ")")
+    return ("TokenTagDispatch(" if tokens else "TagDispatch(") + ", ".join(args) + ")"
 
 
 def _unlimited(fmt: Any) -> bool:
@@ -469,4 +573,4 @@ def _unlimited(fmt: Any) -> bool:
 
 
 def _has_excludes(fmt: Any) -> bool:
-    return isinstance(fmt, dict) and bool(fmt.get("excludes"))
+    return isinstance(fmt, dict) and bool(fmt.get("excludes") or fmt.get("exclude_tokens"))

@@ -1,5 +1,6 @@
 #include "compiler/compiled_grammar.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "frontends/ebnf_parser.h"
@@ -11,6 +12,7 @@
 #include "support/check.h"
 #include "support/fill_budget.h"
 #include "support/thread_pool.h"
+#include "support/utf8.h"
 
 namespace xg {
 
@@ -55,6 +57,29 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
       tok_(std::move(tok)),
       rule_cache_(std::move(rule_cache)),
       start_state_(fsm_.RuleStart(fsm_.Root())) {
+  // Token elements name special tokens of this vocabulary (a text token is matched by its text, a stop token
+  // ends the output).
+  for (const Expr& e : grammar_.exprs) {
+    if (e.kind == ExprKind::kToken) token_elements_.push_back(e.min);
+    if (e.kind == ExprKind::kTagDispatch) {
+      for (size_t i = 0; i < e.children.size(); ++i) {
+        const Expr& c = grammar_.exprs[e.children[i]];
+        const int32_t id = TokenSentinelId(static_cast<int32_t>(i) < e.min ? grammar_.exprs[c.children[0]].bytes : c.bytes);
+        if (id >= 0) token_elements_.push_back(id);
+      }
+    }
+  }
+  std::sort(token_elements_.begin(), token_elements_.end());
+  token_elements_.erase(std::unique(token_elements_.begin(), token_elements_.end()), token_elements_.end());
+  for (int32_t id : token_elements_) {
+    XG_USER_CHECK(id < tok_->NumTokens()) << "Token id " << id << " in the grammar is out of the vocabulary range [0, "
+                                          << tok_->NumTokens() << ")";
+    XG_USER_CHECK(!std::binary_search(tok_->StopIds().begin(), tok_->StopIds().end(), id))
+        << "Token(" << id << ") names a stop token: it ends the output and cannot be a token element";
+    XG_USER_CHECK(!tok_->MatchesText(id))
+        << "Token(" << id << ") names a text token: token elements take special tokens (a text token is matched by "
+        << "its text, here '" << EscapeBytes(tok_->Token(id).substr(0, 40)) << "')";
+  }
   entries_.reset(new std::atomic<const TokenMaskEntry*>[fsm_.NumStates()]);
   for (int32_t s = 0; s < fsm_.NumStates(); ++s) entries_[s].store(nullptr, std::memory_order_relaxed);
   held_.resize(fsm_.NumStates());

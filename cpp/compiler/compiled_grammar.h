@@ -9,6 +9,7 @@
 // cache evicts or clears stays valid for the grammars that already hold it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,10 @@ class CompiledGrammar {
   const Grammar& grammar() const { return grammar_; }
   const GrammarFsm& fsm() const { return fsm_; }
   const TokenizerInfo& tokenizer() const { return *tok_; }
+  // The special tokens the grammar names (Token(...), TokenTagDispatch; grammar.h token elements), sorted: the
+  // matcher feeds their sentinels, and a fill checks them after the mask entries (which hold text tokens only).
+  const std::vector<int32_t>& TokenElements() const { return token_elements_; }
+  bool NamesToken(int32_t id) const { return std::binary_search(token_elements_.begin(), token_elements_.end(), id); }
   const Limits& limits() const { return limits_; }
   const std::shared_ptr<const TokenizerInfo>& tokenizer_ptr() const { return tok_; }
 
@@ -81,6 +86,7 @@ class CompiledGrammar {
   std::shared_ptr<const TokenizerInfo> tok_;
   std::shared_ptr<CrossGrammarCache> rule_cache_;  // null: entries are private to this grammar
   int32_t start_state_;  // the root rule's start state
+  std::vector<int32_t> token_elements_;
   // Built on first use (Hasher()): a first mask at the start state needs no keys.
   const StructuralHasher& Hasher() const;
   mutable std::once_flag hasher_once_;

@@ -187,7 +187,8 @@ class EbnfParser {
   // xgrammar's `TagDispatch(("trigger", rule), ..., loop_after_dispatch=true, excludes=("x", ...))` (grammar.h):
   // free text in which each trigger, wherever it completes, dispatches to its rule; an exclude may not occur in
   // the free text. Pairs come first; the named arguments follow, each at most once, in any order.
-  int32_t ParseTagDispatchCall() {
+  int32_t ParseTagDispatchCall(bool token_level) {
+    const char* builtin = token_level ? "TokenTagDispatch" : "TagDispatch";
     const size_t open = pos_;
     ++pos_;  // '('
     std::vector<int32_t> pairs, excludes;
@@ -198,10 +199,10 @@ class EbnfParser {
     while (Peek() != ')') {
       if (AtEnd()) {
         pos_ = open;
-        Fail("unbalanced '(' in TagDispatch(...): no matching ')'");
+        Fail(std::string("unbalanced '(' in ") + builtin + "(...): no matching ')'");
       }
       if (TakeKeyword("loop_after_dispatch")) {
-        if (loop_seen) Fail("TagDispatch(...) takes loop_after_dispatch= once");
+        if (loop_seen) Fail(std::string(builtin) + "(...) takes loop_after_dispatch= once");
         loop_seen = true;
         if (s_.compare(pos_, 4, "true") == 0 && !IsNameChar(Peek(4))) {
           loop = true, pos_ += 4;
@@ -210,71 +211,88 @@ class EbnfParser {
         } else {
           Fail("loop_after_dispatch= takes true or false");
         }
-        EndArgument("TagDispatch");
+        EndArgument(builtin);
         continue;
       }
       if (TakeKeyword("excludes")) {
-        if (excludes_seen) Fail("TagDispatch(...) takes excludes= once");
+        if (excludes_seen) Fail(std::string(builtin) + "(...) takes excludes= once");
         excludes_seen = true;
-        if (Peek() != '(') Fail("excludes= takes a tuple of strings, as in excludes=(\"</answer>\", \"\\n\\n\")");
+        if (Peek() != '(') {
+          Fail(token_level ? "excludes= takes a tuple of token ids, as in excludes=(151645,)"
+                           : "excludes= takes a tuple of strings, as in excludes=(\"</answer>\", \"\\n\\n\")");
+        }
         ++pos_;
         SkipSpace();
         while (Peek() != ')') {
-          if (Peek() != '"' && Peek() != '\'') Fail("excludes= takes non-empty string literals");
           const size_t at = pos_;
-          std::string text = ParseStringLiteral(nullptr);
-          if (text.empty()) {
-            pos_ = at;
-            Fail("an exclude of TagDispatch(...) must not be empty");
+          std::string text;
+          if (token_level) {
+            text = TokenSentinel(ParseTokenId("an exclude of TokenTagDispatch(...)"));
+          } else {
+            if (Peek() != '"' && Peek() != '\'') Fail("excludes= takes non-empty string literals");
+            text = ParseStringLiteral(nullptr);
+            if (text.empty()) {
+              pos_ = at;
+              Fail("an exclude of TagDispatch(...) must not be empty");
+            }
           }
           exclude_texts.push_back({std::move(text), at});
           EndArgument("excludes=");
         }
         ++pos_;
-        EndArgument("TagDispatch");
+        EndArgument(builtin);
         continue;
       }
-      if (loop_seen || excludes_seen) Fail("TagDispatch(...) takes its (trigger, rule) pairs before loop_after_dispatch= and excludes=");
+      const std::string pair = token_level ? "(token_id, rule)" : "(\"trigger\", rule)";
+      if (loop_seen || excludes_seen) {
+        Fail(std::string(builtin) + "(...) takes its " + pair + " pairs before loop_after_dispatch= and excludes=");
+      }
       if (IsNameStart(Peek())) {
         const size_t at = pos_;
         const std::string name(NameView());
         pos_ = at;
-        Fail("unknown argument '" + name + "' of TagDispatch(...): it takes (\"trigger\", rule) pairs, "
+        Fail("unknown argument '" + name + "' of " + builtin + "(...): it takes " + pair + " pairs, "
              "loop_after_dispatch= and excludes=");
       }
-      if (Peek() != '(') Fail("a tag of TagDispatch(...) is a pair (\"trigger\", rule)");
+      if (Peek() != '(') Fail(std::string("a tag of ") + builtin + "(...) is a pair " + pair);
       ++pos_;
       SkipSpace();
-      if (Peek() != '"' && Peek() != '\'') Fail("the trigger of a TagDispatch(...) pair is a non-empty string literal");
-      const size_t trigger_at = pos_;
-      std::string trigger = ParseStringLiteral(nullptr);
-      if (trigger.empty()) {
-        pos_ = trigger_at;
-        Fail("the trigger of a TagDispatch(...) pair must not be empty");
+      std::string trigger;
+      if (token_level) {
+        trigger = TokenSentinel(ParseTokenId("the trigger of a TokenTagDispatch(...) pair"));
+      } else {
+        if (Peek() != '"' && Peek() != '\'') Fail("the trigger of a TagDispatch(...) pair is a non-empty string literal");
+        const size_t trigger_at = pos_;
+        trigger = ParseStringLiteral(nullptr);
+        if (trigger.empty()) {
+          pos_ = trigger_at;
+          Fail("the trigger of a TagDispatch(...) pair must not be empty");
+        }
       }
       SkipSpace();
-      if (Peek() != ',') Fail("a tag of TagDispatch(...) is a pair (\"trigger\", rule): expected ','");
+      if (Peek() != ',') Fail(std::string("a tag of ") + builtin + "(...) is a pair " + pair + ": expected ','");
       ++pos_;
       SkipSpace();
       const size_t name_pos = pos_;
-      if (!IsNameStart(Peek())) Fail("the second item of a TagDispatch(...) pair is a rule name");
+      if (!IsNameStart(Peek())) Fail(std::string("the second item of a ") + builtin + "(...) pair is a rule name");
       const std::string_view name = NameView();
       Expr ref;
       ref.kind = ExprKind::kRuleRef;
       const int32_t ref_id = g_.Add(std::move(ref));
       pending_refs_.push_back({ref_id, PendingRef{name, name_pos}});
       SkipSpace();
-      if (Peek() != ')') Fail("a tag of TagDispatch(...) is a pair (\"trigger\", rule): expected ')'");
+      if (Peek() != ')') Fail(std::string("a tag of ") + builtin + "(...) is a pair " + pair + ": expected ')'");
       ++pos_;
       pairs.push_back(g_.AddNode(ExprKind::kSequence, {g_.AddBytes(trigger), ref_id}));
       triggers.push_back(std::move(trigger));
-      EndArgument("TagDispatch");
+      EndArgument(builtin);
     }
     ++pos_;
     for (const auto& [text, at] : exclude_texts) {
       for (const std::string& t : triggers) {
         if (t.compare(0, text.size(), text) == 0) {
           pos_ = at;  // as xgrammar: such a trigger could never complete
+          if (token_level) Fail("token " + std::to_string(TokenSentinelId(text)) + " is both a trigger and an exclude");
           Fail("the exclude \"" + EscapeBytes(text) + "\" is a prefix of the trigger \"" + EscapeBytes(t) +
                "\" of TagDispatch(...)");
         }
@@ -288,6 +306,45 @@ class EbnfParser {
     node.children = std::move(pairs);
     node.children.insert(node.children.end(), excludes.begin(), excludes.end());
     return g_.Add(std::move(node));
+  }
+
+  // `Token(id, ...)`: one of the named special tokens (grammar.h, token elements).
+  int32_t ParseTokenCall() {
+    ++pos_;  // '('
+    SkipSpace();
+    std::vector<int32_t> ids;
+    while (Peek() != ')') {
+      if (AtEnd()) Fail("unbalanced '(' in Token(...): no matching ')'");
+      ids.push_back(ParseTokenId("Token(...)"));
+      EndArgument("Token");
+    }
+    ++pos_;
+    if (ids.empty()) Fail("Token(...) needs at least one token id");
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::vector<int32_t> alternatives;
+    for (int32_t id : ids) {
+      Expr e;
+      e.kind = ExprKind::kToken;
+      e.min = id;
+      alternatives.push_back(g_.Add(std::move(e)));
+    }
+    return alternatives.size() == 1 ? alternatives[0] : g_.AddNode(ExprKind::kChoice, alternatives);
+  }
+
+  // A decimal token id at pos_ (0 .. kMaxTokenElementId), for `what`.
+  int32_t ParseTokenId(const std::string& what) {
+    const size_t at = pos_;
+    int64_t v = 0;
+    size_t digits = 0;
+    while (Peek() >= '0' && Peek() <= '9' && digits < 10) v = v * 10 + (Peek() - '0'), ++pos_, ++digits;
+    if (digits == 0) Fail(what + " takes token ids (non-negative integers)");
+    if (v > kMaxTokenElementId || (Peek() >= '0' && Peek() <= '9')) {
+      pos_ = at;
+      Fail("token id out of range in " + what + " (at most " + std::to_string(kMaxTokenElementId) + ")");
+    }
+    SkipSpace();
+    return static_cast<int32_t>(v);
   }
 
   // `name =` at pos_ (a builtin's keyword argument): consumes it and the space after, or returns false
@@ -703,7 +760,9 @@ class EbnfParser {
       if (Peek() == '(' && name == "Regex") return ParseRegexCall();
       if (Peek() == '(' && name == "Substring") return ParseSubstringCall();
       if (Peek() == '(' && name == "AnyOrder") return ParseAnyOrderCall();
-      if (Peek() == '(' && name == "TagDispatch") return ParseTagDispatchCall();
+      if (Peek() == '(' && name == "TagDispatch") return ParseTagDispatchCall(false);
+      if (Peek() == '(' && name == "TokenTagDispatch") return ParseTagDispatchCall(true);
+      if (Peek() == '(' && name == "Token") return ParseTokenCall();
       if (Peek() == '(' && IsBuiltinName(name)) {
         pos_ = name_pos;
         Fail("builtin '" + std::string(name) + "(...)' is not supported by this version of xg2jax");

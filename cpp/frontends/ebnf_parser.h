@@ -9,6 +9,8 @@
 //               | "AnyOrder(" arg ("," arg)* ")"       arg ::= choice | "separator=" choice
 //               | "TagDispatch(" ( "(" STRING "," NAME ")" "," )* named* ")"
 //                     named ::= "loop_after_dispatch=" ("true" | "false") | "excludes=(" STRING ("," STRING)* ")"
+//               | "TokenTagDispatch(" as TagDispatch with token ids for the strings ")"
+//               | "Token(" ID ("," ID)* ")"                       special tokens by id (grammar.h)
 //
 // Whitespace and newlines are insignificant; a rule ends where the next `NAME ::=` begins. `#`
 // starts a comment to the end of the line. Strings take \n \t \r \" \' \\ \xHH \uHHHH \UHHHHHHHH

@@ -182,6 +182,18 @@ class Nfa {
         return;
       case ExprKind::kTagDispatch:
         XG_ICHECK(false) << "TagDispatch(...) must be a rule's whole body (LiftTagDispatch) and is built by TagDispatchDfa";
+        return;
+      case ExprKind::kToken: {  // its sentinel (grammar.h)
+        const std::string sentinel = TokenSentinel(e.min);
+        int32_t cur = from;
+        for (size_t i = 0; i < sentinel.size(); ++i) {
+          const int32_t nxt = i + 1 == sentinel.size() ? to : NewState();
+          const uint8_t b = static_cast<uint8_t>(sentinel[i]);
+          Byte(cur, b, b, nxt);
+          cur = nxt;
+        }
+        return;
+      }
     }
   }
 
@@ -239,6 +251,7 @@ void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std:
       for (auto [i, j] : e.implies) out->Put((static_cast<int64_t>(i) << 32) | j);
       break;
     case ExprKind::kTagDispatch: out->Put(e.min), out->Put(e.max); break;
+    case ExprKind::kToken: out->Put(e.min); return;
     case ExprKind::kSequence:
     case ExprKind::kChoice: break;
   }
@@ -267,6 +280,7 @@ bool SameBody(const Grammar& g, int32_t a, int32_t b, const std::vector<int32_t>
     case ExprKind::kTagDispatch:
       if (x.min != y.min || x.max != y.max) return false;
       break;
+    case ExprKind::kToken: return x.min == y.min;
     case ExprKind::kSequence:
     case ExprKind::kChoice: break;
   }

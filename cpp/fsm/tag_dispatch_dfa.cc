@@ -69,10 +69,15 @@ LocalDfa TagDispatchDfa(const Grammar& g, int32_t body, int64_t max_states) {
   for (int32_t s = 0; s < n; ++s) {
     if (dead[s]) continue;
     const bool dispatch = dispatches[s];
+    auto toward_trigger = [&](int32_t t) { return ac.Depth(t) == ac.Depth(s) + 1 && leads_to_trigger[t]; };
     for (const AhoCorasick::Run& r : ac.Row(s)) {
-      if (dead[r.target]) continue;
-      if (dispatch && !(ac.Depth(r.target) == ac.Depth(s) + 1 && leads_to_trigger[r.target])) continue;
-      dfa.AppendRun(r.lo, r.hi, local[r.target]);
+      if (dead[r.target] || (dispatch && !toward_trigger(r.target))) continue;
+      // Reserved bytes (token sentinels, grammar.h) only on the way into a trigger, never as free text.
+      const int free_hi = std::min<int>(r.hi, kFirstReservedByte - 1);
+      if (r.lo <= free_hi) dfa.AppendRun(r.lo, free_hi, local[r.target]);
+      if (r.hi >= kFirstReservedByte && toward_trigger(r.target)) {
+        dfa.AppendRun(std::max<int>(r.lo, kFirstReservedByte), r.hi, local[r.target]);
+      }
     }
     if (dispatch) {
       rules.clear();

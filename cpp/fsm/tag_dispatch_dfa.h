@@ -4,7 +4,8 @@
 // Construction. Each Aho-Corasick state s whose outputs hold no exclude becomes a state (states whose
 // outputs hold an exclude are dead: the free text may not contain one, so edges into them are dropped).
 //  - No trigger among s's outputs: s is free text, final (the construct may end anywhere in free text,
-//    even inside a partial trigger), with s's full Aho-Corasick row.
+//    even inside a partial trigger), with s's Aho-Corasick row on bytes below kFirstReservedByte (grammar.h) and
+//    on the reserved bytes only along trie edges toward a trigger (TokenTagDispatch's token sentinels).
 //  - A trigger t among s's outputs (it has just completed): the text must dispatch. s is not final; it has a
 //    rule edge on t's rule to the start state (loop_after_dispatch) or to a final state with no edges (the
 //    construct is done), and keeps only the trie edges toward a longer trigger (taking that one instead).

@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -49,6 +50,7 @@ enum class ExprKind : uint8_t {
   // children[0..min): kSequence(kBytes trigger, kRuleRef rule) per tag; children[min..): kBytes excludes;
   // max: 1 to loop after a dispatch, 0 to end there. Always a rule's whole body after LiftTagDispatch.
   kTagDispatch,
+  kToken,  // one special token of the vocabulary, id `min` (EBNF `Token(id)`): matched only by that token
 };
 
 struct Expr {
@@ -78,6 +80,31 @@ struct Rule {
   // file comment). Prints as its body, so printing and parsing back re-derives it.
   bool counted = false;
 };
+
+// Token elements (`Token(id)`, `TokenTagDispatch((id, rule), ...)`) name special tokens, which have no text. The
+// byte automata see a token element as its sentinel, TokenSentinel(id): 0xFF, then the id's 21 bits as 7 bytes
+// 0xF8 + 3 bits (most significant first). No other construct produces a byte >= kFirstReservedByte (text is UTF-8
+// of code points; TagDispatch free text reads reserved bytes only on the way into a trigger), and a vocabulary
+// token holding such a byte never matches text (TokenizerInfo::MatchesText), so these bytes reach the parser only
+// from the matcher accepting a special token the grammar names.
+constexpr int kFirstReservedByte = 0xF8;
+constexpr int32_t kMaxTokenElementId = (1 << 21) - 1;
+inline std::string TokenSentinel(int32_t id) {
+  std::string out(1, static_cast<char>(0xFF));
+  for (int shift = 18; shift >= 0; shift -= 3) out.push_back(static_cast<char>(kFirstReservedByte + ((id >> shift) & 7)));
+  return out;
+}
+// The id whose sentinel `bytes` is, or -1.
+inline int32_t TokenSentinelId(std::string_view bytes) {
+  if (bytes.size() != 8 || static_cast<uint8_t>(bytes[0]) != 0xFF) return -1;
+  int32_t id = 0;
+  for (size_t i = 1; i < 8; ++i) {
+    const int d = static_cast<uint8_t>(bytes[i]) - kFirstReservedByte;
+    if (d < 0 || d > 7) return -1;
+    id = id * 8 + d;
+  }
+  return id;
+}
 
 class Grammar {
  public:

@@ -137,6 +137,7 @@ bool ExprNullable(const Grammar& g, int32_t id, const std::vector<uint8_t>& rule
         if (role == kAnyOrderOnce) return false;
       return true;
     case ExprKind::kTagDispatch: return true;  // empty free text
+    case ExprKind::kToken: return false;
   }
   return true;
 }

@@ -93,23 +93,29 @@ void Print(const Grammar& g, int32_t id, int prec, std::string* out) {
       return;
     }
     case ExprKind::kTagDispatch: {
-      *out += "TagDispatch(";
+      // A token-level dispatch (TokenTagDispatch) has token sentinels as its triggers and excludes.
+      const bool tokens = e.children.size() > 0 &&
+                          TokenSentinelId(g.exprs[e.min > 0 ? g.exprs[e.children[0]].children[0] : e.children[0]].bytes) >= 0;
+      auto pattern = [&](const std::string& bytes) {
+        return tokens ? std::to_string(TokenSentinelId(bytes)) : "\"" + EscapeBytes(bytes) + "\"";
+      };
+      *out += tokens ? "TokenTagDispatch(" : "TagDispatch(";
       for (int32_t i = 0; i < e.min; ++i) {
         const Expr& pair = g.exprs[e.children[i]];
-        *out += "(\"" + EscapeBytes(g.exprs[pair.children[0]].bytes) + "\", " + g.rules[g.exprs[pair.children[1]].rule].name +
-                "), ";
+        *out += "(" + pattern(g.exprs[pair.children[0]].bytes) + ", " + g.rules[g.exprs[pair.children[1]].rule].name + "), ";
       }
       *out += e.max ? "loop_after_dispatch=true" : "loop_after_dispatch=false";
       if (e.children.size() > static_cast<size_t>(e.min)) {
         *out += ", excludes=(";
         for (size_t i = e.min; i < e.children.size(); ++i) {
-          *out += (i > static_cast<size_t>(e.min) ? ", \"" : "\"") + EscapeBytes(g.exprs[e.children[i]].bytes) + "\"";
+          *out += (i > static_cast<size_t>(e.min) ? ", " : "") + pattern(g.exprs[e.children[i]].bytes);
         }
         *out += ")";
       }
       *out += ")";
       return;
     }
+    case ExprKind::kToken: *out += "Token(" + std::to_string(e.min) + ")"; return;
     case ExprKind::kRepeat: {
       bool paren = prec > 2;
       if (paren) *out += "(";

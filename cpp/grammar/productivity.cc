@@ -63,6 +63,7 @@ std::vector<uint8_t> ProductiveRules(const Grammar& g) {
         break;
       }
       case ExprKind::kTagDispatch:  // empty free text is a sentence of it
+      case ExprKind::kToken:
         prove(e);
         break;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "grammar/grammar.h"
 #include "support/check.h"
 #include "support/exclusive_use.h"
 #include "support/fill_budget.h"
@@ -77,6 +78,13 @@ bool GrammarMatcher::TryAdvance(const std::string& bytes) {
   });
 }
 
+bool GrammarMatcher::TryAdvanceToken(int32_t id) {
+  const TokenizerInfo& tok = grammar_->tokenizer();
+  if (tok.MatchesText(id)) return TryAdvance(tok.Token(id));
+  if (grammar_->NamesToken(id)) return TryAdvance(TokenSentinel(id));  // a token element (grammar.h)
+  return false;  // special tokens the grammar does not name never match
+}
+
 bool GrammarMatcher::AcceptToken(int32_t id) {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.accept_token");
   ThrowIfFailed();
@@ -93,8 +101,7 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
     CompactHistory();
     return true;
   }
-  if (id >= tok.NumTokens() || tok.IsSpecial(id)) return false;
-  if (!TryAdvance(tok.Token(id))) return false;
+  if (id >= tok.NumTokens() || !TryAdvanceToken(id)) return false;
   history_.push_back(step);
   CompactHistory();
   return true;
@@ -382,6 +389,15 @@ void GrammarMatcher::FillUnchecked(uint32_t* words, int32_t num_words) {
       });
     }
   }
+  // Token elements: the mask entries hold text tokens only; a named special token is allowed where its sentinel
+  // goes on.
+  for (int32_t id : grammar_->TokenElements()) {
+    const int32_t before = parser_.NumSets();
+    if (TryAdvance(TokenSentinel(id))) {
+      parser_.PopSets(parser_.NumSets() - before);
+      words[id >> 5] |= 1u << (id & 31);
+    }
+  }
   if (parser_.CanAcceptEnd()) set_stops();
 }
 
@@ -396,11 +412,9 @@ void GrammarMatcher::FillNextTokenBitmaskBruteForce(uint32_t* words, int32_t num
       ok = false;
     } else if (IsStop(id)) {
       ok = parser_.CanAcceptEnd();
-    } else if (tok.IsSpecial(id)) {
-      ok = false;
     } else {
       int32_t before = parser_.NumSets();
-      ok = TryAdvance(tok.Token(id));
+      ok = TryAdvanceToken(id);
       if (ok) parser_.PopSets(parser_.NumSets() - before);
     }
     if (ok) words[id >> 5] |= 1u << (id & 31);

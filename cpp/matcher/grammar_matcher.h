@@ -100,6 +100,8 @@ class GrammarMatcher {
   Step PopStep();
   // Parses `bytes` on top of the current state; on failure pops what it pushed. Returns success.
   bool TryAdvance(const std::string& bytes);
+  // One non-stop token's bytes: its text, or the sentinel of a token element the grammar names (grammar.h).
+  bool TryAdvanceToken(int32_t id);
   // FillNextTokenBitmask without the use guard and the sticky-error bookkeeping.
   void FillUnchecked(uint32_t* words, int32_t num_words);
   bool IsStop(int32_t id) const;

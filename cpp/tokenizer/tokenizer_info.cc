@@ -30,8 +30,13 @@ TokenizerInfo::TokenizerInfo(std::vector<std::string> tokens, int32_t vocab_size
   for (int32_t i = 0; i < n; ++i)
     if (is_special_[i]) special_ids_.push_back(i);
 
-  for (int32_t i = 0; i < n; ++i)
-    if (!is_special_[i]) sorted_ids_.push_back(i);
+  matches_text_.assign(n, 0);
+  for (int32_t i = 0; i < n; ++i) {
+    matches_text_[i] = !is_special_[i] && std::none_of(tokens_[i].begin(), tokens_[i].end(), [](char c) {
+      return static_cast<uint8_t>(c) >= 0xF8;
+    });
+    if (matches_text_[i]) sorted_ids_.push_back(i);
+  }
   std::sort(sorted_ids_.begin(), sorted_ids_.end(), [&](int32_t a, int32_t b) {
     int c = tokens_[a].compare(tokens_[b]);
     return c != 0 ? c < 0 : a < b;
@@ -82,7 +87,7 @@ int32_t TokenizerInfo::RunEnd(int32_t i, int32_t prefix_len) const {
 size_t TokenizerInfo::MemoryBytes() const {
   size_t n = lcp_block_min_.size() * 4;
   for (auto& t : tokens_) n += t.capacity() + sizeof(std::string);
-  return n + slices_.MemoryBytes() + sorted_bytes_.capacity() + sorted_ids_.size() * 16 + normal_mask_.size() * 4 + is_special_.size();
+  return n + slices_.MemoryBytes() + sorted_bytes_.capacity() + sorted_ids_.size() * 16 + normal_mask_.size() * 4 + is_special_.size() + matches_text_.size();
 }
 
 }  // namespace xg

@@ -2,7 +2,8 @@
 //
 // Every token id maps to the raw bytes it emits (decoding of RAW / BYTE_FALLBACK / BYTE_LEVEL
 // vocabularies happens in Python, xg2jax/vocab_decoding.py). Special tokens (control tokens, empty
-// tokens) never match grammar text; stop tokens are allowed exactly when the grammar can end; ids in
+// tokens) never match grammar text, nor do tokens holding a byte >= 0xF8 (never in UTF-8; reserved for token
+// elements); stop tokens are allowed exactly when the grammar can end; ids in
 // [num_tokens, vocab_size) are padding of the logits and are never allowed.
 //
 // For the mask cache the normal tokens are also kept in lexicographic byte order with the length
@@ -32,6 +33,9 @@ class TokenizerInfo {
   int32_t NumTokens() const { return static_cast<int32_t>(tokens_.size()); }
   const std::string& Token(int32_t id) const { return tokens_[id]; }
   bool IsSpecial(int32_t id) const { return is_special_[id]; }
+  // Whether the token can match grammar text: not special, and free of the bytes >= 0xF8 that no UTF-8 text holds
+  // (reserved for token elements, grammar/grammar.h). The sorted order and NormalMask hold exactly these tokens.
+  bool MatchesText(int32_t id) const { return matches_text_[id]; }
   const std::vector<int32_t>& StopIds() const { return stop_ids_; }
   const std::vector<int32_t>& SpecialIds() const { return special_ids_; }
 
@@ -65,7 +69,7 @@ class TokenizerInfo {
   std::vector<std::string> tokens_;
   int32_t vocab_size_;
   int32_t max_token_bytes_ = 1;
-  std::vector<uint8_t> is_special_;
+  std::vector<uint8_t> is_special_, matches_text_;
   std::vector<int32_t> stop_ids_, special_ids_;
   std::vector<int32_t> sorted_ids_, lcp_;
   std::string sorted_bytes_;
