@@ -130,13 +130,9 @@ class Grammar:
         xg2jax.structural_tag.StructuralTagError
             A malformed tag or an unsupported feature (a ``ValueError``), naming the JSON path of the node.
         """
-        from xg2jax.structural_tag import legacy_structural_tag, structural_tag_to_ebnf
+        from xg2jax.structural_tag import structural_tag_to_ebnf, structural_tag_value
 
-        if tags is not None or triggers is not None:
-            tag = legacy_structural_tag(structural_tag if tags is None else tags, triggers or [])
-        else:
-            tag = structural_tag
-        return Grammar.from_ebnf(structural_tag_to_ebnf(tag))
+        return Grammar.from_ebnf(structural_tag_to_ebnf(structural_tag_value(structural_tag, triggers, tags)))
 
     def serialize_json(self) -> str:
         """This grammar as JSON (``xg2jax.serialization``: its printed EBNF and root rule)."""
@@ -318,7 +314,7 @@ def _fast_options_text(flags: tuple) -> str:
     options = dict(any_whitespace=any_whitespace, indent=None, separators=None, strict_mode=strict_mode,
                    max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, enforce_formats=enforce_formats,
                    refs=None, plain_integers=plain_integers)
-    text = json.dumps(options, sort_keys=True, ensure_ascii=False, allow_nan=False)  # as _json_schema_cache_key
+    text = _options_text(tuple(sorted(options.items())))  # the general path's text (_json_schema_cache_key)
     if len(_FAST_OPTIONS_TEXT) >= 64:  # bounded: max_whitespace_cnt can take many values
         _FAST_OPTIONS_TEXT.clear()
     _FAST_OPTIONS_TEXT[flags] = text
@@ -479,12 +475,9 @@ class GrammarCompiler:
         """Compile a structural tag (:meth:`Grammar.from_structural_tag`; the legacy ``(tags, triggers)`` form
         too). The grammar-level cache keys it by its JSON text, so a tag seen before (an agent's tool set, turn
         after turn) skips the lowering as well as the compile."""
-        from xg2jax.structural_tag import as_structural_tag_value, legacy_structural_tag, structural_tag_to_ebnf
+        from xg2jax.structural_tag import structural_tag_to_ebnf, structural_tag_value
 
-        if tags is not None or triggers is not None:
-            value = legacy_structural_tag(structural_tag if tags is None else tags, triggers or [])
-        else:
-            value = as_structural_tag_value(structural_tag)
+        value = structural_tag_value(structural_tag, triggers, tags)
         try:
             key = json.dumps(value, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError):  # not JSON: the lowering reports it

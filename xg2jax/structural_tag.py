@@ -45,7 +45,7 @@ from typing import Any
 
 from xg2jax.json_schema._ebnf import literal
 
-__all__ = ["StructuralTagError", "StructuralTagItem", "as_structural_tag_value", "legacy_structural_tag",
+__all__ = ["StructuralTagError", "StructuralTagItem", "structural_tag_value", "legacy_structural_tag",
            "structural_tag_to_ebnf"]
 
 # Formats nest at most this deep (as xgrammar).
@@ -122,9 +122,12 @@ def structural_tag_to_ebnf(tag: Any, tokenizer_info=None) -> str:
                      + lowering.embedded) + "\n"
 
 
-def as_structural_tag_value(tag: Any) -> Any:
-    """The JSON value of a structural tag given as a dict, JSON text, or an object with ``model_dump_json()``."""
-    return _as_json_value(tag)
+def structural_tag_value(structural_tag=None, triggers=None, tags=None) -> Any:
+    """The JSON value of the arguments of ``from_structural_tag`` / ``compile_structural_tag``: a tag (a dict, JSON
+    text, or an object with ``model_dump_json()``), or the legacy ``(tags, triggers)`` form."""
+    if tags is not None or triggers is not None:
+        return legacy_structural_tag(structural_tag if tags is None else tags, triggers or [])
+    return _as_json_value(structural_tag)
 
 
 def _as_json_value(tag: Any) -> Any:

@@ -34,10 +34,15 @@ class AhoCorasick {
   // The length of the state's string (0 for the root); delta(s, b) is a trie child of s iff its depth is
   // Depth(s) + 1.
   int32_t Depth(int32_t s) const { return depth_[s]; }
-  // delta(s, .) as runs covering bytes 0..255, in byte order.
-  std::vector<Run> Row(int32_t s) const {
-    return std::vector<Run>(runs_.begin() + run_begin_[s], runs_.begin() + run_begin_[s + 1]);
-  }
+  // delta(s, .) as runs covering bytes 0..255, in byte order (a view into the automaton).
+  struct RunSpan {
+    const Run* first;
+    const Run* last;
+    const Run* begin() const { return first; }
+    const Run* end() const { return last; }
+    size_t size() const { return static_cast<size_t>(last - first); }
+  };
+  RunSpan Row(int32_t s) const { return {runs_.data() + run_begin_[s], runs_.data() + run_begin_[s + 1]}; }
   // Indices of the patterns that end at the last byte read in state s, ascending.
   const std::vector<int32_t>& Outputs(int32_t s) const { return outputs_[s]; }
   // delta(s, b).

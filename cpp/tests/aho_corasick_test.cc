@@ -29,7 +29,8 @@ TEST(AhoCorasick, OutputsAreThePatternsEndingAtEachByte) {
     const AhoCorasick ac(patterns);
     EXPECT_LE(ac.NumStates(), 1 + static_cast<int32_t>(patterns.size()) * 4);
     for (int32_t s = 0; s < ac.NumStates(); ++s) {
-      const std::vector<AhoCorasick::Run> row = ac.Row(s);
+      const AhoCorasick::RunSpan span = ac.Row(s);
+      const std::vector<AhoCorasick::Run> row(span.begin(), span.end());
       ASSERT_FALSE(row.empty());
       EXPECT_EQ(row.front().lo, 0);
       EXPECT_EQ(row.back().hi, 255);
