@@ -5,7 +5,10 @@ Tags: a qwen_3-style tool-call format (``triggered_tags`` on ``<tool_call>``, on
 to JSON Schema as in dynamic_tools.py), and hand-written tags covering every string-level format type. Strings
 per BFCL tag: free text, each ground-truth call (possible_answer) alone and with text around it, the calls back
 to back, a call to an unknown tool, a call missing its required arguments, a call with a wrongly typed
-argument, and an unterminated call. Each (tag, string) is run through both engines' grammar-level acceptance
+argument, and an unterminated call. XML-style arguments (``json_schema`` with ``style``: qwen_xml,
+minimax_xml, glm_xml, deepseek_xml, deepseek_v4_1_xml, kimi_k3_xml) on the same BFCL requests: each ground-truth
+call's arguments written in the style, without its required arguments, with a wrongly typed argument, with its
+strings JSON-quoted, and with an undeclared parameter. Each (tag, string) is run through both engines' grammar-level acceptance
 (xgrammar: ``testing._is_grammar_accept_string``); the table counts agreements and lists every difference.
 
     python benchmarks/structural_tag_conformance.py [--per-file 60]
@@ -144,6 +147,59 @@ HAND = {
 }
 
 
+XML_STYLES = ("qwen_xml", "minimax_xml", "glm_xml", "deepseek_xml", "deepseek_v4_1_xml", "kimi_k3_xml")
+
+
+def xml_params(style: str, schema: dict, args: dict, quote_strings: bool = False) -> str:
+    """`args` written as `style`'s parameter list (strings raw unless `quote_strings`, other values JSON)."""
+    out = []
+    for k, v in args.items():
+        raw = isinstance(v, str) and not quote_strings
+        text = v if raw else json.dumps(v)
+        declared = (schema.get("properties", {}).get(k) or {}).get("type")
+        if style == "qwen_xml":
+            out.append(f"<parameter={k}>{text}</parameter>")
+        elif style == "minimax_xml":
+            out.append(f'<parameter name="{k}">{text}</parameter>')
+        elif style == "glm_xml":
+            out.append(f"<arg_key>{k}</arg_key><arg_value>{text}</arg_value>")
+        elif style in ("deepseek_xml", "deepseek_v4_1_xml"):
+            sp = " " if style == "deepseek_v4_1_xml" else ""
+            out.append(f'<\uff5cDSML\uff5c{sp}parameter name="{k}" string="{"true" if raw else "false"}">{text}'
+                       f"</\uff5cDSML\uff5c{sp}parameter>")
+        else:
+            kind = declared if isinstance(declared, str) else ("string" if isinstance(v, str) else "object")
+            out.append(f'<|open|>argument key="{k}" type="{ {"integer": "number"}.get(kind, kind)}"<|sep|>{text}'
+                       "<|close|>argument<|sep|>")
+    return "\n".join(out)
+
+
+def xml_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
+    """One tag per (BFCL request, style): the request's first tool's arguments in the style."""
+    cases, stats = [], {}
+    for f in FILES:
+        requests = [json.loads(line) for line in (data / f"BFCL_v3_{f}.json").read_text().splitlines() if line]
+        answers = {json.loads(line)["id"]: json.loads(line)["ground_truth"]
+                   for line in (data / "possible_answer" / f"BFCL_v3_{f}.json").read_text().splitlines() if line}
+        for req in requests[:per_file]:
+            fn = req["function"][0]
+            schema = convert_bfcl_schema(fn["parameters"], stats)
+            calls = [_first_values(a) for gt in answers.get(req["id"], []) for n, a in gt.items() if n == fn["name"]]
+            for style in XML_STYLES:
+                strings = []
+                for args in calls[:1]:
+                    strings += [xml_params(style, schema, args), xml_params(style, schema, {}),
+                                xml_params(style, schema, args, quote_strings=True),
+                                xml_params(style, schema, {**args, "zz_undeclared": "x"})]
+                    if args:
+                        k = next(iter(args))
+                        strings.append(xml_params(style, schema, {**args, k: [[{"bad": None}]]}))
+                content = {"type": "json_schema", "json_schema": schema, "style": style}
+                cases.append((f"{req['id']}:{style}", st(tag("<args>", content, "</args>")),
+                              [f"<args>{x}</args>" for x in strings]))
+    return cases
+
+
 def verdict(fn, *args):
     try:
         return "accept" if fn(*args) else "reject"
@@ -166,6 +222,7 @@ def main() -> None:
 
     cases = [(f"hand:{k}", st(fmt), strings) for k, (fmt, strings) in HAND.items()]
     cases += bfcl_cases(args.data_dir / "bfcl-v3", args.per_file)
+    cases += xml_cases(args.data_dir / "bfcl-v3", args.per_file)
     log.info("%d structural tags, %d strings", len(cases), sum(len(s) for _, _, s in cases))
     rows, t0 = [], time.perf_counter()
     for n, (name, tag_value, strings) in enumerate(cases):

@@ -32,7 +32,8 @@ Lowering. Every format becomes one rule (``root`` refers to the top one):
   by its text is looked up in the compiler's vocabulary (first id with that text, as xgrammar).
 
 Not supported (a :class:`StructuralTagError` names the feature): ``exclude_token`` and ``any_tokens`` (free text
-over tokens), ``json_schema`` styles other than ``"json"``, and the ``max_tokens`` / ``max_chars`` budgets of
+over tokens), the ``json_schema`` styles ``cohere_xml``, ``minimax_m3_xml`` and ``gemma`` (the others are
+``xg2jax.xml_styles``), and the ``max_tokens`` / ``max_chars`` budgets of
 ``any_text``.
 Errors name the JSON path of the bad node (``/format/tags/0/content``).
 """
@@ -44,6 +45,7 @@ import json
 from typing import Any
 
 from xg2jax.json_schema._ebnf import literal
+from xg2jax.xml_styles import UNSUPPORTED_STYLES, XML_STYLES, xml_arguments_rule
 
 __all__ = ["StructuralTagError", "StructuralTagItem", "structural_tag_value", "legacy_structural_tag",
            "structural_tag_to_ebnf"]
@@ -247,8 +249,11 @@ class _Lowering:
 
         schema = self.field(fmt, "json_schema", path, "json_schema", (dict, bool), "an object or a boolean")
         style = self.field(fmt, "style", path, "json_schema", str, "a string", "json")
-        if style != "json":
-            self.fail(f"{path}/style", f"json_schema style {style!r} is not supported yet (only \"json\")")
+        if style not in ("json",) + tuple(XML_STYLES) + UNSUPPORTED_STYLES:
+            self.fail(f"{path}/style", f"json_schema style must be one of json, {', '.join(XML_STYLES)}; got {style!r}")
+        if style in UNSUPPORTED_STYLES:
+            self.fail(f"{path}/style", f"json_schema style {style!r} is not supported yet (supported: json, "
+                                       f"{', '.join(XML_STYLES)})")
         any_order = self.field(fmt, "any_order", path, "json_schema", bool, "a boolean", False)
         max_ws = self.field(fmt, "max_whitespace_cnt", path, "json_schema", (int, type(None)), "an integer or null",
                             None)
@@ -259,6 +264,14 @@ class _Lowering:
             schema = json.dumps(schema, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError):
             pass  # not JSON (a NaN, a non-string key): the front end reports it
+        if style != "json":
+            from xg2jax.json_schema import schema_as_dict
+
+            try:
+                return xml_arguments_rule(self, schema_as_dict(schema), style, strict_mode=True, any_order=any_order,
+                                          max_whitespace_cnt=max_ws)
+            except ValueError as exc:
+                self.fail(f"{path}/json_schema", str(exc))
         grammar = Grammar.from_json_schema(schema, any_whitespace=True, strict_mode=True, any_order=any_order,
                                            max_whitespace_cnt=max_ws)
         return self.embed(grammar, "json_schema")

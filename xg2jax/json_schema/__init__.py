@@ -46,8 +46,12 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
                         separators: tuple[str, str] | None = None, strict_mode: bool = True,
                         max_whitespace_cnt: int | None = None, any_order: bool = False,
                         enforce_formats: bool = True, refs: dict[str, Any] | None = None,
-                        plain_integers: bool = True) -> str:
+                        plain_integers: bool = True, json_format: str = "json") -> str:
     """EBNF text (root rule ``root``) accepting exactly the JSON texts valid under ``schema``.
+
+    ``json_format`` (as xgrammar's): ``"json"``, or a model family's XML-style argument list for a tool's
+    parameters schema (``"qwen_xml"``, ``"minimax_xml"``, ``"glm_xml"``, ``"deepseek_xml"``,
+    ``"deepseek_v4_1_xml"``, ``"kimi_k3_xml"``; ``xg2jax.xml_styles`` says how each is read).
 
     ``enforce_formats`` (an xg2jax extension): check ``format`` for the formats in ``_formats.FORMATS``, as
     xgrammar does and as generation wants. JSON Schema's default treats ``format`` as an annotation only; pass
@@ -70,6 +74,13 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
     depth, enum length, counts, automaton sizes, ...); beyond one, a :class:`SchemaError` names the keyword's
     pointer and the limit before anything large is built.
     """
+    if json_format != "json":
+        from xg2jax.xml_styles import xml_arguments_ebnf
+
+        return xml_arguments_ebnf(schema, json_format, strict_mode=strict_mode, any_whitespace=any_whitespace,
+                                  indent=indent, separators=separators, max_whitespace_cnt=max_whitespace_cnt,
+                                  any_order=any_order, enforce_formats=enforce_formats, refs=refs,
+                                  plain_integers=plain_integers)
     native = native_arguments(schema, any_whitespace=any_whitespace, indent=indent, separators=separators,
                               max_whitespace_cnt=max_whitespace_cnt, any_order=any_order, refs=refs,
                               plain_integers=plain_integers, enforce_formats=enforce_formats)
