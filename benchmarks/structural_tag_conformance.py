@@ -24,6 +24,7 @@ import logging
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -58,13 +59,28 @@ def qwen_tag(tools: list[dict]) -> dict:
 
 
 def _first_values(call_args: dict) -> dict:
-    """One acceptable value per argument of a BFCL ground truth ("" = may be left out)."""
+    """One acceptable value per argument of a BFCL ground truth ("" = may be left out); nested objects list their
+    members' alternatives the same way."""
     out = {}
     for k, options in call_args.items():
-        v = next((o for o in options if o != ""), None)
+        v = next((o for o in options if o != ""), None) if isinstance(options, list) else options
         if v is not None:
-            out[k] = v
+            out[k] = _nested_first(v)
     return out
+
+
+def _schema_order(args: dict, schema: dict) -> dict:
+    """The arguments in the order the schema declares them (the order a model writes them in)."""
+    order = list(schema.get("properties", {}))
+    return dict(sorted(args.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+
+
+def _nested_first(value):
+    if isinstance(value, dict):
+        return _first_values(value)
+    if isinstance(value, list):
+        return [_nested_first(v) for v in value]
+    return value
 
 
 def bfcl_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
@@ -200,9 +216,123 @@ def xml_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
     return cases
 
 
-def verdict(fn, *args):
+MODEL_VARIANTS = ({}, {"reasoning": "disabled"}, {"reasoning": "auto"}, {"tool_choice": "required"},
+                  {"parallel_tool_calls": False}, {"tool_choice": "none"}, {"tool_choice": "forced"})
+
+
+def model_outputs(spec, variant: dict, calls: list[tuple[str, dict, dict]]) -> list[tuple[str, str | None]]:
+    """Candidate outputs of a model format (its markers, from xg2jax.model_formats) for a variant, each with its
+    role in the per-format check (``gt``: the ground-truth call after reasoning; ``unknown``: a call to an unknown
+    tool; ``bad_args``: a wrongly typed argument; None: other): reasoning spellings x bodies (free text, one call,
+    text then a call, two calls, an unknown tool, a wrongly typed argument, a call cut short)."""
+    def args_text(schema, args):
+        return json.dumps(args) if spec.style == "json" else xml_params(spec.style, schema, args)
+
+    def call(name, schema, args):
+        index = "0" + spec.call_index_end if spec.call_index else ""
+        return spec.call_begin.replace("{name}", name) + index + args_text(schema, args) + spec.call_end
+
+    def calls_text(cs):
+        if spec.section is None:
+            return "".join(cs)
+        return spec.section[0] + spec.separator.join(cs) + spec.section[1]
+
+    name, schema, args = calls[0]
+    one = call(name, schema, args)
+    bodies = [("Plain answer.", None), (calls_text([one]), "gt"), ("Let me check. " + calls_text([one]), None),
+              (calls_text([one]) + " Done.", None), (calls_text([call(n, s, a) for n, s, a in calls[:2]]), None),
+              (calls_text([one, one]), None), (calls_text([call("not_a_listed_tool", {}, {})]), "unknown"),
+              (calls_text([one])[:-3], None)]
+    # A wrongly typed value: any argument in JSON; in an XML style one that is not a string (raw text is a string)
+    typed = [k for k in args if spec.style == "json" or
+             (schema.get("properties", {}).get(k) or {}).get("type") not in ("string", None)]
+    if typed:
+        bodies.append((calls_text([call(name, schema, {**args, typed[0]: [[{"bad": None}]]})]), "bad_args"))
+    if spec.section is not None:
+        bodies += [("\n\n" + calls_text([one]), None), (one, None)]
+    after = spec.after_think
+    enabled = spec.think_enabled_begin + "I should call a tool.</think>" + after
+    thinks = _unique_list(["", enabled, "<think>hmm</think>" + after, spec.think_enabled_begin + "ok</think>" + after,
+                           spec.disabled_prefix + after])
+    checked = not variant and spec.think is not None
+    return [(t + b, role if checked and t == enabled else
+             role if not variant and spec.think is None and t == "" else None)
+            for t in thinks for b, role in bodies]
+
+
+def _unique_list(items):
+    return list(dict.fromkeys(items))
+
+
+def model_format_cases(data: Path, per_file: int | None, variants=MODEL_VARIANTS,
+                       checks_only: bool = False) -> list[tuple[str, Any, Any, list]]:
+    """(name, xg2jax tag, xgrammar tag or an error, strings) per (BFCL request, model format, variant); every
+    request when `per_file` is None; with `checks_only`, only the strings of the per-format checks."""
+    from xgrammar.builtin_structural_tag import get_model_structural_tag as xgr_tag
+
+    from xg2jax.model_formats import MODEL_FORMATS, get_model_structural_tag
+
+    cases, stats = [], {}
+    for f in FILES:
+        requests = [json.loads(line) for line in (data / f"BFCL_v3_{f}.json").read_text().splitlines() if line]
+        answers = {json.loads(line)["id"]: json.loads(line)["ground_truth"]
+                   for line in (data / "possible_answer" / f"BFCL_v3_{f}.json").read_text().splitlines() if line}
+        for req in requests[:per_file] if per_file is not None else requests:
+            schemas = {fn["name"]: convert_bfcl_schema(fn["parameters"], stats) for fn in req["function"]}
+            tools = [{"type": "function", "function": {"name": n, "parameters": sc}} for n, sc in schemas.items()]
+            calls = [(n, schemas[n], _schema_order(_first_values(a), schemas[n]))
+                     for gt in answers.get(req["id"], []) for n, a in gt.items() if n in schemas]
+            if not calls:
+                continue
+            for model, spec in MODEL_FORMATS.items():
+                for variant in variants:
+                    kw = dict(variant)
+                    if kw.get("tool_choice") == "forced":
+                        kw["tool_choice"] = {"type": "function", "function": {"name": calls[0][0]}}
+                    try:
+                        theirs = xgr_tag(model, tools, **kw).model_dump_json()
+                    except Exception as exc:  # noqa: BLE001 (recorded)
+                        theirs = exc
+                    try:
+                        mine = get_model_structural_tag(model, tools, **kw)
+                    except Exception as exc:  # noqa: BLE001 (recorded)
+                        mine = exc
+                    strings = model_outputs(spec, variant, calls)
+                    strings = [x for x in strings if x[1]] if checks_only else [(x, None) for x, _ in strings]
+                    cases.append((f"{req['id']}:{model}:{json.dumps(variant)}", mine, theirs, strings))
+    return cases
+
+
+def group_summary(rows: list[dict]) -> dict:
+    """Counts per group of tags (hand-written, qwen_3 tool sets, each arguments style, each model format); per
+    model format also the BFCL checks, as (strings where both engines give the expected verdict, strings)."""
+    groups: dict = {}
+    for r in rows:
+        parts = r["tag"].split(":")
+        g = ("hand-written" if parts[0] == "hand" else "BFCL tool sets, qwen_3 JSON" if len(parts) == 1
+             else f"arguments style {parts[1]}" if len(parts) == 2 else f"model {parts[1]}")
+        c = groups.setdefault(g, {"strings": 0, "agree": 0, "accepted": 0, "rejected": 0, "gt": [0, 0],
+                                  "unknown": [0, 0], "bad_args": [0, 0]})
+        c["strings"] += 1
+        c["agree"] += r["xg2jax"] == r["xgrammar"]
+        c["accepted"] += r["xg2jax"] == r["xgrammar"] == "accept"
+        c["rejected"] += r["xg2jax"] == r["xgrammar"] == "reject"
+        if r.get("role"):
+            want = "accept" if r["role"] == "gt" else "reject"
+            c[r["role"]][0] += r["xg2jax"] == r["xgrammar"] == want
+            c[r["role"]][1] += 1
+    return groups
+
+
+def _raise_error(value):
+    if isinstance(value, Exception):
+        raise value
+    return value
+
+
+def verdict(fn, *args, **kwargs):
     try:
-        return "accept" if fn(*args) else "reject"
+        return "accept" if fn(*args, **kwargs) else "reject"
     except Exception as exc:  # noqa: BLE001 (either engine may refuse a tag; recorded, not hidden)
         return f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
 
@@ -211,6 +341,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data-dir", type=Path, default=default_data_dir())
     ap.add_argument("--per-file", type=int, default=60, help="BFCL requests per file (4 files)")
+    ap.add_argument("--models", type=int, default=8, help="BFCL requests per file for the model formats (0: none)")
+    ap.add_argument("--model-checks", type=int, default=1, help="1: the per-format checks on every BFCL request")
     ap.add_argument("--out", type=Path, default=RESULTS / "structural_tag_conformance.json")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
@@ -220,21 +352,26 @@ def main() -> None:
     import xg2jax
     from xg2jax.testing import is_grammar_accept_string
 
-    cases = [(f"hand:{k}", st(fmt), strings) for k, (fmt, strings) in HAND.items()]
-    cases += bfcl_cases(args.data_dir / "bfcl-v3", args.per_file)
-    cases += xml_cases(args.data_dir / "bfcl-v3", args.per_file)
-    log.info("%d structural tags, %d strings", len(cases), sum(len(s) for _, _, s in cases))
+    cases = [(f"hand:{k}", st(fmt), json.dumps(st(fmt)), strings) for k, (fmt, strings) in HAND.items()]
+    cases += [(n, t, json.dumps(t), s) for n, t, s in bfcl_cases(args.data_dir / "bfcl-v3", args.per_file)]
+    cases += [(n, t, json.dumps(t), s) for n, t, s in xml_cases(args.data_dir / "bfcl-v3", args.per_file)]
+    if args.models:
+        cases += model_format_cases(args.data_dir / "bfcl-v3", args.models)
+    if args.model_checks:  # every BFCL request, default options: the ground-truth call, an unknown tool, a bad value
+        cases += [(n.replace(":{}", ":checks"), t, x, s) for n, t, x, s in
+                  model_format_cases(args.data_dir / "bfcl-v3", None, variants=({},), checks_only=True)]
+    cases = [(n, t, x, [(s, None) if isinstance(s, str) else s for s in strings]) for n, t, x, strings in cases]
+    log.info("%d structural tags, %d strings", len(cases), sum(len(c[3]) for c in cases))
     rows, t0 = [], time.perf_counter()
-    for n, (name, tag_value, strings) in enumerate(cases):
-        text = json.dumps(tag_value)
-        ours = verdict(lambda: xg2jax.Grammar.from_structural_tag(tag_value))
-        theirs = verdict(lambda: xgrammar.Grammar.from_structural_tag(text))
+    for n, (name, tag_value, text, strings) in enumerate(cases):
+        ours = verdict(lambda: xg2jax.Grammar.from_structural_tag(_raise_error(tag_value)))
+        theirs = verdict(lambda: xgrammar.Grammar.from_structural_tag(_raise_error(text)))
         g_ours = xg2jax.Grammar.from_structural_tag(tag_value) if ours == "accept" else None
         g_theirs = xgrammar.Grammar.from_structural_tag(text) if theirs == "accept" else None
-        for s in strings:
+        for s, role in strings:
             a = verdict(is_grammar_accept_string, g_ours, s) if g_ours else "error (tag)"
             b = verdict(_is_grammar_accept_string, g_theirs, s) if g_theirs else "error (tag)"
-            rows.append({"tag": name, "string": s, "xg2jax": a, "xgrammar": b,
+            rows.append({"tag": name, "string": s, "role": role, "xg2jax": a, "xgrammar": b,
                          "tag_error": None if g_ours and g_theirs else {"xg2jax": ours, "xgrammar": theirs}})
         if (n + 1) % 50 == 0:
             log.info("%d / %d tags (%.0f s)", n + 1, len(cases), time.perf_counter() - t0)
@@ -243,16 +380,25 @@ def main() -> None:
     summary = {"tags": len(cases), "strings": len(rows), "agree": agree, "differ": len(diffs),
                "accepted_by_both": sum(r["xg2jax"] == r["xgrammar"] == "accept" for r in rows),
                "rejected_by_both": sum(r["xg2jax"] == r["xgrammar"] == "reject" for r in rows)}
+    groups = group_summary(rows)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"summary": summary, "differences": diffs}, indent=1, ensure_ascii=False))
+    args.out.write_text(json.dumps({"summary": summary, "groups": groups, "differences": diffs}, indent=1,
+                                   ensure_ascii=False))
     lines = ["# Structural tags: xg2jax vs xgrammar 0.2.9", "",
              f"{summary['tags']} tags, {summary['strings']} strings: **{agree} agree** "
              f"({summary['accepted_by_both']} accepted and {summary['rejected_by_both']} rejected by both), "
-             f"{len(diffs)} differ.", "", "| tag | string | xg2jax | xgrammar |", "|---|---|---|---|"]
+             f"{len(diffs)} differ.", "", "| group | strings | agree | accepted by both | rejected by both | "
+             "BFCL ground-truth calls accepted | unknown tools rejected | wrongly typed arguments rejected |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for g, c in groups.items():
+        checks = [f"{c[k][0]} / {c[k][1]}" if c[k][1] else "" for k in ("gt", "unknown", "bad_args")]
+        lines.append(f"| {g} | {c['strings']} | {c['agree']} | {c['accepted']} | {c['rejected']} | "
+                     + " | ".join(checks) + " |")
+    lines += ["", "Differences:", "", "| tag | string | xg2jax | xgrammar |", "|---|---|---|---|"]
     lines += [f"| {r['tag']} | `{json.dumps(r['string'], ensure_ascii=False)[:90]}` | {r['xg2jax']} | {r['xgrammar']} |"
               for r in diffs]
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[:3 + min(len(diffs), 40) + 3]))
+    print("\n".join(lines[:3 + len(groups) + 6 + min(len(diffs), 40)]))
     log.info("wrote %s and %s", args.out, args.out.with_suffix(".md"))
 
 

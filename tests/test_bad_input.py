@@ -133,6 +133,21 @@ COMPILE_ERRORS = [
 
 class MalformedGrammarTest(parameterized.TestCase):
 
+    @parameterized.named_parameters(
+        ("ebnf", lambda: xgr.Grammar.from_ebnf("root ::= ")),
+        ("regex", lambda: xgr.Grammar.from_regex("a{3,2}")),
+        ("json_schema", lambda: xgr.Grammar.from_json_schema({"type": "string", "minLength": "3"})),
+        ("lark", lambda: xgr.Grammar.from_lark("start: undefined_rule")),
+        ("structural_tag", lambda: xgr.Grammar.from_structural_tag({"format": {"type": "nope"}})),
+        ("limit", lambda: xgr.GrammarCompiler(xgr.TokenizerInfo([b"a"]), limits=xgr.Limits(max_automaton_states=2))
+         .compile_regex("[a-z]{20}")),
+    )
+    def test_bad_input_is_a_value_error_and_a_runtime_error(self, make):
+        # xgrammar raises RuntimeError for these: code written for it keeps catching them.
+        with self.assertRaises(ValueError) as ctx:
+            make()
+        self.assertIsInstance(ctx.exception, RuntimeError)
+
     @parameterized.named_parameters(*SYNTAX_ERRORS)
     def test_syntax_error(self, grammar, fragment, where):
         with self.assertRaises(ValueError) as ctx:
@@ -192,7 +207,7 @@ class MalformedGrammarTest(parameterized.TestCase):
         self.assertIn("\udcff", text)
         with self.assertRaises(ValueError) as ctx:
             xgr.Grammar.from_ebnf(text)
-        self.assertEqual(type(ctx.exception), ValueError)  # not a UnicodeError from building the message
+        self.assertIs(type(ctx.exception), xgr.InputError)  # not a UnicodeError from building the message
         self.assertIn("EBNF syntax error at 1:11: invalid UTF-8 in grammar text", str(ctx.exception))
 
     def test_error_columns_count_code_points(self):

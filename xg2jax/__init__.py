@@ -9,14 +9,17 @@ Map of the key types, in the order a user meets them:
 - :class:`GrammarMatcher`: one generation; ``fill_next_token_bitmask`` then ``accept_token``;
   :class:`BatchGrammarMatcher` for many at once.
 - :class:`Limits`: resource limits for untrusted grammars (``GrammarCompiler(..., limits=...)``);
-  exceeding one raises :class:`LimitError` (a ``ValueError``).
+  exceeding one raises :class:`LimitError`; other bad input raises :class:`InputError` (both are ``ValueError`` s
+  and ``RuntimeError`` s, as xgrammar raises ``RuntimeError``).
 - :func:`allocate_token_bitmask`, :func:`apply_token_bitmask_inplace`: packed int32 bitmasks
   (bit ``t % 32`` of word ``t // 32``, 1 = allowed), the same layout as xgrammar.
+- Tool calling: :func:`get_model_structural_tag` (a model family's tool-call format as a structural tag),
+  ``GrammarCompiler.compile_structural_tag``; ``xg2jax.structural_tag`` and ``xg2jax.xml_styles`` hold the formats.
 
 Moving from xgrammar is an import change: ``import xg2jax as xgr``.
 """
 
-from xg2jax.compiler import CompiledGrammar, Grammar, GrammarCompiler, LimitError, Limits
+from xg2jax.compiler import CompiledGrammar, Grammar, GrammarCompiler, InputError, LimitError, Limits
 from xg2jax.matcher import (
     BatchGrammarMatcher,
     GrammarMatcher,
@@ -27,7 +30,9 @@ from xg2jax.matcher import (
     get_bitmask_shape,
     reset_token_bitmask,
 )
+from xg2jax.model_formats import get_model_structural_tag, register_model_structural_tag
 from xg2jax.serialization import DeserializeFormatError, DeserializeVersionError, get_serialization_version
+from xg2jax.structural_tag import StructuralTagItem
 from xg2jax.tokenizer_info import TokenizerInfo
 from xg2jax.vocab_decoding import VocabType
 
@@ -41,6 +46,7 @@ __all__ = [
     "CompiledGrammar",
     "Limits",
     "LimitError",
+    "InputError",
     "GrammarMatcher",
     "BatchGrammarMatcher",
     "allocate_token_bitmask",
@@ -49,6 +55,9 @@ __all__ = [
     "get_bitmask_shape",
     "bitmask_dtype",
     "reset_token_bitmask",
+    "get_model_structural_tag",
+    "register_model_structural_tag",
+    "StructuralTagItem",
     "get_serialization_version",
     "DeserializeFormatError",
     "DeserializeVersionError",

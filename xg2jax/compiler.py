@@ -12,7 +12,7 @@ import json
 from xg2jax import _core
 from xg2jax.tokenizer_info import TokenizerInfo
 
-__all__ = ["Grammar", "GrammarCompiler", "CompiledGrammar", "Limits", "LimitError"]
+__all__ = ["Grammar", "GrammarCompiler", "CompiledGrammar", "Limits", "LimitError", "InputError"]
 
 Limits = _core.Limits
 Limits.__doc__ = """Resource limits of the engine, for grammars that arrive with requests (keyword-only).
@@ -46,11 +46,20 @@ max_fill_work : int, default 2**28
     build hundreds of entries. Past it the fill raises and the matcher keeps the error until ``reset()``.
 """
 
+InputError = _core.InputError
+InputError.__module__ = "xg2jax"
+InputError.__doc__ = """Bad input to the engine: a malformed grammar, regex or schema text, an invalid token id, a
+bitmask of the wrong shape, ... The message says what and where.
+
+Both a ``ValueError`` and a ``RuntimeError`` (xgrammar raises ``RuntimeError`` for the same inputs, so code written
+for it keeps catching them).
+"""
+
 LimitError = _core.LimitError
 LimitError.__module__ = "xg2jax"
 LimitError.__doc__ = """A resource limit (:class:`Limits`) was exceeded: the input is valid but too costly to serve.
 
-A subclass of ``ValueError``. The message names the limit (``Limits.max_work_per_byte``, ...). A
+An :class:`InputError` (so a ``ValueError`` and a ``RuntimeError``). The message names the limit (``Limits.max_work_per_byte``, ...). A
 :class:`GrammarMatcher` that met one keeps it: every later call raises it again until ``reset()``.
 """
 

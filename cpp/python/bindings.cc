@@ -87,17 +87,25 @@ json_schema::JsonSchemaOptions SchemaOptions(bool any_whitespace,
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "xg2jax C++ engine (internal; use the xg2jax package)";
-  // xg2jax.LimitError: a resource limit (Limits) was exceeded. A ValueError, so code that catches bad input
+  // xg2jax.LimitError: a resource limit (Limits) was exceeded. An InputError, so code that catches bad input
   // catches it too; a server that wants to tell "too costly" from "malformed" catches it first.
-  static py::handle limit_error =
-      py::exception<LimitError>(m, "LimitError", PyExc_ValueError).release();
+  // xg2jax.InputError: bad input (a malformed grammar, regex, schema text, token id, ...). Both a ValueError and a
+  // RuntimeError: xgrammar raises RuntimeError for the same inputs, so code written for it keeps working.
+  static py::handle input_error = [&] {
+    py::tuple bases = py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_RuntimeError));
+    PyObject* type = PyErr_NewException("xg2jax._core.InputError", bases.ptr(), nullptr);
+    if (type == nullptr) throw py::error_already_set();
+    m.attr("InputError") = py::handle(type);
+    return py::handle(type);
+  }();
+  static py::handle limit_error = py::exception<LimitError>(m, "LimitError", input_error).release();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const LimitError& e) {
       PyErr_SetString(limit_error.ptr(), e.what());
     } catch (const InputError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      PyErr_SetString(input_error.ptr(), e.what());
     } catch (const InternalError& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }

@@ -47,8 +47,9 @@ KNOWN_UNSUPPORTED = {"$recursiveRef",
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}
 
 
-class SchemaError(ValueError):
-    """The schema itself is invalid (wrong keyword types, dangling $ref, unsatisfiable combinations)."""
+class SchemaError(ValueError, RuntimeError):
+    """The schema itself is invalid (wrong keyword types, dangling $ref, unsatisfiable combinations). Both a
+    ``ValueError`` and a ``RuntimeError``, as xgrammar raises ``RuntimeError`` here."""
 
     def __init__(self, pointer: str, message: str):
         super().__init__(f"JSON Schema at '{pointer or '/'}': {message}")

@@ -1,0 +1,151 @@
+"""Model tool-call formats (xg2jax.model_formats): each format accepts its model's calls and rejects unknown tools
+and wrongly typed arguments; tool choice, reasoning and parallel calls change the language as documented; errors
+name what is wrong; a format compiles with a real vocabulary and its masks equal the token oracle."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import xg2jax as xgr
+from real_vocabularies import require
+from xg2jax.model_formats import MODEL_FORMATS
+from xg2jax.testing import check_masks_along, is_grammar_accept_string
+
+WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}
+TIME = {"type": "function", "function": {"name": "get_time"}}  # no parameters: any arguments
+TOOLS = [WEATHER, TIME]
+
+
+def render_call(model: str, name: str, args: dict) -> str:
+    """One call as `model` writes it (its markers from MODEL_FORMATS; arguments JSON or XML-style)."""
+    spec = MODEL_FORMATS[model]
+    if spec.style == "json":
+        text = json.dumps(args)
+    else:
+        text = "".join({
+            "qwen_xml": f"<parameter={k}>{v}</parameter>",
+            "minimax_xml": f'<parameter name="{k}">{v}</parameter>',
+            "glm_xml": f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>",
+            "deepseek_xml": f'<\uff5cDSML\uff5cparameter name="{k}" string="{str(isinstance(v, str)).lower()}">{v}'
+                            f"</\uff5cDSML\uff5cparameter>",
+            "deepseek_v4_1_xml": f'<\uff5cDSML\uff5c parameter name="{k}" string="{str(isinstance(v, str)).lower()}">'
+                                 f"{v}</\uff5cDSML\uff5c parameter>",
+        }[spec.style] for k, v in args.items())
+    index = "0" + spec.call_index_end if spec.call_index else ""
+    return spec.call_begin.replace("{name}", name) + index + text + spec.call_end
+
+
+def render_calls(model: str, calls: list[str]) -> str:
+    spec = MODEL_FORMATS[model]
+    if spec.section is None:
+        return "".join(calls)
+    return spec.section[0] + spec.separator.join(calls) + spec.section[1]
+
+
+def think(model: str) -> str:
+    """The reasoning as the model writes it with reasoning enabled (the template opened the block)."""
+    spec = MODEL_FORMATS[model]
+    return "" if spec.think is None else spec.think_enabled_begin + "Need the weather.</think>" + spec.after_think
+
+
+def accepts(model: str, text: str, **kw) -> bool:
+    tag = xgr.get_model_structural_tag(model, TOOLS, **kw)
+    return is_grammar_accept_string(xgr.Grammar.from_structural_tag(tag), text)
+
+
+@pytest.mark.parametrize("model", sorted(MODEL_FORMATS))
+def test_each_format_accepts_calls_and_rejects_unknown_tools_and_bad_arguments(model):
+    call = render_call(model, "get_weather", {"city": "Paris", "days": 3})
+    assert accepts(model, think(model) + render_calls(model, [call]))
+    assert accepts(model, think(model) + "Plain answer, no call.")
+    assert accepts(model, think(model) + render_calls(model, [call, render_call(model, "get_time", {})]))
+    assert not accepts(model, think(model) + render_calls(model, [render_call(model, "get_wether", {"city": "x"})]))
+    assert not accepts(model, think(model) + render_calls(model, [render_call(model, "get_weather", {"days": 3})]))
+    assert not accepts(model, think(model) + render_calls(model, [render_call(model, "get_weather",
+                                                                              {"city": "x", "days": "soon"})]))
+
+
+@pytest.mark.parametrize("model", ["qwen_3", "deepseek_v3_2", "kimi"])
+def test_tool_choice_and_parallel_calls(model):
+    call = render_call(model, "get_weather", {"city": "Oslo"})
+    time_call = render_call(model, "get_time", {})
+    one, two = render_calls(model, [call]), render_calls(model, [call, time_call])
+    prefix = think(model)
+    # required: a call must come; free text alone is not enough
+    assert not accepts(model, prefix + "No call.", tool_choice="required")
+    assert accepts(model, prefix + MODEL_FORMATS[model].required_prefix + one, tool_choice="required")
+    # none: free text only (text that looks like a call is text; the format's markers stay excluded)
+    assert accepts(model, prefix + "No call.", tool_choice="none")
+    assert not accepts(model, prefix + "a </think> b", tool_choice="none")
+    # a named tool: exactly that call
+    named = {"type": "function", "function": {"name": "get_time"}}
+    assert accepts(model, prefix + MODEL_FORMATS[model].required_prefix + render_calls(model, [time_call]),
+                   tool_choice=named)
+    assert not accepts(model, prefix + MODEL_FORMATS[model].required_prefix + one, tool_choice=named)
+    # allowed tools narrow the set
+    allowed = {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": [named]}}
+    assert not accepts(model, prefix + one, tool_choice=allowed)
+    # parallel_tool_calls=False: at most one call
+    assert accepts(model, prefix + two)
+    assert not accepts(model, prefix + two, parallel_tool_calls=False)
+    assert accepts(model, prefix + one, parallel_tool_calls=False)
+
+
+def test_reasoning_modes():
+    call = render_calls("qwen_3", [render_call("qwen_3", "get_weather", {"city": "Rome"})])
+    assert accepts("qwen_3", "thinking...</think>\n\n" + call)
+    assert not accepts("qwen_3", call)  # enabled: the reasoning block comes first
+    assert accepts("qwen_3", call, reasoning="disabled")
+    assert accepts("qwen_3", call, reasoning="auto")
+    assert accepts("qwen_3", "<think>hm</think>\n\n" + call, reasoning="auto")
+    assert not accepts("qwen_3", "<think>a <think> b</think>\n\n" + call, reasoning="auto")  # markers excluded
+    assert accepts("qwen_3", "<think>a <think> b</think>\n\n" + call, reasoning="auto", exclude_special_tokens=False)
+    assert accepts("qwen_3", call, reasoning=False)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(model="qwen_9"), "unknown model 'qwen_9'"),
+    (dict(model="harmony"), "the 'harmony' format is not supported yet"),
+    (dict(model="qwen_3", token_markers=True), "token_markers=True"),
+    (dict(model="qwen_3", tool_choice="required", tools=[]), "tool_choice 'required' needs at least one"),
+    (dict(model="qwen_3", tool_choice={"type": "function", "function": {"name": "nope"}}), "the tool 'nope'"),
+    (dict(model="qwen_3", reasoning="sometimes"), "reasoning must be"),
+    (dict(model="qwen_3", tools=[{"type": "function", "function": {}}]), r"tools\[0\].function must be"),
+])
+def test_errors_name_what_is_wrong(kwargs, message):
+    kwargs.setdefault("tools", TOOLS)
+    with pytest.raises(ValueError, match=message):
+        xgr.get_model_structural_tag(**kwargs)
+
+
+def test_register_model_structural_tag():
+    @xgr.register_model_structural_tag("my_format")
+    def build(tools, tool_choice, reasoning, **options):
+        names = [name for name, _ in tools]
+        return {"type": "structural_tag", "format": {"type": "or", "elements": [
+            {"type": "const_string", "value": f"CALL {n}"} for n in names]}}
+
+    tag = xgr.get_model_structural_tag("my_format", TOOLS)
+    assert is_grammar_accept_string(xgr.Grammar.from_structural_tag(tag), "CALL get_time")
+
+
+def test_builtin_tools_are_left_out_and_pydantic_style_objects_work():
+    class Tool:
+        def model_dump(self):
+            return WEATHER
+
+    tag = xgr.get_model_structural_tag("qwen_3", [Tool(), {"type": "web_search_preview"}], reasoning="disabled")
+    assert [t["begin"] for t in tag["format"]["tags"]] == ['<tool_call>\n{"name": "get_weather", "arguments": ']
+
+
+@pytest.mark.parametrize("vocab", ["qwen2"])
+def test_masks_equal_the_oracle_on_a_real_vocabulary(vocab):
+    tok = xgr.TokenizerInfo.from_loaded_vocab(require(vocab))
+    compiler = xgr.GrammarCompiler(tok)
+    for model in ("qwen_3", "qwen_3_coder"):
+        compiled = compiler.compile_structural_tag(xgr.get_model_structural_tag(model, TOOLS))
+        text = think(model) + "Checking. " + render_calls(model, [render_call(model, "get_weather", {"city": "Lyon"})])
+        check_masks_along(compiled, text)

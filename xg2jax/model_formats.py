@@ -1,0 +1,320 @@
+"""Tool-call formats of model families as structural tags: ``get_model_structural_tag(model, tools, ...)``, with
+xgrammar 0.2.9's signature, model keys and OpenAI-style tools.
+
+Usage::
+
+    tag = get_model_structural_tag("qwen_3", tools, tool_choice="auto", reasoning="enabled")
+    compiled = compiler.compile_structural_tag(tag)
+
+Tools are OpenAI Chat Completions tools, ``{"type": "function", "function": {"name": ..., "parameters": {...}}}``
+(pydantic objects with ``model_dump()`` too); a tool without ``parameters`` takes any arguments. Builtin tools
+(``{"type": "web_search_preview", ...}``) belong to formats that call them (Harmony), which this module does not
+build yet: they are left out, as xgrammar leaves them out of the formats built here.
+
+Assembly. A format is a reasoning part, then a tool part:
+
+- reasoning ``"enabled"``: the reasoning text up to its end marker (the chat template usually opened it), then
+  the format's separator; ``"auto"``: that block, opened by the model, or nothing; ``"disabled"``: nothing
+  (booleans mean enabled / disabled, as in xgrammar);
+- tool choice ``"auto"``: free text in which each call is triggered by its opening marker (``triggered_tags``;
+  with ``parallel_tool_calls=False`` at most one call); ``"required"``: at least one call (formats with a calls
+  section: the section, opened right away); a named tool: exactly that call; ``"none"``, or no function tools:
+  free text; ``{"type": "allowed_tools", ...}`` narrows the tools, then applies its mode;
+- free text never contains the format's special markers (``exclude_special_tokens=True``).
+
+Each format's markers are in :data:`MODEL_FORMATS`; ``register_model_structural_tag(name, fn)`` adds a builder.
+Not built yet (a ``ValueError`` names them): ``harmony``, ``kimi_k3``, ``gemma_4``, ``cohere``, ``minimax_m3``
+(their argument styles or channel layouts), and ``token_markers=True`` (markers as special tokens).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Callable
+
+__all__ = ["MODEL_FORMATS", "ModelFormat", "get_model_structural_tag", "register_model_structural_tag"]
+
+_THINK = ("<think>", "</think>")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelFormat:
+    """The markers of one model family's output. Strings with ``{name}`` take the tool's name."""
+
+    trigger: str  # the text that opens a call (or the calls section) in free text
+    call_begin: str  # e.g. '<tool_call>\n{"name": "{name}", "arguments": '
+    call_end: str
+    style: str = "json"  # the arguments' style (xg2jax.xml_styles)
+    # Formats whose calls sit in one section: (section begin, section end) and the text between calls.
+    section: tuple[str, str] | None = None
+    separator: str = ""
+    # Text before the section when a call is required (the section opens right after the reasoning).
+    required_prefix: str = ""
+    one_section: bool = False  # at most one calls section, however many calls it holds
+    call_index: str | None = None  # a regex between the call's begin and its arguments (a call id)
+    call_index_end: str = ""  # the text after that id
+    think: tuple[str, str] | None = _THINK  # (begin when the model opens it, end); None: no reasoning block
+    think_enabled_begin: str = ""  # what the model writes to open reasoning when the prompt did not
+    think_excludes: tuple[str, ...] = _THINK
+    think_auto_excludes: tuple[str, ...] | None = None  # default: think_excludes
+    after_think: str = ""
+    disabled_prefix: str = ""  # what the model writes with reasoning disabled (an empty block)
+    text_excludes: tuple[str, ...] = _THINK
+    none_excludes: tuple[str, ...] | None = None  # free text under tool_choice "none" (default: text_excludes)
+
+
+_SPECIAL_GLM = ("<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>",
+                "</arg_value>")
+_SPECIAL_MIMO = ("<tool_call>", "<think>", "</think>", "</tool_call>", "<function=")
+
+MODEL_FORMATS: dict[str, ModelFormat] = {
+    "llama": ModelFormat('{"name": ', '{"name": "{name}", "parameters": ', "}", think=None),
+    "qwen_3": ModelFormat("<tool_call>", '<tool_call>\n{"name": "{name}", "arguments": ', "}\n</tool_call>",
+                          after_think="\n\n"),
+    "qwen_3_5": ModelFormat("<tool_call>\n<function=", "<tool_call>\n<function={name}>\n",
+                            "\n</function>\n</tool_call>", style="qwen_xml", after_think="\n\n"),
+    "qwen_3_coder": ModelFormat("<tool_call>\n<function=", "<tool_call>\n<function={name}>\n",
+                                "\n</function>\n</tool_call>", style="qwen_xml", after_think="\n\n"),
+    "exaone": ModelFormat("<tool_call>", '<tool_call>{"name": "{name}", "arguments": ', "}</tool_call>",
+                          think_excludes=(), think_auto_excludes=_THINK, after_think="\n\n"),
+    "mimo": ModelFormat("<tool_call>", "<tool_call><function={name}>", "</function></tool_call>", style="qwen_xml",
+                        think_enabled_begin="<think>", think_excludes=_SPECIAL_MIMO,
+                        text_excludes=("<think>", "</think>", "</tool_call>", "<function=")),
+    "glm_4_7": ModelFormat("<tool_call>", "<tool_call>{name}", "</tool_call>", style="glm_xml",
+                           think_excludes=_SPECIAL_GLM, text_excludes=tuple(x for x in _SPECIAL_GLM
+                                                                            if x != "<tool_call>")),
+    "deepseek_r1": ModelFormat("<\uff5ctool\u2581calls\u2581begin\uff5c>",
+                               "<\uff5ctool\u2581call\u2581begin\uff5c>function<\uff5ctool\u2581sep\uff5c>{name}\n```json\n",
+                               "\n```<\uff5ctool\u2581call\u2581end\uff5c>",
+                               section=("<\uff5ctool\u2581calls\u2581begin\uff5c>", "<\uff5ctool\u2581calls\u2581end\uff5c>"),
+                               separator="\n"),
+    "deepseek_v3_1": ModelFormat("<\uff5ctool\u2581calls\u2581begin\uff5c>",
+                                 "<\uff5ctool\u2581call\u2581begin\uff5c>{name}<\uff5ctool\u2581sep\uff5c>",
+                                 "<\uff5ctool\u2581call\u2581end\uff5c>",
+                                 section=("<\uff5ctool\u2581calls\u2581begin\uff5c>",
+                                          "<\uff5ctool\u2581calls\u2581end\uff5c>")),
+    "deepseek_v3_2": ModelFormat("<\uff5cDSML\uff5cfunction_calls>", '<\uff5cDSML\uff5cinvoke name="{name}">\n',
+                                 "</\uff5cDSML\uff5cinvoke>\n", style="deepseek_xml",
+                                 section=("<\uff5cDSML\uff5cfunction_calls>\n", "</\uff5cDSML\uff5cfunction_calls>"),
+                                 required_prefix="\n\n"),
+    "deepseek_v4": ModelFormat("<\uff5cDSML\uff5ctool_calls>", '<\uff5cDSML\uff5cinvoke name="{name}">\n',
+                               "</\uff5cDSML\uff5cinvoke>\n", style="deepseek_xml",
+                               section=("<\uff5cDSML\uff5ctool_calls>\n", "</\uff5cDSML\uff5ctool_calls>"),
+                               required_prefix="\n\n", one_section=True),
+    "deepseek_v4_1": ModelFormat("<\uff5cDSML\uff5c calls>", '<\uff5cDSML\uff5c invoke name="{name}">\n',
+                                 "</\uff5cDSML\uff5c invoke>\n", style="deepseek_v4_1_xml",
+                                 section=("<\uff5cDSML\uff5c calls>\n", "</\uff5cDSML\uff5c calls>"),
+                                 required_prefix="\n\n", one_section=True,
+                                 none_excludes=_THINK + ("<\uff5cDSML\uff5c calls>",)),
+    "kimi": ModelFormat("<|tool_calls_section_begin|>", "<|tool_call_begin|>functions.{name}:", "<|tool_call_end|>",
+                        section=("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
+                        call_index="\\d+", call_index_end="<|tool_call_argument_begin|>", think_excludes=(),
+                        think_auto_excludes=_THINK,
+                        text_excludes=("<think>", "</think>", "<|tool_call_begin|>"), none_excludes=_THINK),
+    "minimax": ModelFormat("<minimax:tool_call>", '<invoke name="{name}">\n', "</invoke>\n", style="minimax_xml",
+                           section=("<minimax:tool_call>\n", "</minimax:tool_call>"), required_prefix="\n",
+                           think_excludes=(),
+                           think_auto_excludes=_THINK, after_think="\n\n", disabled_prefix="\n</think>\n\n"),
+}
+# Keys xgrammar 0.2.9 registers whose formats are not built here yet.
+_NOT_BUILT = {"harmony": "its channel layout", "kimi_k3": "its message layout", "gemma_4": "the gemma argument style",
+              "cohere": "the cohere_xml argument style", "minimax_m3": "the minimax_m3_xml argument style"}
+_REGISTRY: dict[str, Callable[..., dict]] = {}
+
+
+def register_model_structural_tag(name: str, fn: Callable[..., dict] | None = None):
+    """Register a builder ``fn(tools, tool_choice, reasoning, **options) -> structural tag`` under ``name`` (usable
+    as a decorator). A registered name takes precedence over the built-in formats."""
+    def register(f):
+        _REGISTRY[name] = f
+        return f
+
+    return register(fn) if fn is not None else register
+
+
+def get_model_structural_tag(model: str, tools: list | None = None, tool_choice: Any = "auto",
+                             reasoning: bool | str = "enabled", force_reasoning: bool = False, any_order: bool = False,
+                             exclude_special_tokens: bool = True, max_whitespace_cnt: int | None = None,
+                             parallel_tool_calls: bool = True, token_markers: bool = False) -> dict:
+    """The structural tag (a dict in xgrammar's JSON format) of ``model``'s reasoning and tool-call output.
+
+    Parameters
+    ----------
+    model : str
+        A key of :data:`MODEL_FORMATS` or a name given to :func:`register_model_structural_tag`.
+    tools : list, optional
+        OpenAI-style function tools (dicts or pydantic objects); builtin tools are left out.
+    tool_choice : str or dict
+        ``"auto"`` (or None), ``"none"``, ``"required"``, ``{"type": "function", "function": {"name": ...}}``, or
+        ``{"type": "allowed_tools", "allowed_tools": {"mode": "auto" | "required", "tools": [...]}}``.
+    reasoning : {"enabled", "disabled", "auto"} or bool
+        The reasoning block (module docstring); True / False mean enabled / disabled.
+    force_reasoning : bool
+        Accepted for compatibility (deprecated in xgrammar): the reasoning mode decides.
+    any_order, max_whitespace_cnt : optional
+        Passed to every tool's ``json_schema`` format.
+    exclude_special_tokens : bool
+        Keep the format's markers out of free text and reasoning (default True).
+    parallel_tool_calls : bool
+        False: at most one call (exactly one where a call is required).
+    token_markers : bool
+        Markers as special tokens: not supported yet (raises).
+
+    Raises
+    ------
+    ValueError
+        An unknown model, a format not built yet, ``token_markers=True``, a required call without tools, a
+        named tool that is not in ``tools``, or a malformed tool / tool choice.
+    """
+    del force_reasoning  # deprecated in xgrammar; the reasoning mode decides
+    reasoning = _reasoning_mode(reasoning)
+    function_tools = [t for t in (_tool_dict(t, i) for i, t in enumerate(tools or [])) if t is not None]
+    options = dict(any_order=any_order, exclude_special_tokens=exclude_special_tokens,
+                   max_whitespace_cnt=max_whitespace_cnt, parallel_tool_calls=parallel_tool_calls)
+    if model in _REGISTRY:
+        return _REGISTRY[model](function_tools, tool_choice, reasoning, **options)
+    if model in _NOT_BUILT:
+        raise ValueError(f"get_model_structural_tag: the {model!r} format is not supported yet ({_NOT_BUILT[model]}); "
+                         f"supported: {', '.join(sorted(MODEL_FORMATS))}")
+    if model not in MODEL_FORMATS:
+        raise ValueError(f"get_model_structural_tag: unknown model {model!r}; supported: "
+                         f"{', '.join(sorted(set(MODEL_FORMATS) | set(_REGISTRY)))}")
+    if token_markers:
+        raise ValueError("get_model_structural_tag: token_markers=True (markers as special tokens) is not supported "
+                         "yet; build the tag with token formats (docs/tool_calling.md) instead")
+    mode, chosen = _tool_choice(tool_choice, function_tools)
+    return {"type": "structural_tag", "format": _assemble(MODEL_FORMATS[model], chosen, mode, reasoning, **options)}
+
+
+def _assemble(spec: ModelFormat, tools: list[tuple[str, Any]], mode: str, reasoning: str, *, any_order: bool,
+              exclude_special_tokens: bool, max_whitespace_cnt: int | None, parallel_tool_calls: bool) -> dict:
+    def excl(x):
+        return list(x) if exclude_special_tokens else []
+
+    def call(name: str, params: Any) -> dict:
+        content = {"type": "json_schema", "json_schema": params, "style": spec.style, "any_order": any_order,
+                   "max_whitespace_cnt": max_whitespace_cnt}
+        if spec.call_index is not None:
+            content = {"type": "sequence", "elements": [{"type": "regex", "pattern": spec.call_index},
+                                                        _const(spec.call_index_end), content]}
+        return {"type": "tag", "begin": spec.call_begin.replace("{name}", name), "content": content,
+                "end": spec.call_end}
+
+    calls = [call(n, p) for n, p in tools]
+    if mode == "none" or not calls:
+        body = {"type": "any_text",
+                "excludes": excl(spec.text_excludes if spec.none_excludes is None else spec.none_excludes)}
+    elif spec.section is None:
+        if mode == "forced":
+            body = calls[0]
+        else:
+            body = {"type": "triggered_tags", "triggers": [spec.trigger], "tags": calls,
+                    "at_least_one": mode == "required", "stop_after_first": not parallel_tool_calls,
+                    "excludes": excl(spec.text_excludes)}
+    else:
+        begin, end = spec.section
+        inner = calls[0] if mode == "forced" else {
+            "type": "tags_with_separator", "tags": calls, "separator": spec.separator, "at_least_one": True,
+            "stop_after_first": not parallel_tool_calls}
+        if mode == "auto":
+            body = {"type": "triggered_tags", "triggers": [spec.trigger],
+                    "tags": [{"type": "tag", "begin": begin, "content": inner, "end": end}], "at_least_one": False,
+                    "stop_after_first": spec.one_section or not parallel_tool_calls,
+                    "excludes": excl(spec.text_excludes)}
+        else:
+            body = {"type": "sequence", "elements": [_const(spec.required_prefix + begin), inner, _const(end)]}
+    prefix = _reasoning_prefix(spec, reasoning, excl)
+    return {"type": "sequence", "elements": prefix + [body]} if prefix else body
+
+
+def _reasoning_prefix(spec: ModelFormat, reasoning: str, excl) -> list[dict]:
+    if spec.think is None:
+        return []
+    if reasoning == "disabled":
+        return [_const(spec.disabled_prefix + spec.after_think)] if spec.disabled_prefix else []
+    begin, end = spec.think
+    if reasoning == "enabled":
+        block = {"type": "tag", "begin": spec.think_enabled_begin, "end": end,
+                 "content": {"type": "any_text", "excludes": excl(spec.think_excludes)}}
+        return [block] + ([_const(spec.after_think)] if spec.after_think else [])
+    auto_excludes = spec.think_excludes if spec.think_auto_excludes is None else spec.think_auto_excludes
+    block = {"type": "tag", "begin": begin, "end": end,
+             "content": {"type": "any_text", "excludes": excl(auto_excludes)}}
+    if spec.after_think:
+        block = {"type": "sequence", "elements": [block, _const(spec.after_think)]}
+    return [{"type": "optional", "content": block}]
+
+
+def _const(text: str) -> dict:
+    return {"type": "const_string", "value": text}
+
+
+def _reasoning_mode(reasoning: bool | str) -> str:
+    if reasoning is True:
+        return "enabled"
+    if reasoning is False:
+        return "disabled"
+    if reasoning not in ("enabled", "disabled", "auto"):
+        raise ValueError(f"get_model_structural_tag: reasoning must be 'enabled', 'disabled', 'auto' or a bool, "
+                         f"got {reasoning!r}")
+    return reasoning
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return json.loads(value.model_dump_json()) if hasattr(value, "model_dump_json") else value.model_dump()
+    return value
+
+
+def _tool_dict(tool: Any, index: int) -> tuple[str, Any] | None:
+    """(name, parameters schema) of a function tool; None for a builtin tool."""
+    tool = _plain(tool)
+    if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
+        raise ValueError(f"get_model_structural_tag: tools[{index}] must be an object with a string 'type'")
+    if tool["type"] != "function":
+        return None
+    fn = tool.get("function")
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+        raise ValueError(f"get_model_structural_tag: tools[{index}].function must be an object with a non-empty "
+                         f"string 'name'")
+    params = fn.get("parameters", True)
+    if params is None:
+        params = True
+    if not isinstance(params, (dict, bool)):
+        raise ValueError(f"get_model_structural_tag: tools[{index}].function.parameters must be a JSON Schema "
+                         f"object or boolean")
+    return fn["name"], params
+
+
+def _tool_choice(choice: Any, tools: list[tuple[str, Any]]) -> tuple[str, list[tuple[str, Any]]]:
+    """(mode: none / auto / required / forced, the tools it leaves)."""
+    choice = _plain(choice)
+    if choice is None or choice == "auto":
+        return "auto", tools
+    if choice == "none":
+        return "none", []
+    if choice == "required":
+        if not tools:
+            raise ValueError("get_model_structural_tag: tool_choice 'required' needs at least one function tool")
+        return "required", tools
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        name = (choice.get("function") or {}).get("name")
+        match = [t for t in tools if t[0] == name]
+        if not match:
+            raise ValueError(f"get_model_structural_tag: tool_choice names the tool {name!r}, which is not among "
+                             f"the function tools")
+        return "forced", match[:1]
+    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+        allowed = choice.get("allowed_tools") or {}
+        mode = allowed.get("mode", "auto")
+        if mode not in ("auto", "required"):
+            raise ValueError(f"get_model_structural_tag: allowed_tools mode must be 'auto' or 'required', "
+                             f"got {mode!r}")
+        names = {(_plain(r).get("function") or {}).get("name") for r in allowed.get("tools", [])
+                 if isinstance(_plain(r), dict) and _plain(r).get("type") == "function"}
+        return _tool_choice(mode, [t for t in tools if t[0] in names])
+    if isinstance(choice, dict) and isinstance(choice.get("type"), str):
+        return "none", []  # a builtin tool: not part of the formats built here
+    raise ValueError(f"get_model_structural_tag: tool_choice must be 'auto', 'none', 'required' or a tool choice "
+                     f"object, got {choice!r}")
