@@ -241,6 +241,30 @@ def test_json_lexical_rules_are_embedded_once_when_identical():
     assert not is_grammar_accept_string(g, '{"city": "x"}{"q":   "y"}')
 
 
+def test_the_native_embedding_gives_the_language_of_the_general_path(monkeypatch):
+    # json_schema formats embed the native front end's text with prefixed rule names; the general path (parse,
+    # prefix, print) must give the same language. Formats and key tails are shared like the JSON lexical rules.
+    email = {"type": "object", "properties": {"to": {"type": "string", "format": "email"},
+                                              "n": {"type": "integer", "minimum": 1, "maximum": 12}},
+             "required": ["to"], "additionalProperties": False}
+    tag = st({"type": "triggered_tags", "triggers": ["<c>"], "tags": [
+        {"type": "tag", "begin": "<c>a", "content": {"type": "json_schema", "json_schema": email}, "end": "</c>"},
+        {"type": "tag", "begin": "<c>b", "content": {"type": "json_schema", "json_schema": email}, "end": "</c>"},
+        {"type": "tag", "begin": "<c>w", "content": {"type": "json_schema", "json_schema": WEATHER}, "end": "</c>"}]})
+    fast = structural_tag_to_ebnf(tag)
+    assert fast.count("\nfmt_email ::=") == 1 and "sub0_root ::=" in fast and "sub2_root ::=" in fast
+    from xg2jax.structural_tag import _Lowering
+
+    monkeypatch.setattr(_Lowering, "embed_native_json_schema", lambda self, *a, **k: None)
+    general = structural_tag_to_ebnf(tag)
+    assert general != fast
+    strings = ['x<c>a{"to": "a@b.co"}</c>y', '<c>b{"to": "a@b.co", "n": 12}</c>', '<c>b{"to": "a@b.co", "n": 13}</c>',
+               '<c>a{"to": "nobody"}</c>', '<c>w{"city": "Oslo"}</c><c>a{"to": "q@r.st"}</c>', "<c>x", "plain"]
+    verdicts = [is_grammar_accept_string(fast, s) for s in strings]
+    assert verdicts == [is_grammar_accept_string(general, s) for s in strings]
+    assert verdicts == [True, True, False, False, True, False, True]
+
+
 # ---- token-level formats: special tokens as triggers, begins and ends --------------------------------------------
 
 def _special_tokenizer():

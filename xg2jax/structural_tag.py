@@ -192,6 +192,37 @@ class _Lowering:
         self.embedded.append(str(type(grammar)(handle.with_rule_prefix(prefix))).rstrip("\n"))
         return prefix + grammar.root_rule_name
 
+    def embed_native_json_schema(self, schema_text: str, **options) -> str | None:
+        """The fast path of a ``json_schema`` format: the native front end writes the grammar with its rules
+        already prefixed (``sub<k>_``) and the lexical (``j_``) and format (``fmt_``) rules under their own names,
+        shared by every schema converted under the same options. None when the native front end does not take
+        the schema, or when a shared rule would get another body (other options): the caller then takes the
+        general path, which also reports errors."""
+        from xg2jax import _core
+        from xg2jax.json_schema import native_arguments
+
+        native = native_arguments(schema_text, any_whitespace=True, **options)
+        if native is None:
+            return None
+        prefix = f"sub{len(self.embedded)}_"
+        text = _core.json_schema_to_ebnf_native(native[1], *native[2], rule_prefix=prefix)[0]
+        if text is None:
+            return None
+        own, new_shared = [], {}
+        for line in text.splitlines():
+            name, body = line.split(" ::= ", 1)
+            if name.startswith(("j_", "fmt_")):
+                held = self.shared.get(name, new_shared.get(name))
+                if held is None:
+                    new_shared[name] = body
+                elif held != body:
+                    return None
+            else:
+                own.append(line)
+        self.shared.update(new_shared)
+        self.embedded.append("\n".join(own + [f"{n} ::= {b}" for n, b in new_shared.items()]))
+        return prefix + "root"
+
     # -- field readers -----------------------------------------------------------------------------------
     @staticmethod
     def fail(path: str, message: str):
@@ -272,6 +303,10 @@ class _Lowering:
                                           max_whitespace_cnt=max_ws)
             except ValueError as exc:
                 self.fail(f"{path}/json_schema", str(exc))
+        if isinstance(schema, str):
+            root = self.embed_native_json_schema(schema, any_order=any_order, max_whitespace_cnt=max_ws)
+            if root is not None:
+                return root
         grammar = Grammar.from_json_schema(schema, any_whitespace=True, strict_mode=True, any_order=any_order,
                                            max_whitespace_cnt=max_ws)
         return self.embed(grammar, "json_schema")

@@ -408,10 +408,12 @@ PYBIND11_MODULE(_core, m) {
       "json_schema_to_ebnf_native",
       [](const std::string& schema_text, bool any_whitespace,
          std::optional<std::pair<std::string, std::string>> separators, std::optional<int64_t> max_whitespace_cnt,
-         bool plain_integers, bool enforce_formats, bool any_order) -> std::pair<std::optional<std::string>, std::string> {
+         bool plain_integers, bool enforce_formats, bool any_order,
+         const std::string& rule_prefix) -> std::pair<std::optional<std::string>, std::string> {
         json_schema::JsonSchemaOptions options = SchemaOptions(any_whitespace, std::move(separators),
                                                                max_whitespace_cnt, plain_integers, enforce_formats,
                                                                any_order);
+        options.rule_prefix = rule_prefix;
         json_schema::NativeConversion out;
         {
           py::gil_scoped_release release;
@@ -421,8 +423,10 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("schema_text"), py::arg("any_whitespace"), py::arg("separators"), py::arg("max_whitespace_cnt"),
       py::arg("plain_integers"), py::arg("enforce_formats") = true, py::arg("any_order") = false,
+      py::arg("rule_prefix") = "",
       "The native JSON Schema front end: (EBNF text, \"\") for a schema it handles, else (None, what it does not "
-      "handle). See cpp/frontends/json_schema/json_schema_to_ebnf.h.");
+      "handle); rule_prefix names its rules for embedding (JsonSchemaOptions::rule_prefix). See "
+      "cpp/frontends/json_schema/json_schema_to_ebnf.h.");
   m.def("json_schema_formats", [] {
     std::vector<std::tuple<std::string, std::string, std::string>> out;
     for (const auto& f : json_schema::StringFormats()) out.emplace_back(f.name, f.rule, f.regex);

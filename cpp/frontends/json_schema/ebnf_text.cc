@@ -153,7 +153,7 @@ RuleTable::RuleTable(std::string_view ws, std::string_view item_sep, std::string
 }
 
 std::string RuleTable::Reserve(std::string_view name_hint) {
-  std::string base = RuleBaseName(name_hint);
+  std::string base = prefix_ + RuleBaseName(name_hint);
   auto it = next_.find(base);
   int i = it == next_.end() ? 1 : it->second;
   std::string name = base;
@@ -228,7 +228,7 @@ std::string RuleTable::Text(std::string_view root) const {
     todo.pop_back();
     mark_named(rules_[r].second);
   }
-  std::string out = "root ::= ";
+  std::string out = prefix_ + "root ::= ";
   out.append(root);
   out.push_back('\n');
   for (size_t r = 0; r < rules_.size(); ++r) {

@@ -37,6 +37,9 @@ class RuleTable {
   RuleTable(std::string_view ws, std::string_view item_sep, std::string_view key_sep, std::string_view ws_body,
             bool plain_integers);
 
+  // Prepended to every name Reserve makes and to the root's (JsonSchemaOptions::rule_prefix).
+  void SetPrefix(std::string prefix) { prefix_ = std::move(prefix); }
+
   std::string Reserve(std::string_view name_hint);
   // Reserves exactly `name` (which must be free: see Has).
   std::string ReserveExact(const std::string& name);
@@ -57,6 +60,7 @@ class RuleTable {
   std::unordered_map<std::string, int> next_;         // base name -> last suffix used
   size_t size_ = 0;
   size_t num_lexical_ = 0;  // rules_[0, num_lexical_) are the lexical rules the constructor defines
+  std::string prefix_;
 };
 
 }  // namespace xg::json_schema

@@ -52,7 +52,10 @@ class Converter {
         key_sep_(Seq({ws_, Literal(Separator(o, false)), ws_})),
         plain_integers_(o.plain_integers),
         any_order_(o.any_order),
-        rules_(LexicalRules(o)) {}
+        prefix_(o.rule_prefix),
+        rules_(LexicalRules(o)) {
+    rules_.SetPrefix(o.rule_prefix);
+  }
 
   // The rule table of a conversion under `o`, holding the lexical rules only.
   static RuleTable LexicalRules(const JsonSchemaOptions& o) {
@@ -63,6 +66,7 @@ class Converter {
 
   // The text; with references, also the grammar parsed under `limits` into `*parsed`.
   std::string Convert(const JsonValue& root, const Limits& limits, std::optional<Grammar>* parsed) {
+    root_name_ = prefix_ + "root";
     std::string text;
     try {
       text = rules_.Text(Visit(root, 0));
@@ -71,7 +75,7 @@ class Converter {
     }
     if (refs_.any()) {  // only references make rules recursive: the root must still derive a finite text
       try {
-        Grammar g = ParseEbnf(text, "root", limits);
+        Grammar g = ParseEbnf(text, root_name_, limits);
         if (ProductiveRules(g)[g.root]) parsed->emplace(std::move(g));
       } catch (const std::exception&) {
       }
@@ -1341,6 +1345,8 @@ class Converter {
   std::string ws_, item_sep_, key_sep_;
   bool plain_integers_;
   bool any_order_;
+  std::string prefix_;     // JsonSchemaOptions::rule_prefix
+  std::string root_name_;  // prefix_ + "root"
   RuleTable rules_;
 };
 

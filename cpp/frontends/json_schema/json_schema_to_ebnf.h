@@ -34,6 +34,10 @@ struct JsonSchemaOptions {
   // An object's members in any order (the engine's AnyOrder(...)): declared properties at most once, required
   // ones present; with minProperties / maxProperties beyond what the required properties settle, not converted.
   bool any_order = false;
+  // Prepended to the names of the rules the conversion makes (root included), for a grammar embedded in a larger
+  // one; the lexical rules (j_*) and the format rules (fmt_*) keep their names: their bodies depend only on the
+  // options, so embedded conversions under the same options share them.
+  std::string rule_prefix;
 };
 
 struct NativeConversion {
