@@ -260,6 +260,32 @@ def model_outputs(spec, variant: dict, calls: list[tuple[str, dict, dict]]) -> l
             for t in thinks for b, role in bodies]
 
 
+def harmony_outputs(variant: dict, calls: list[tuple[str, dict, dict]]) -> list[tuple[str, str | None]]:
+    """Candidate Harmony outputs: messages (analysis, final, calls in each spelling, an unknown tool, a wrongly
+    typed argument) alone and joined by <|start|>assistant, with the same roles as model_outputs."""
+    name, schema, args = calls[0]
+    analysis, final = "<|channel|>analysis<|message|>Let me think.<|end|>", "<|channel|>final<|message|>Done.<|return|>"
+
+    def call(n, a, spelling=0):
+        heads = [f"<|channel|>commentary to=functions.{n}<|constrain|>json<|message|>",
+                 f" to=functions.{n}<|channel|>commentary <|constrain|>json<|message|>",
+                 f" to=functions.{n}<|channel|>commentary json<|message|>"]
+        return heads[spelling] + json.dumps(a) + "<|call|>"
+
+    sep = "<|start|>assistant"
+    bad = [k for k in args]
+    out = [(analysis + sep + call(name, args), "gt"), (analysis + sep + call("not_a_listed_tool", {}), "unknown")]
+    if bad:
+        out.append((analysis + sep + call(name, {**args, bad[0]: [[{"bad": None}]]}), "bad_args"))
+    others = [final, analysis, call(name, args, 1), call(name, args, 2), call(name, args)[:-4],
+              analysis + sep + final, final + sep + call(name, args), call(name, args) + sep + call(name, args),
+              analysis + sep + call(name, args) + sep + final, "", "plain text", call(name, args) + final]
+    if len(calls) > 1:
+        others.append(call(name, args) + sep + call(calls[1][0], calls[1][2]))
+    checked = not variant
+    return [(s, role if checked else None) for s, role in out] + [(s, None) for s in others]
+
+
 def _unique_list(items):
     return list(dict.fromkeys(items))
 
@@ -270,7 +296,7 @@ def model_format_cases(data: Path, per_file: int | None, variants=MODEL_VARIANTS
     request when `per_file` is None; with `checks_only`, only the strings of the per-format checks."""
     from xgrammar.builtin_structural_tag import get_model_structural_tag as xgr_tag
 
-    from xg2jax.model_formats import MODEL_FORMATS, get_model_structural_tag
+    from xg2jax.model_formats import MODEL_FORMATS, SUPPORTED_MODELS, get_model_structural_tag
 
     cases, stats = [], {}
     for f in FILES:
@@ -284,7 +310,7 @@ def model_format_cases(data: Path, per_file: int | None, variants=MODEL_VARIANTS
                      for gt in answers.get(req["id"], []) for n, a in gt.items() if n in schemas]
             if not calls:
                 continue
-            for model, spec in MODEL_FORMATS.items():
+            for model in SUPPORTED_MODELS:
                 for variant in variants:
                     kw = dict(variant)
                     if kw.get("tool_choice") == "forced":
@@ -297,7 +323,8 @@ def model_format_cases(data: Path, per_file: int | None, variants=MODEL_VARIANTS
                         mine = get_model_structural_tag(model, tools, **kw)
                     except Exception as exc:  # noqa: BLE001 (recorded)
                         mine = exc
-                    strings = model_outputs(spec, variant, calls)
+                    strings = (harmony_outputs(variant, calls) if model == "harmony" else
+                               model_outputs(MODEL_FORMATS[model], variant, calls))
                     strings = [x for x in strings if x[1]] if checks_only else [(x, None) for x, _ in strings]
                     cases.append((f"{req['id']}:{model}:{json.dumps(variant)}", mine, theirs, strings))
     return cases

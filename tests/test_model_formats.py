@@ -108,7 +108,8 @@ def test_reasoning_modes():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(model="qwen_9"), "unknown model 'qwen_9'"),
-    (dict(model="harmony"), "the 'harmony' format is not supported yet"),
+    (dict(model="kimi_k3"), "the 'kimi_k3' format is not supported yet"),
+    (dict(model="qwen_3", tool_choice={"type": "web_search_preview"}), "the tool 'web_search_preview'"),
     (dict(model="qwen_3", token_markers=True), "token_markers=True"),
     (dict(model="qwen_3", tool_choice="required", tools=[]), "tool_choice 'required' needs at least one"),
     (dict(model="qwen_3", tool_choice={"type": "function", "function": {"name": "nope"}}), "the tool 'nope'"),
@@ -139,6 +140,35 @@ def test_builtin_tools_are_left_out_and_pydantic_style_objects_work():
 
     tag = xgr.get_model_structural_tag("qwen_3", [Tool(), {"type": "web_search_preview"}], reasoning="disabled")
     assert [t["begin"] for t in tag["format"]["tags"]] == ['<tool_call>\n{"name": "get_weather", "arguments": ']
+
+
+def test_harmony_messages_channels_and_builtin_tools():
+    search = {"type": "web_search_preview", "name": "browser.search",
+              "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}
+    tag = xgr.get_model_structural_tag("harmony", TOOLS + [search])
+    g = xgr.Grammar.from_structural_tag(tag)
+    sep = "<|start|>assistant"
+    analysis, final = "<|channel|>analysis<|message|>Think.<|end|>", "<|channel|>final<|message|>It is 20C.<|return|>"
+    call = '<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>{"city": "Oslo"}<|call|>'
+    alt_call = ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Oslo"}<|call|>'
+    builtin = '<|channel|>commentary to=browser.search code<|message|>{"query": "oslo weather"}<|call|>'
+    for text in (analysis + sep + call, alt_call, analysis + sep + builtin + sep + final, final, ""):
+        assert is_grammar_accept_string(g, text), text
+    for text in (analysis + call, call.replace("get_weather", "get_wether"), builtin.replace("oslo", "1\"}"),
+                 "plain text"):
+        assert not is_grammar_accept_string(g, text), text
+    # required: no final answer; reasoning disabled: no analysis; one call at most without parallel calls
+    required = xgr.Grammar.from_structural_tag(xgr.get_model_structural_tag("harmony", TOOLS, tool_choice="required"))
+    assert not is_grammar_accept_string(required, final)
+    assert is_grammar_accept_string(required, analysis + sep + call)
+    quiet = xgr.Grammar.from_structural_tag(xgr.get_model_structural_tag("harmony", TOOLS, reasoning="disabled"))
+    assert not is_grammar_accept_string(quiet, analysis + sep + call)
+    single = xgr.Grammar.from_structural_tag(xgr.get_model_structural_tag("harmony", TOOLS, parallel_tool_calls=False))
+    assert is_grammar_accept_string(single, analysis + sep + call)
+    assert not is_grammar_accept_string(single, call + sep + call)
+    forced = xgr.Grammar.from_structural_tag(xgr.get_model_structural_tag(
+        "harmony", TOOLS + [search], tool_choice={"type": "web_search_preview"}))
+    assert is_grammar_accept_string(forced, builtin) and not is_grammar_accept_string(forced, call)
 
 
 @pytest.mark.parametrize("vocab", ["qwen2"])

@@ -8,8 +8,8 @@ Usage::
 
 Tools are OpenAI Chat Completions tools, ``{"type": "function", "function": {"name": ..., "parameters": {...}}}``
 (pydantic objects with ``model_dump()`` too); a tool without ``parameters`` takes any arguments. Builtin tools
-(``{"type": "web_search_preview", ...}``) belong to formats that call them (Harmony), which this module does not
-build yet: they are left out, as xgrammar leaves them out of the formats built here.
+(``{"type": "web_search_preview", "name": "browser.search", "parameters": {...}}``) are called in Harmony and
+left out of the other formats, as in xgrammar.
 
 Assembly. A format is a reasoning part, then a tool part:
 
@@ -23,7 +23,8 @@ Assembly. A format is a reasoning part, then a tool part:
 - free text never contains the format's special markers (``exclude_special_tokens=True``).
 
 Each format's markers are in :data:`MODEL_FORMATS`; ``register_model_structural_tag(name, fn)`` adds a builder.
-Not built yet (a ``ValueError`` names them): ``harmony``, ``kimi_k3``, ``gemma_4``, ``cohere``, ``minimax_m3``
+``harmony`` (gpt-oss) has its own layout: assistant messages on channels, builtin tools included (``_harmony``).
+Not built yet (a ``ValueError`` names them): ``kimi_k3``, ``gemma_4``, ``cohere``, ``minimax_m3``
 (their argument styles or channel layouts), and ``token_markers=True`` (markers as special tokens).
 """
 
@@ -33,7 +34,8 @@ import dataclasses
 import json
 from typing import Any, Callable
 
-__all__ = ["MODEL_FORMATS", "ModelFormat", "get_model_structural_tag", "register_model_structural_tag"]
+__all__ = ["MODEL_FORMATS", "SUPPORTED_MODELS", "ModelFormat", "get_model_structural_tag",
+           "register_model_structural_tag"]
 
 _THINK = ("<think>", "</think>")
 
@@ -118,9 +120,11 @@ MODEL_FORMATS: dict[str, ModelFormat] = {
                            think_auto_excludes=_THINK, after_think="\n\n", disabled_prefix="\n</think>\n\n"),
 }
 # Keys xgrammar 0.2.9 registers whose formats are not built here yet.
-_NOT_BUILT = {"harmony": "its channel layout", "kimi_k3": "its message layout", "gemma_4": "the gemma argument style",
+_NOT_BUILT = {"kimi_k3": "its message layout", "gemma_4": "the gemma argument style",
               "cohere": "the cohere_xml argument style", "minimax_m3": "the minimax_m3_xml argument style"}
 _REGISTRY: dict[str, Callable[..., dict]] = {}
+#: Every model key built here: the MODEL_FORMATS ones and Harmony (its own builder).
+SUPPORTED_MODELS = tuple(sorted([*MODEL_FORMATS, "harmony"]))
 
 
 def register_model_structural_tag(name: str, fn: Callable[..., dict] | None = None):
@@ -169,22 +173,28 @@ def get_model_structural_tag(model: str, tools: list | None = None, tool_choice:
     """
     del force_reasoning  # deprecated in xgrammar; the reasoning mode decides
     reasoning = _reasoning_mode(reasoning)
-    function_tools = [t for t in (_tool_dict(t, i) for i, t in enumerate(tools or [])) if t is not None]
+    entries = [_tool_entry(t, i) for i, t in enumerate(tools or [])]
+    function_tools = [(t.name, t.params) for t in entries if t.builtin_type is None]
     options = dict(any_order=any_order, exclude_special_tokens=exclude_special_tokens,
                    max_whitespace_cnt=max_whitespace_cnt, parallel_tool_calls=parallel_tool_calls)
     if model in _REGISTRY:
         return _REGISTRY[model](function_tools, tool_choice, reasoning, **options)
     if model in _NOT_BUILT:
         raise ValueError(f"get_model_structural_tag: the {model!r} format is not supported yet ({_NOT_BUILT[model]}); "
-                         f"supported: {', '.join(sorted(MODEL_FORMATS))}")
-    if model not in MODEL_FORMATS:
+                         f"supported: {', '.join(SUPPORTED_MODELS)}")
+    if model not in MODEL_FORMATS and model != "harmony":
         raise ValueError(f"get_model_structural_tag: unknown model {model!r}; supported: "
-                         f"{', '.join(sorted(set(MODEL_FORMATS) | set(_REGISTRY)))}")
+                         f"{', '.join(sorted(set(SUPPORTED_MODELS) | set(_REGISTRY)))}")
     if token_markers:
         raise ValueError("get_model_structural_tag: token_markers=True (markers as special tokens) is not supported "
                          "yet; build the tag with token formats (docs/tool_calling.md) instead")
-    mode, chosen = _tool_choice(tool_choice, function_tools)
-    return {"type": "structural_tag", "format": _assemble(MODEL_FORMATS[model], chosen, mode, reasoning, **options)}
+    if model == "harmony":
+        mode, chosen = _tool_choice(tool_choice, entries)
+        return {"type": "structural_tag", "format": _harmony(chosen, mode, reasoning, **options)}
+    mode, chosen = _tool_choice(tool_choice, [t for t in entries if t.builtin_type is None])
+    chosen_pairs = [(t.name, t.params) for t in chosen]
+    return {"type": "structural_tag",
+            "format": _assemble(MODEL_FORMATS[model], chosen_pairs, mode, reasoning, **options)}
 
 
 def _assemble(spec: ModelFormat, tools: list[tuple[str, Any]], mode: str, reasoning: str, *, any_order: bool,
@@ -228,6 +238,52 @@ def _assemble(spec: ModelFormat, tools: list[tuple[str, Any]], mode: str, reason
     return {"type": "sequence", "elements": prefix + [body]} if prefix else body
 
 
+_HARMONY_SEPARATOR = "<|start|>assistant"
+_HARMONY_TEXT_END = ["<|end|>", "<|return|>"]
+
+
+def _harmony(tools: list[_Tool], mode: str, reasoning: str, *, any_order: bool, exclude_special_tokens: bool,
+             max_whitespace_cnt: int | None, parallel_tool_calls: bool) -> dict:
+    """OpenAI Harmony (gpt-oss): assistant messages separated by ``<|start|>assistant``, each a channel: a call
+    (``commentary to=functions.NAME``, three spellings; builtin tools ``to=NAME ... code``, two), the ``final``
+    answer, or ``analysis`` (reasoning). Tool choice "required" or a named tool leaves out ``final``; reasoning
+    "disabled" leaves out ``analysis``; parallel_tool_calls=False allows one call message, after the text
+    messages. ``exclude_special_tokens`` has nothing to exclude here."""
+    del exclude_special_tokens
+
+    def message(begin: str, content: dict, end) -> dict:
+        return {"type": "tag", "begin": begin, "content": content, "end": end}
+
+    calls = []
+    for t in tools if mode != "none" else []:
+        args = {"type": "json_schema", "json_schema": t.params, "style": "json", "any_order": any_order,
+                "max_whitespace_cnt": max_whitespace_cnt}
+        if t.builtin_type is None:
+            begins = [f"<|channel|>commentary to=functions.{t.name}<|constrain|>json<|message|>",
+                      f" to=functions.{t.name}<|channel|>commentary <|constrain|>json<|message|>",
+                      f" to=functions.{t.name}<|channel|>commentary json<|message|>"]
+        else:
+            begins = [f"<|channel|>commentary to={t.name} code<|message|>",
+                      f" to={t.name}<|channel|>commentary code<|message|>"]
+        calls += [message(b, args, "<|call|>") for b in begins]
+    text = {"type": "any_text", "excludes": []}
+    texts = ([message("<|channel|>final<|message|>", text, _HARMONY_TEXT_END)] if mode in ("auto", "none") else []) + \
+        ([message("<|channel|>analysis<|message|>", text, _HARMONY_TEXT_END)] if reasoning != "disabled" else [])
+
+    def messages(tags: list, at_least_one: bool = False, stop_after_first: bool = False) -> dict:
+        return {"type": "tags_with_separator", "tags": tags, "separator": _HARMONY_SEPARATOR,
+                "at_least_one": at_least_one, "stop_after_first": stop_after_first}
+
+    if parallel_tool_calls or not calls:
+        return messages(calls + texts) if calls + texts else _const("")
+    one_call = messages(calls, at_least_one=True, stop_after_first=True)
+    if not texts:
+        return {"type": "optional", "content": one_call}
+    return {"type": "or", "elements": [
+        messages(texts), one_call,
+        {"type": "sequence", "elements": [messages(texts, at_least_one=True), _const(_HARMONY_SEPARATOR), one_call]}]}
+
+
 def _reasoning_prefix(spec: ModelFormat, reasoning: str, excl) -> list[dict]:
     if spec.think is None:
         return []
@@ -267,27 +323,36 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _tool_dict(tool: Any, index: int) -> tuple[str, Any] | None:
-    """(name, parameters schema) of a function tool; None for a builtin tool."""
+@dataclasses.dataclass(frozen=True)
+class _Tool:
+    name: str  # the name the model writes (a builtin tool's ``name``, or its ``type``)
+    params: Any  # the arguments' JSON Schema (True: any)
+    builtin_type: str | None = None  # None for a function tool
+
+
+def _tool_entry(tool: Any, index: int) -> _Tool:
     tool = _plain(tool)
     if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
         raise ValueError(f"get_model_structural_tag: tools[{index}] must be an object with a string 'type'")
-    if tool["type"] != "function":
-        return None
-    fn = tool.get("function")
-    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
-        raise ValueError(f"get_model_structural_tag: tools[{index}].function must be an object with a non-empty "
-                         f"string 'name'")
-    params = fn.get("parameters", True)
+    if tool["type"] == "function":
+        fn = tool.get("function")
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise ValueError(f"get_model_structural_tag: tools[{index}].function must be an object with a non-empty "
+                             f"string 'name'")
+        params, where, name, builtin = fn.get("parameters", True), f"tools[{index}].function.parameters", fn["name"], None
+    else:
+        name = tool.get("name") or tool["type"]
+        if not isinstance(name, str):
+            raise ValueError(f"get_model_structural_tag: tools[{index}].name must be a string")
+        params, where, builtin = tool.get("parameters", True), f"tools[{index}].parameters", tool["type"]
     if params is None:
         params = True
     if not isinstance(params, (dict, bool)):
-        raise ValueError(f"get_model_structural_tag: tools[{index}].function.parameters must be a JSON Schema "
-                         f"object or boolean")
-    return fn["name"], params
+        raise ValueError(f"get_model_structural_tag: {where} must be a JSON Schema object or boolean")
+    return _Tool(name, params, builtin)
 
 
-def _tool_choice(choice: Any, tools: list[tuple[str, Any]]) -> tuple[str, list[tuple[str, Any]]]:
+def _tool_choice(choice: Any, tools: list[_Tool]) -> tuple[str, list[_Tool]]:
     """(mode: none / auto / required / forced, the tools it leaves)."""
     choice = _plain(choice)
     if choice is None or choice == "auto":
@@ -296,25 +361,30 @@ def _tool_choice(choice: Any, tools: list[tuple[str, Any]]) -> tuple[str, list[t
         return "none", []
     if choice == "required":
         if not tools:
-            raise ValueError("get_model_structural_tag: tool_choice 'required' needs at least one function tool")
+            raise ValueError("get_model_structural_tag: tool_choice 'required' needs at least one tool")
         return "required", tools
-    if isinstance(choice, dict) and choice.get("type") == "function":
-        name = (choice.get("function") or {}).get("name")
-        match = [t for t in tools if t[0] == name]
-        if not match:
-            raise ValueError(f"get_model_structural_tag: tool_choice names the tool {name!r}, which is not among "
-                             f"the function tools")
-        return "forced", match[:1]
     if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
         allowed = choice.get("allowed_tools") or {}
         mode = allowed.get("mode", "auto")
         if mode not in ("auto", "required"):
             raise ValueError(f"get_model_structural_tag: allowed_tools mode must be 'auto' or 'required', "
                              f"got {mode!r}")
-        names = {(_plain(r).get("function") or {}).get("name") for r in allowed.get("tools", [])
-                 if isinstance(_plain(r), dict) and _plain(r).get("type") == "function"}
-        return _tool_choice(mode, [t for t in tools if t[0] in names])
+        refs = [_plain(r) for r in allowed.get("tools", [])]
+        keep = [t for t in tools if any(_names(r, t) for r in refs if isinstance(r, dict))]
+        return _tool_choice(mode, keep)
     if isinstance(choice, dict) and isinstance(choice.get("type"), str):
-        return "none", []  # a builtin tool: not part of the formats built here
+        match = [t for t in tools if _names(choice, t)]
+        if len(match) != 1:
+            what = (choice.get("function") or {}).get("name") if choice["type"] == "function" else choice["type"]
+            raise ValueError(f"get_model_structural_tag: tool_choice names the tool {what!r}, which is not exactly "
+                             f"one of the tools this format can call")
+        return "forced", match
     raise ValueError(f"get_model_structural_tag: tool_choice must be 'auto', 'none', 'required' or a tool choice "
                      f"object, got {choice!r}")
+
+
+def _names(ref: dict, tool: _Tool) -> bool:
+    """Whether a tool reference (a function by name, a builtin by type) names `tool`."""
+    if ref.get("type") == "function":
+        return tool.builtin_type is None and (ref.get("function") or {}).get("name") == tool.name
+    return tool.builtin_type is not None and ref.get("type") == tool.builtin_type
