@@ -8,6 +8,7 @@ DLPack (numpy, torch, ...) with dtype int32 works too.
 from __future__ import annotations
 
 import os
+import time
 from typing import Sequence
 
 import numpy as np
@@ -58,6 +59,21 @@ def _as_numpy(bitmask, what: str) -> np.ndarray:
         except (RuntimeError, BufferError, TypeError) as e:
             raise ValueError(f"{what}: the bitmask must be a CPU array (DLPack export failed: {e})") from e
     raise TypeError(f"{what}: expected a numpy array or a DLPack CPU array, got {type(bitmask).__name__}")
+
+
+def _to_numpy_readonly(a) -> np.ndarray:
+    """An index array as numpy: numpy as it is, a torch tensor through CPU, anything else through DLPack or
+    np.asarray."""
+    if isinstance(a, np.ndarray):
+        return a
+    if type(a).__module__.split(".")[0] == "torch":
+        return a.detach().cpu().numpy()
+    if hasattr(a, "__dlpack__"):
+        try:
+            return np.from_dlpack(a)
+        except (RuntimeError, BufferError, TypeError):
+            pass
+    return np.asarray(a)
 
 
 def _check_words(num_words: int, vocab_size: int, what: str) -> None:
@@ -191,6 +207,93 @@ class GrammarMatcher:
         forked = GrammarMatcher._wrap(self._compiled, self._handle.fork())
         forked._terminate_without_stop_token = self._terminate_without_stop_token
         return forked
+
+    def traverse_draft_tree(self, retrieve_next_token, retrieve_next_sibling, draft_tokens, token_bitmask,
+                            time_threshold: float = -1.0, temperatures=None) -> bool:
+        """Fill one mask per node of a speculative-decoding draft tree (EAGLE / sglang layout).
+
+        Node 0 is the current position: its row is this matcher's mask. Every other node holds a draft token
+        after its parent's: where the grammar accepts that token (and does not terminate on it), the node's row
+        is the mask after it, and its children are visited; otherwise the node's row and its subtree's rows are
+        all zeros. This matcher is left unchanged (the walk runs on forks).
+
+        Parameters
+        ----------
+        retrieve_next_token, retrieve_next_sibling : int64[N] arrays (numpy, torch or DLPack)
+            First child and next sibling of each node, -1 for none; node 0 has no sibling.
+        draft_tokens : int64[N] array
+            The token of each node (node 0's is not read). Ids outside the vocabulary are rejected tokens.
+        token_bitmask : int32[N, words] array
+            Filled in place, one row per node.
+        time_threshold : float
+            Seconds; past it the walk stops and returns False (rows not reached stay zero). <= 0: no limit.
+        temperatures : float32[N] array, optional
+            Filled with each node's effective temperature: -1 (per-rule temperatures are not supported).
+
+        Returns
+        -------
+        bool
+            True when every node was visited, False on a timeout.
+
+        Raises
+        ------
+        InputError
+            Arrays of the wrong rank, dtype or length, or a root with a sibling.
+        """
+        from xg2jax.compiler import InputError
+
+        def tree_array(a, what):
+            arr = _to_numpy_readonly(a)
+            if arr.ndim != 1 or arr.dtype != np.int64:
+                raise InputError(f"traverse_draft_tree: {what} must be a 1-D int64 array, got shape {arr.shape} and "
+                                 f"dtype {arr.dtype}")
+            return arr
+
+        child = tree_array(retrieve_next_token, "retrieve_next_token")
+        sibling = tree_array(retrieve_next_sibling, "retrieve_next_sibling")
+        tokens = tree_array(draft_tokens, "draft_tokens")
+        n = child.shape[0]
+        if sibling.shape[0] != n or tokens.shape[0] != n:
+            raise InputError(f"traverse_draft_tree: retrieve_next_token, retrieve_next_sibling and draft_tokens must "
+                             f"have the same length, got {n}, {sibling.shape[0]} and {tokens.shape[0]}")
+        rows = _as_numpy(token_bitmask, "traverse_draft_tree") if type(token_bitmask) is not np.ndarray \
+            else token_bitmask
+        if rows.ndim != 2 or rows.shape[0] != n or rows.dtype != np.int32:
+            raise InputError(f"traverse_draft_tree: token_bitmask must be an int32 array of shape ({n}, words), got "
+                             f"shape {rows.shape} and dtype {rows.dtype}")
+        if n == 0:
+            return True
+        if sibling[0] != -1:
+            raise InputError("traverse_draft_tree: the root (node 0) cannot have a sibling")
+        for name, arr in (("retrieve_next_token", child), ("retrieve_next_sibling", sibling)):
+            if ((arr < -1) | (arr >= n)).any() or (arr == 0).any():
+                raise InputError(f"traverse_draft_tree: {name} must hold node indices in [1, {n}) or -1")
+        if temperatures is not None:
+            temps = _as_numpy(temperatures, "traverse_draft_tree")
+            if temps.shape != (n,) or temps.dtype != np.float32:
+                raise InputError(f"traverse_draft_tree: temperatures must be a float32 array of shape ({n},)")
+            temps[...] = -1.0
+        rows[...] = 0
+        deadline = time.perf_counter() + time_threshold if time_threshold > 0 else None
+        root = self.fork()
+        if not root.is_terminated():
+            root.fill_next_token_bitmask(rows, 0)
+        stack, visited = [(0, root)], 1  # (node whose row is filled, the matcher after its token)
+        while stack:
+            node, matcher = stack.pop()
+            c = int(child[node])
+            while c != -1:
+                visited += 1
+                if deadline is not None and time.perf_counter() > deadline:
+                    return False
+                token = int(tokens[c])
+                if not matcher.is_terminated() and 0 <= token < self.vocab_size:
+                    after = matcher.fork()
+                    if after.accept_token(token) and not after.is_terminated():
+                        after.fill_next_token_bitmask(rows, c)
+                        stack.append((c, after))
+                c = int(sibling[c])
+        return True
 
     def is_terminated(self) -> bool:
         """True after a stop token was accepted (with ``terminate_without_stop_token``: whenever the output so far
