@@ -278,12 +278,11 @@ class GrammarMatcher:
         root = self.fork()
         if not root.is_terminated():
             root.fill_next_token_bitmask(rows, 0)
-        stack, visited = [(0, root)], 1  # (node whose row is filled, the matcher after its token)
+        stack = [(0, root)]  # (node whose row is filled, the matcher after its token)
         while stack:
             node, matcher = stack.pop()
             c = int(child[node])
             while c != -1:
-                visited += 1
                 if deadline is not None and time.perf_counter() > deadline:
                     return False
                 token = int(tokens[c])
