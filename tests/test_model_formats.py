@@ -179,3 +179,16 @@ def test_masks_equal_the_oracle_on_a_real_vocabulary(vocab):
         compiled = compiler.compile_structural_tag(xgr.get_model_structural_tag(model, TOOLS))
         text = think(model) + "Checking. " + render_calls(model, [render_call(model, "get_weather", {"city": "Lyon"})])
         check_masks_along(compiled, text)
+
+
+@pytest.mark.parametrize("model", sorted(MODEL_FORMATS))
+def test_the_tool_calling_example_steers_a_forbidden_argument(model):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "tool_calling.py"
+    spec = importlib.util.spec_from_file_location("tool_calling_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    text = example.main(model)
+    assert "celsius" in text and "kelvin" not in text

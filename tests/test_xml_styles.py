@@ -179,3 +179,18 @@ def test_masks_equal_the_oracle_on_real_vocabularies(vocab, style):
     check_masks_along(compiled, texts[style])
     if style == "qwen_xml":  # another tokenization of the same text
         check_masks_along(compiled, texts[style], rng=random.Random(vocab))
+
+
+@pytest.mark.parametrize("style", ["qwen_xml", "minimax_xml", "glm_xml", "deepseek_xml", "deepseek_v4_1_xml",
+                                   "kimi_k3_xml"])
+def test_render_arguments_writes_what_the_style_accepts(style):
+    from xg2jax.xml_styles import render_arguments
+
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "n": {"type": "integer"},
+                                               "f": {"type": "boolean"}, "l": {"type": "array"}},
+              "required": ["a", "n", "f"]}
+    text = render_arguments(style, {"a": "two words", "n": 3, "f": True, "l": [1, "x"]})
+    assert accepts(schema, style, text), text
+    assert not accepts(schema, style, render_arguments(style, {"a": "x", "n": "3", "f": True}))
+    with pytest.raises(ValueError, match="json_format must be one of"):
+        render_arguments("json", {})

@@ -54,7 +54,7 @@ from xg2jax.json_schema._common import (
 from xg2jax.json_schema._ebnf import literal
 from xg2jax.json_schema._regex_text import hoist_anchors, regex_tokens
 
-__all__ = ["XML_STYLES", "XmlStyle", "xml_arguments_ebnf"]
+__all__ = ["XML_STYLES", "XmlStyle", "render_arguments", "xml_arguments_ebnf"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +91,29 @@ _WS = "[ \\n\\t\\r]*"
 _ANY_CHAR = "[\\x00-\\U0010FFFF]"
 # The base URI the root document is registered under when parameters' schemas hold references.
 _BASE = "urn:xg2jax:tool-arguments"
+
+
+def render_arguments(json_format: str, arguments: dict) -> str:
+    """``arguments`` (a dict of JSON values) written in ``json_format``, as a model writes them: strings raw,
+    other values as compact JSON; Kimi's type names from the values (``integer`` written ``number``)."""
+    if json_format not in XML_STYLES:
+        raise ValueError(f"render_arguments: json_format must be one of {', '.join(XML_STYLES)}, got {json_format!r}")
+    st, out = XML_STYLES[json_format], []
+    for name, value in arguments.items():
+        raw = isinstance(value, str)
+        text = value if raw else json.dumps(value, ensure_ascii=False)
+        if st.string_marks:
+            out.append(f"{st.open_head}{name}{st.string_marks[0 if raw else 1]}{text}{st.close}")
+        elif st.type_head is not None:
+            kind = ("string" if raw else "boolean" if isinstance(value, bool) else "null" if value is None
+                    else "number" if isinstance(value, (int, float)) else "array" if isinstance(value, list)
+                    else "object")
+            out.append(f"{st.open_head}{name}{st.type_head}{kind}{st.open_tail}{text}{st.close}")
+        elif json_format == "glm_xml":
+            out.append(f"{st.open_head}{name}{st.open_tail}<arg_value>{text}{st.close}")
+        else:
+            out.append(f"{st.open_head}{name}{st.open_tail}{text}{st.close}")
+    return "".join(out)
 
 
 def xml_arguments_ebnf(schema: Any, json_format: str, *, strict_mode: bool = True, **json_options) -> str:
