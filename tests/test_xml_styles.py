@@ -191,6 +191,6 @@ def test_render_arguments_writes_what_the_style_accepts(style):
               "required": ["a", "n", "f"]}
     text = render_arguments(style, {"a": "two words", "n": 3, "f": True, "l": [1, "x"]})
     assert accepts(schema, style, text), text
-    assert not accepts(schema, style, render_arguments(style, {"a": "x", "n": "3", "f": True}))
+    assert not accepts(schema, style, render_arguments(style, {"a": "x", "n": "three", "f": True}))
     with pytest.raises(ValueError, match="json_format must be one of"):
         render_arguments("json", {})
