@@ -68,12 +68,14 @@ class XmlStyle:
     string_marks: tuple[str, str] | None = None
     # Kimi: the declared type's name goes between open_head NAME type_head and open_tail.
     type_head: str | None = None
+    # GLM: a second opening tag after open_tail (whitespace may come between them).
+    value_head: str = ""
 
 
 XML_STYLES = {
     "qwen_xml": XmlStyle("<parameter=", ">", "</parameter>"),
     "minimax_xml": XmlStyle('<parameter name="', '">', "</parameter>"),
-    "glm_xml": XmlStyle("<arg_key>", "</arg_key>", "</arg_value>"),  # + ws "<arg_value>" (see _open)
+    "glm_xml": XmlStyle("<arg_key>", "</arg_key>", "</arg_value>", value_head="<arg_value>"),
     "deepseek_xml": XmlStyle('<\uff5cDSML\uff5cparameter name="', "", "</\uff5cDSML\uff5cparameter>",
                              string_marks=('" string="true">', '" string="false">')),
     "deepseek_v4_1_xml": XmlStyle('<\uff5cDSML\uff5c parameter name="', "", "</\uff5cDSML\uff5c parameter>",
@@ -109,10 +111,8 @@ def render_arguments(json_format: str, arguments: dict) -> str:
                     else "number" if isinstance(value, (int, float)) else "array" if isinstance(value, list)
                     else "object")
             out.append(f"{st.open_head}{name}{st.type_head}{kind}{st.open_tail}{text}{st.close}")
-        elif json_format == "glm_xml":
-            out.append(f"{st.open_head}{name}{st.open_tail}<arg_value>{text}{st.close}")
         else:
-            out.append(f"{st.open_head}{name}{st.open_tail}{text}{st.close}")
+            out.append(f"{st.open_head}{name}{st.open_tail}{st.value_head}{text}{st.close}")
     return "".join(out)
 
 
@@ -257,8 +257,8 @@ class _Arguments:
             names = [{"integer": "number"}.get(declared, declared)] if declared else list(_TYPE_NAMES)
             kind = "(" + " | ".join(literal(n) for n in names) + ")"
             head = f"{head} {literal(st.type_head)} {kind}"
-        if st is XML_STYLES["glm_xml"]:
-            return f"{head} {literal(st.open_tail)} {self.ws()} {literal('<arg_value>')} {value} {close}"
+        if st.value_head:
+            return f"{head} {literal(st.open_tail)} {self.ws()} {literal(st.value_head)} {value} {close}"
         return f"{head} {literal(st.open_tail)} {value} {close}"
 
     # -- values -------------------------------------------------------------------------------------------
