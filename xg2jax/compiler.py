@@ -59,8 +59,9 @@ LimitError = _core.LimitError
 LimitError.__module__ = "xg2jax"
 LimitError.__doc__ = """A resource limit (:class:`Limits`) was exceeded: the input is valid but too costly to serve.
 
-An :class:`InputError` (so a ``ValueError`` and a ``RuntimeError``). The message names the limit (``Limits.max_work_per_byte``, ...). A
-:class:`GrammarMatcher` that met one keeps it: every later call raises it again until ``reset()``.
+An :class:`InputError` (so a ``ValueError`` and a ``RuntimeError``). The message names the limit
+(``Limits.max_work_per_byte``, ...). A :class:`GrammarMatcher` that met one keeps it: every later call raises it
+again until ``reset()``.
 """
 
 

@@ -291,18 +291,16 @@ class _Lowering:
         if self.field(fmt, "excludes", path, "json_schema", list, "a list", []):
             self.fail(f"{path}/excludes", "json_schema excludes are not supported yet (they belong to non-json "
                                           "styles)")
+        if style != "json":
+            try:
+                return xml_arguments_rule(self, schema, style, strict_mode=True, any_order=any_order,
+                                          max_whitespace_cnt=max_ws)
+            except ValueError as exc:
+                self.fail(f"{path}/json_schema", str(exc))
         try:  # as JSON text, the native front end takes it without walking the dict first
             schema = json.dumps(schema, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError):
             pass  # not JSON (a NaN, a non-string key): the front end reports it
-        if style != "json":
-            from xg2jax.json_schema import schema_as_dict
-
-            try:
-                return xml_arguments_rule(self, schema_as_dict(schema), style, strict_mode=True, any_order=any_order,
-                                          max_whitespace_cnt=max_ws)
-            except ValueError as exc:
-                self.fail(f"{path}/json_schema", str(exc))
         if isinstance(schema, str):
             root = self.embed_native_json_schema(schema, any_order=any_order, max_whitespace_cnt=max_ws)
             if root is not None:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from xg2jax.json_schema._common import (
     _RECOGNISED,
@@ -50,9 +50,10 @@ from xg2jax.json_schema._common import (
     UnsatisfiableSchemaError,
     UnsupportedSchemaError,
     escape_pointer,
+    follow_pointer,
 )
 from xg2jax.json_schema._ebnf import literal
-from xg2jax.json_schema._regex_text import hoist_anchors, regex_tokens
+from xg2jax.json_schema._regex_text import hoist_anchors, top_level_alternatives
 
 __all__ = ["XML_STYLES", "XmlStyle", "render_arguments", "xml_arguments_ebnf"]
 
@@ -193,7 +194,7 @@ class _Arguments:
         if body is None:
             raise UnsatisfiableSchemaError("/minProperties" if "minProperties" in s else "/maxProperties",
                                            "no parameter list satisfies minProperties / maxProperties")
-        return self.lw.rule("xml_arguments", f"{body} {self.ws()}")
+        return self.lw.rule("xml_arguments", f"{body} {_WS}")
 
     def counted(self, members: list[tuple[str, bool]], extra: str | None, lo: int, hi: int | None) -> str | None:
         """The members in order (optional ones skippable), then extra ones, with a count in [lo, hi]: one rule per
@@ -238,13 +239,13 @@ class _Arguments:
         json_part = self.json_part(sub, pointer)
         st = self.style
         close = literal(st.close)
-        head = f"{self.ws()} {literal(st.open_head)} {name}"
+        head = f"{_WS} {literal(st.open_head)} {name}"
         if st.string_marks:  # DeepSeek: the value's kind is written before it
             options = []
             if raw is not None:
                 options.append(f"{literal(st.string_marks[0])} {raw} {close}")
             if json_part is not None:
-                options.append(f"{literal(st.string_marks[1])} {self.ws()} {json_part} {self.ws()} {close}")
+                options.append(f"{literal(st.string_marks[1])} {_WS} {json_part} {_WS} {close}")
             return f"{head} ({' | '.join(options)})" if options else None
         values = [v for v in (raw, json_part) if v is not None]
         if not values:
@@ -252,13 +253,13 @@ class _Arguments:
         if free and json_part is None:
             value = raw
         else:
-            value = f"{self.ws()} ({' | '.join(values)}) {self.ws()}"
+            value = f"{_WS} ({' | '.join(values)}) {_WS}"
         if st.type_head is not None:  # Kimi: the declared type's name (any name where the schema declares none)
             names = [{"integer": "number"}.get(declared, declared)] if declared else list(_TYPE_NAMES)
             kind = "(" + " | ".join(literal(n) for n in names) + ")"
             head = f"{head} {literal(st.type_head)} {kind}"
         if st.value_head:
-            return f"{head} {literal(st.open_tail)} {self.ws()} {literal(st.value_head)} {value} {close}"
+            return f"{head} {literal(st.open_tail)} {_WS} {literal(st.value_head)} {value} {close}"
         return f"{head} {literal(st.open_tail)} {value} {close}"
 
     # -- values -------------------------------------------------------------------------------------------
@@ -348,24 +349,13 @@ class _Arguments:
         if not isinstance(ref, str) or not ref.startswith("#"):
             raise UnsupportedSchemaError(f"{pointer}/$ref", "only local references ('#/...') are supported in an "
                                          "XML-style parameter that accepts strings")
-        node = self.doc
-        from urllib.parse import unquote
-
         path = unquote(ref[1:])
-        for token in [t for t in path.split("/")[1:]]:
-            token = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                raise UnsupportedSchemaError(f"{pointer}/$ref", f"the reference {ref!r} names nothing")
+        found, node = follow_pointer(self.doc, path)
+        if not found:
+            raise UnsupportedSchemaError(f"{pointer}/$ref", f"the reference {ref!r} names nothing")
         return path, node
 
     # -- shared rules -------------------------------------------------------------------------------------
-    def ws(self) -> str:
-        return _WS
-
     def free_text(self) -> str:
         """Raw text up to the closing tag (the engine's TagDispatch with the close as its excluded string)."""
         if self._free_text is None:
@@ -387,19 +377,7 @@ def _unique(items: list) -> list:
 def _search_regex(pattern: str) -> str:
     """A regex matching the whole of exactly the strings in which `pattern` finds a match (JSON Schema's search
     semantics): each top-level alternative gets ``[^]*`` on each side where it is not anchored."""
-    pattern = hoist_anchors(pattern)
-    alternatives, start, depth = [], 0, 0
-    for i, tok, in_class in regex_tokens(pattern):
-        if in_class:
-            continue
-        if tok == "(":
-            depth += 1
-        elif tok == ")":
-            depth -= 1
-        elif tok == "|" and depth == 0:
-            alternatives.append(pattern[start:i])
-            start = i + 1
-    alternatives.append(pattern[start:])
+    alternatives = top_level_alternatives(hoist_anchors(pattern))
     out = []
     for alt in alternatives:
         head = alt.startswith("^")

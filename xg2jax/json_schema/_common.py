@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
                "$schema", "$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$vocabulary",
                "contentMediaType",
@@ -45,6 +47,19 @@ KNOWN_UNSUPPORTED = {"$recursiveRef",
                      "$recursiveAnchor"}
 # Keywords no context-free grammar can enforce: an error in strict mode, ignored (documented) otherwise.
 NOT_CONTEXT_FREE = {"uniqueItems": "requiring distinct array items is not context-free"}
+
+
+def follow_pointer(node: Any, fragment: str) -> tuple[bool, Any]:
+    """(found, node) for a JSON pointer fragment (``/a/0/b``, already percent-decoded) walked from ``node``."""
+    for token in fragment.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return False, None
+    return True, node
 
 
 class SchemaError(ValueError, RuntimeError):

@@ -10,6 +10,7 @@ from xg2jax.json_schema._common import (
     SchemaError,
     Unsatisfiable,
     UnsupportedSchemaError,
+    follow_pointer,
 )
 from xg2jax.json_schema._resources import canonical, missing_ref_error
 
@@ -73,15 +74,9 @@ class RefsMixin:
         ref, scope = self._split_scope(ref)
         doc, fragment = self._res.locate(ref)
         fragment = urllib.parse.unquote(fragment)
-        node = self._res.docs[doc]
-        for token in fragment.split("/")[1:]:
-            token = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                raise SchemaError(f"{ptr}/$ref", f"$ref '{self._res.original.get(ref, ref)}' points to nothing")
+        found, node = follow_pointer(self._res.docs[doc], fragment)
+        if not found:
+            raise SchemaError(f"{ptr}/$ref", f"$ref '{self._res.original.get(ref, ref)}' points to nothing")
         key = fragment if doc == 0 else f"doc{doc}{fragment}"
         if doc and self._doc_draft(doc) not in (None, self._draft):
             raise UnsupportedSchemaError(f"{ptr}/$ref", f"$ref '{self._res.original.get(ref, ref)}' names a "

@@ -41,6 +41,23 @@ def _group_end(p: str, i: int) -> tuple[int, bool] | None:
     return None
 
 
+def top_level_alternatives(p: str) -> list[str]:
+    """The alternatives of ``p`` split at its top-level ``|`` (outside groups and classes)."""
+    out, start, depth = [], 0, 0
+    for j, c, in_class in regex_tokens(p):
+        if in_class:
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(p[start:j])
+            start = j + 1
+    out.append(p[start:])
+    return out
+
+
 def hoist_anchors(pattern: str) -> str:
     """``pattern`` with a ``^`` that opens groups at the very start (``(^a)``, ``((?:^a))``) and a ``$`` that
     closes groups at the very end (``(a$)``) moved outside those groups, where they mean the same: a group without

@@ -52,7 +52,7 @@ class Converter {
         key_sep_(Seq({ws_, Literal(Separator(o, false)), ws_})),
         plain_integers_(o.plain_integers),
         any_order_(o.any_order),
-        prefix_(o.rule_prefix),
+        root_name_(o.rule_prefix + "root"),
         rules_(LexicalRules(o)) {
     rules_.SetPrefix(o.rule_prefix);
   }
@@ -66,7 +66,6 @@ class Converter {
 
   // The text; with references, also the grammar parsed under `limits` into `*parsed`.
   std::string Convert(const JsonValue& root, const Limits& limits, std::optional<Grammar>* parsed) {
-    root_name_ = prefix_ + "root";
     std::string text;
     try {
       text = rules_.Text(Visit(root, 0));
@@ -1345,8 +1344,7 @@ class Converter {
   std::string ws_, item_sep_, key_sep_;
   bool plain_integers_;
   bool any_order_;
-  std::string prefix_;     // JsonSchemaOptions::rule_prefix
-  std::string root_name_;  // prefix_ + "root"
+  std::string root_name_;  // JsonSchemaOptions::rule_prefix + "root"
   RuleTable rules_;
 };
 
