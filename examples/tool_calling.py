@@ -18,7 +18,6 @@ import numpy as np
 
 import xg2jax as xgr
 from xg2jax.testing import is_grammar_accept_string
-from xg2jax.xml_styles import render_arguments
 
 TOOLS = [{"type": "function", "function": {
     "name": "get_weather",
@@ -43,15 +42,7 @@ def byte_vocabulary() -> xgr.TokenizerInfo:
 def scripted_call(model: str) -> str:
     """What the scripted model wants to write: reasoning, then a call in `model`'s format (from its markers)."""
     spec = xgr.model_formats.MODEL_FORMATS[model]
-    args = {"city": "Paris", "unit": "kelvin"}
-    if spec.style == "json":
-        body = json.dumps(args)
-    else:
-        body = render_arguments(spec.style, args)
-    index = "0" + spec.call_index_end if spec.call_index else ""  # Kimi numbers its calls
-    call = spec.call_begin.replace("{name}", "get_weather") + index + body + spec.call_end
-    if spec.section is not None:
-        call = spec.section[0] + call + spec.section[1]
+    call = spec.render_calls([("get_weather", {"city": "Paris", "unit": "kelvin"})])
     think = "" if spec.think is None else spec.think_enabled_begin + "The user asked for the weather.</think>" + \
         spec.after_think
     return think + "Let me check. " + call

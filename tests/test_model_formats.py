@@ -19,30 +19,9 @@ TIME = {"type": "function", "function": {"name": "get_time"}}  # no parameters: 
 TOOLS = [WEATHER, TIME]
 
 
-def render_call(model: str, name: str, args: dict) -> str:
-    """One call as `model` writes it (its markers from MODEL_FORMATS; arguments JSON or XML-style)."""
-    spec = MODEL_FORMATS[model]
-    if spec.style == "json":
-        text = json.dumps(args)
-    else:
-        text = "".join({
-            "qwen_xml": f"<parameter={k}>{v}</parameter>",
-            "minimax_xml": f'<parameter name="{k}">{v}</parameter>',
-            "glm_xml": f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>",
-            "deepseek_xml": f'<\uff5cDSML\uff5cparameter name="{k}" string="{str(isinstance(v, str)).lower()}">{v}'
-                            f"</\uff5cDSML\uff5cparameter>",
-            "deepseek_v4_1_xml": f'<\uff5cDSML\uff5c parameter name="{k}" string="{str(isinstance(v, str)).lower()}">'
-                                 f"{v}</\uff5cDSML\uff5c parameter>",
-        }[spec.style] for k, v in args.items())
-    index = "0" + spec.call_index_end if spec.call_index else ""
-    return spec.call_begin.replace("{name}", name) + index + text + spec.call_end
-
-
-def render_calls(model: str, calls: list[str]) -> str:
-    spec = MODEL_FORMATS[model]
-    if spec.section is None:
-        return "".join(calls)
-    return spec.section[0] + spec.separator.join(calls) + spec.section[1]
+def render_calls(model: str, calls: list[tuple[str, dict]]) -> str:
+    """The calls as `model` writes them (ModelFormat.render_calls: its markers, arguments JSON or XML-style)."""
+    return MODEL_FORMATS[model].render_calls(calls)
 
 
 def think(model: str) -> str:
@@ -58,20 +37,20 @@ def accepts(model: str, text: str, **kw) -> bool:
 
 @pytest.mark.parametrize("model", sorted(MODEL_FORMATS))
 def test_each_format_accepts_calls_and_rejects_unknown_tools_and_bad_arguments(model):
-    call = render_call(model, "get_weather", {"city": "Paris", "days": 3})
+    call = ("get_weather", {"city": "Paris", "days": 3})
     assert accepts(model, think(model) + render_calls(model, [call]))
     assert accepts(model, think(model) + "Plain answer, no call.")
-    assert accepts(model, think(model) + render_calls(model, [call, render_call(model, "get_time", {})]))
-    assert not accepts(model, think(model) + render_calls(model, [render_call(model, "get_wether", {"city": "x"})]))
-    assert not accepts(model, think(model) + render_calls(model, [render_call(model, "get_weather", {"days": 3})]))
-    assert not accepts(model, think(model) + render_calls(model, [render_call(model, "get_weather",
+    assert accepts(model, think(model) + render_calls(model, [call, ("get_time", {})]))
+    assert not accepts(model, think(model) + render_calls(model, [("get_wether", {"city": "x"})]))
+    assert not accepts(model, think(model) + render_calls(model, [("get_weather", {"days": 3})]))
+    assert not accepts(model, think(model) + render_calls(model, [("get_weather",
                                                                               {"city": "x", "days": "soon"})]))
 
 
 @pytest.mark.parametrize("model", ["qwen_3", "deepseek_v3_2", "kimi"])
 def test_tool_choice_and_parallel_calls(model):
-    call = render_call(model, "get_weather", {"city": "Oslo"})
-    time_call = render_call(model, "get_time", {})
+    call = ("get_weather", {"city": "Oslo"})
+    time_call = ("get_time", {})
     one, two = render_calls(model, [call]), render_calls(model, [call, time_call])
     prefix = think(model)
     # required: a call must come; free text alone is not enough
@@ -95,7 +74,7 @@ def test_tool_choice_and_parallel_calls(model):
 
 
 def test_reasoning_modes():
-    call = render_calls("qwen_3", [render_call("qwen_3", "get_weather", {"city": "Rome"})])
+    call = render_calls("qwen_3", [("get_weather", {"city": "Rome"})])
     assert accepts("qwen_3", "thinking...</think>\n\n" + call)
     assert not accepts("qwen_3", call)  # enabled: the reasoning block comes first
     assert accepts("qwen_3", call, reasoning="disabled")
@@ -177,7 +156,7 @@ def test_masks_equal_the_oracle_on_a_real_vocabulary(vocab):
     compiler = xgr.GrammarCompiler(tok)
     for model in ("qwen_3", "qwen_3_coder"):
         compiled = compiler.compile_structural_tag(xgr.get_model_structural_tag(model, TOOLS))
-        text = think(model) + "Checking. " + render_calls(model, [render_call(model, "get_weather", {"city": "Lyon"})])
+        text = think(model) + "Checking. " + render_calls(model, [("get_weather", {"city": "Lyon"})])
         check_masks_along(compiled, text)
 
 

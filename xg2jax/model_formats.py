@@ -65,6 +65,20 @@ class ModelFormat:
     text_excludes: tuple[str, ...] = _THINK
     none_excludes: tuple[str, ...] | None = None  # free text under tool_choice "none" (default: text_excludes)
 
+    def render_calls(self, calls: list[tuple[str, dict]]) -> str:
+        """(tool name, arguments) calls as the model writes them (in its calls section, if it has one): for
+        examples and tests; calls are numbered from 0 where the format numbers them."""
+        from xg2jax.xml_styles import render_arguments
+
+        texts = []
+        for i, (name, args) in enumerate(calls):
+            body = json.dumps(args) if self.style == "json" else render_arguments(self.style, args)
+            index = f"{i}{self.call_index_end}" if self.call_index else ""
+            texts.append(self.call_begin.replace("{name}", name) + index + body + self.call_end)
+        if self.section is None:
+            return "".join(texts)
+        return self.section[0] + self.separator.join(texts) + self.section[1]
+
 
 _SPECIAL_GLM = ("<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>",
                 "</arg_value>")
