@@ -6,6 +6,7 @@ Usage order: ``TokenizerInfo`` -> ``GrammarCompiler(tokenizer_info)`` ->
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 
@@ -291,6 +292,24 @@ class CompiledGrammar:
     def build_all_masks(self, *, num_threads: int = 1) -> None:
         """Build every mask entry now instead of on first use."""
         self._handle.build_all_masks(int(num_threads))
+
+    @property
+    def dispatch_tags(self) -> list[DispatchTag]:
+        """The tags a matcher reports switches into and out of: those of the outermost ``TagDispatch``
+        rules (a structural tag's ``triggered_tags``, a tool-calling format's triggers), in order. Tag
+        indices in :class:`xg2jax.jax.StepStatus` and tag events index this list; empty when the grammar
+        has no ``TagDispatch``."""
+        return [DispatchTag(d["trigger"].decode("utf-8", errors="replace"), d["token_id"], d["rule"])
+                for d in self._handle.dispatch_tags]
+
+
+@dataclasses.dataclass(frozen=True)
+class DispatchTag:
+    """One tag of a ``TagDispatch``: the trigger that opens it and the rule its text goes on with."""
+
+    trigger: str  #: the trigger text (a special token's text for a token trigger)
+    token_id: int  #: the special token of a token trigger, else -1
+    rule: str  #: the name of the tag's rule
 
 
 def _json_schema_cache_key(schema, options: dict):

@@ -305,6 +305,22 @@ class GrammarMatcher:
         """True when the output so far is a complete sentence (a stop token would be accepted)."""
         return self._handle.is_completed()
 
+    def is_in_tag(self) -> bool:
+        """True when the output so far is inside a tag of the grammar's ``TagDispatch`` (e.g. a tool call),
+        not in free text (:mod:`xg2jax.tag_events`)."""
+        return bool(self._handle.tag_status_bits(False) & (1 << 8))
+
+    def take_tag_events(self) -> list["TagEvent"]:
+        """The switches between free text and tags since the last call, oldest first (:mod:`xg2jax.tag_events`).
+
+        Events of tokens undone by :meth:`rollback` before they were taken are dropped; taken ones stay
+        taken. Empty for a grammar without ``TagDispatch``.
+        """
+        from xg2jax.tag_events import events_from_engine
+
+        triggers = [t.trigger for t in self._compiled.dispatch_tags] if self._compiled is not None else []
+        return events_from_engine(self._handle.take_tag_events(), triggers)
+
 
 def batch_fill_next_token_bitmask(
     matchers: Sequence[GrammarMatcher], bitmask, indices: Sequence[int] | None = None, *, num_threads: int = 8

@@ -16,6 +16,11 @@
 #include "support/thread_pool.h"
 
 namespace xg {
+
+static_assert(TagTracker::kInTag == kStepInTag && TagTracker::kEntered == kStepTagEntered &&
+                  TagTracker::kLeft == kStepTagLeft && TagTracker::kTagShift == kStepTagIndexShift,
+              "the tag tracker writes StepStatus bits");
+
 namespace {
 
 std::array<std::atomic<int64_t>, static_cast<int>(StepSource::kCount)> g_calls{};
@@ -173,6 +178,7 @@ std::string GrammarStep(const int32_t* handles, const int32_t* tokens, int64_t b
     const GrammarMatcher& m = r.slot->matcher;
     if (m.IsTerminated()) row_status[r.index] |= kStepTerminated;
     if (m.IsCompleted()) row_status[r.index] |= kStepCompleted;
+    row_status[r.index] |= m.TagStatusBits(/*with_last_step_switches=*/(row_status[r.index] & kStepAdvanced) != 0);
   }
   std::copy(row_status.begin(), row_status.end(), status);
   return "";

@@ -27,8 +27,15 @@ enum StepStatus : int32_t {
   kStepRejected = 2,       // the row's token was rejected (non-strict mode); the matcher is unchanged
   kStepTerminated = 4,     // the matcher has accepted a stop token
   kStepCompleted = 8,      // the output so far is a complete sentence (a stop token is allowed now)
-  kStepUnconstrained = 16  // the row has no grammar (handle -1)
-  // Bits 8..15 are reserved for the TagDispatch mode of tool-calling formats.
+  kStepUnconstrained = 16,  // the row has no grammar (handle -1)
+  // TagDispatch mode of tool-calling grammars (matcher/tag_tracker.h): after this step the row is inside a tag;
+  // it entered one / left one while reading this step's token (both when a token closes one and opens the next).
+  kStepInTag = 1 << 8,
+  kStepTagEntered = 1 << 9,
+  kStepTagLeft = 1 << 10,
+  // Bits 11..15 are reserved. Bits 16..30: the current tag's index + 1 (the tag just left on a step that leaves
+  // one and enters none; 0 in free text), an index into the grammar's dispatch tags, saturating at 32767.
+  kStepTagIndexShift = 16
 };
 
 enum class StepSource : int { kCpuFfi = 0, kCudaFfi = 1, kHostCallback = 2, kCount = 3 };

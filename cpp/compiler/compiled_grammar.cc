@@ -56,7 +56,8 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
                              fence_.automata, limits_.max_subset_members, &Prebuilt())),
       tok_(std::move(tok)),
       rule_cache_(std::move(rule_cache)),
-      start_state_(fsm_.RuleStart(fsm_.Root())) {
+      start_state_(fsm_.RuleStart(fsm_.Root())),
+      dispatch_watch_(grammar_, fsm_) {
   // Token elements name special tokens of this vocabulary (a text token is matched by its text, a stop token
   // ends the output).
   for (const Expr& e : grammar_.exprs) {

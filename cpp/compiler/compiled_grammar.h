@@ -21,6 +21,7 @@
 #include "compiler/rule_mask_cache.h"
 #include "support/limits.h"
 #include "compiler/token_mask_cache.h"
+#include "fsm/dispatch_watch.h"
 #include "fsm/grammar_fsm.h"
 #include "grammar/grammar.h"
 #include "tokenizer/tokenizer_info.h"
@@ -44,6 +45,8 @@ class CompiledGrammar {
   const std::vector<int32_t>& TokenElements() const { return token_elements_; }
   bool NamesToken(int32_t id) const { return std::binary_search(token_elements_.begin(), token_elements_.end(), id); }
   const Limits& limits() const { return limits_; }
+  // The outermost TagDispatch rules and their tags, whose switches matchers report (fsm/dispatch_watch.h).
+  const DispatchWatch& dispatch_watch() const { return dispatch_watch_; }
   const std::shared_ptr<const TokenizerInfo>& tokenizer_ptr() const { return tok_; }
 
   // The entry of scannable state `state`, built now if needed.
@@ -86,6 +89,7 @@ class CompiledGrammar {
   std::shared_ptr<const TokenizerInfo> tok_;
   std::shared_ptr<CrossGrammarCache> rule_cache_;  // null: entries are private to this grammar
   int32_t start_state_;  // the root rule's start state
+  DispatchWatch dispatch_watch_;
   std::vector<int32_t> token_elements_;
   // Built on first use (Hasher()): a first mask at the start state needs no keys.
   const StructuralHasher& Hasher() const;

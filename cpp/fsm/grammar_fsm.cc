@@ -888,6 +888,8 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   out.rule_follow_.assign(n_rules, {});
   out.rule_kind_.assign(n_rules, kPlain);
   for (int32_t r = 0; r < n_rules; ++r) out.rule_kind_[r] = counted[r] ? kCounted : is_any_order[r] ? kAnyOrder : kPlain;
+  out.tag_dispatch_rule_.assign(n_rules, 0);
+  for (int32_t r = 0; r < n_rules; ++r) out.tag_dispatch_rule_[r] = g.exprs[g.rules[r].body].kind == ExprKind::kTagDispatch;
   out.rule_repeat_ = repeat;
   const bool has_any_order = std::find(is_any_order.begin(), is_any_order.end(), 1) != is_any_order.end();
   if (has_any_order) {

@@ -187,6 +187,9 @@ class GrammarFsm {
   // once-items) to a structural form (compiler/rule_mask_cache.h); nothing for other rules.
   void AppendAnyOrderForm(int32_t r, std::vector<int64_t>* form) const;
 
+  // TagDispatch rules (grammar.h). Their items are never skipped by Leo's optimisation, so every switch
+  // between free text and a tag shows in the Earley sets (matcher/tag_tracker.h reads them).
+  bool IsTagDispatchRule(int32_t r) const { return tag_dispatch_rule_[r]; }
   int32_t RuleStart(int32_t r) const { return rule_start_[r]; }
   bool RuleNullable(int32_t r) const { return rule_nullable_[r]; }
   const std::string& RuleName(int32_t r) const { return rule_names_[r]; }
@@ -230,6 +233,7 @@ class GrammarFsm {
   enum RuleKind : uint8_t { kPlain = 0, kCounted = 1, kAnyOrder = 2 };
   std::vector<uint8_t> rule_kind_;
   std::vector<std::pair<int32_t, int32_t>> rule_repeat_;  // (min, max) of counted rules
+  std::vector<uint8_t> tag_dispatch_rule_;
   struct AnyOrderInfo {
     bool wide = false;            // more once-items than kMaxInlineAnyOrderBits: counts are set ids
     bool has_repeated = false;    // a repeated item can be read (so the separator never closes)

@@ -49,21 +49,28 @@ auto GrammarMatcher::RecordingLimits(F&& f) -> decltype(f()) {
 
 bool GrammarMatcher::IsStop(int32_t id) const { return std::binary_search(stop_ids_.begin(), stop_ids_.end(), id); }
 
-bool GrammarMatcher::TryAdvance(const std::string& bytes) {
+bool GrammarMatcher::TryAdvance(const std::string& bytes, const std::string* display) {
   // A long string compacts its own sets as it goes: rollback and failure return to the set before
   // the string, never into it, so only its last set must stay whole. Doubling the interval keeps the
   // work linear in the string's length.
   constexpr int32_t kCompactAfter = 1 << 16;  // also: strings this long release memory after a failure
   const int32_t first = parser_.NumSets();  // the string's first set once pushed
   int32_t pushed = 0, next_compaction = kCompactAfter;
+  const DispatchWatch& watch = grammar_->dispatch_watch();
+  const bool track = display != nullptr && !watch.Empty();
+  const TagTracker::Checkpoint tags_before = tags_.Save();
+  const int64_t token_index = NumAcceptedTokens();
+  if (track) tags_.BeginStep(bytes, *display, token_index);
   return RecordingLimits([&] {
     try {
-      for (char c : bytes) {
-        if (!parser_.Advance(static_cast<uint8_t>(c))) {
+      for (size_t i = 0; i < bytes.size(); ++i) {
+        if (!parser_.Advance(static_cast<uint8_t>(bytes[i]))) {
           parser_.PopSets(pushed);
+          if (track) tags_.Restore(tags_before, token_index);
           if (bytes.size() >= kCompactAfter) parser_.ReleaseUnusedMemory();
           return false;
         }
+        if (track) tags_.ObserveSet(watch, parser_, i);
         if (++pushed >= next_compaction) {
           pushed -= parser_.CompactSets(first, parser_.NumSets() - 1);
           next_compaction = std::max(2 * pushed, pushed + kCompactAfter);
@@ -71,6 +78,7 @@ bool GrammarMatcher::TryAdvance(const std::string& bytes) {
       }
     } catch (const LimitError&) {
       parser_.PopSets(pushed);  // as a rejection would: the token leaves no trace
+      if (track) tags_.Restore(tags_before, token_index);
       if (bytes.size() >= kCompactAfter) parser_.ReleaseUnusedMemory();
       throw;
     }
@@ -78,10 +86,11 @@ bool GrammarMatcher::TryAdvance(const std::string& bytes) {
   });
 }
 
-bool GrammarMatcher::TryAdvanceToken(int32_t id) {
+bool GrammarMatcher::TryAdvanceToken(int32_t id, bool accepting) {
   const TokenizerInfo& tok = grammar_->tokenizer();
-  if (tok.MatchesText(id)) return TryAdvance(tok.Token(id));
-  if (grammar_->NamesToken(id)) return TryAdvance(TokenSentinel(id));  // a token element (grammar.h)
+  const std::string& text = tok.Token(id);
+  if (tok.MatchesText(id)) return TryAdvance(text, accepting ? &text : nullptr);
+  if (grammar_->NamesToken(id)) return TryAdvance(TokenSentinel(id), accepting ? &text : nullptr);  // a token element (grammar.h)
   return false;  // special tokens the grammar does not name never match
 }
 
@@ -92,16 +101,17 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
   XG_USER_CHECK(id >= 0 && id < tok.VocabSize())
       << "GrammarMatcher.accept_token: token id " << id << " is out of range [0, " << tok.VocabSize() << ")";
   if (terminated_) return false;
-  Step step{parser_.NumSets(), false, undoable_};
+  Step step{parser_.NumSets(), false, undoable_, tags_.Save()};
   if (IsStop(id)) {
     if (!parser_.CanAcceptEnd()) return false;
+    tags_.BeginStep("", "", NumAcceptedTokens());  // no switch at a stop token
     terminated_ = true;
     step.terminated = true;
     history_.push_back(step);
     CompactHistory();
     return true;
   }
-  if (id >= tok.NumTokens() || !TryAdvanceToken(id)) return false;
+  if (id >= tok.NumTokens() || !TryAdvanceToken(id, /*accepting=*/true)) return false;
   history_.push_back(step);
   CompactHistory();
   return true;
@@ -134,8 +144,8 @@ bool GrammarMatcher::AcceptString(const std::string& bytes) {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.accept_string");
   ThrowIfFailed();
   if (terminated_) return false;
-  Step step{parser_.NumSets(), false, undoable_};
-  if (!TryAdvance(bytes)) return false;
+  Step step{parser_.NumSets(), false, undoable_, tags_.Save()};
+  if (!TryAdvance(bytes, &bytes)) return false;
   history_.push_back(step);
   CompactHistory();
   return true;
@@ -164,6 +174,7 @@ GrammarMatcher::Step GrammarMatcher::PopStep() {
   } else {
     parser_.PopSets(parser_.NumSets() - s.sets_before);
   }
+  tags_.Restore(s.tags_before, NumAcceptedTokens());  // drops the undone token's switches not yet taken
   return s;
 }
 
@@ -177,6 +188,7 @@ void GrammarMatcher::UndoLastToken() {
 void GrammarMatcher::Reset() {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.reset");
   sticky_error_.clear();
+  tags_.Clear();
   parser_.Reset();
   history_.clear();
   dropped_steps_ = 0;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "compiler/compiled_grammar.h"
+#include "matcher/tag_tracker.h"
 #include "parser/earley_parser.h"
 #include "support/exclusive_use.h"
 
@@ -85,6 +86,11 @@ class GrammarMatcher {
     ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.memory_size_bytes");
     return parser_.MemoryBytes() + history_.capacity() * sizeof(Step);
   }
+  // TagDispatch mode (matcher/tag_tracker.h): StepStatus bits 8..10 and the tag index + 1 from bit 16, with
+  // or without the switches of the last accepted token; and the switches not yet taken, oldest first.
+  int32_t TagStatusBits(bool with_last_step_switches) const { return tags_.StatusBits(with_last_step_switches); }
+  bool InTag() const { return tags_.InTag(); }
+  std::vector<TagEvent> TakeTagEvents() { return tags_.TakeEvents(); }
   const std::vector<int32_t>& StopTokenIds() const { return stop_ids_; }
   int32_t MaxRollbackTokens() const { return max_rollback_tokens_; }
   const CompiledGrammar& grammar() const { return *grammar_; }
@@ -95,13 +101,15 @@ class GrammarMatcher {
     int32_t sets_before;      // parser set count before the step
     bool terminated;          // the step was a stop token
     int32_t undoable_before;  // undoable_ before the step (UndoLastToken restores it)
+    TagTracker::Checkpoint tags_before;
   };
   // Undoes the last step of history_ (its sets, or the termination) and returns it.
   Step PopStep();
-  // Parses `bytes` on top of the current state; on failure pops what it pushed. Returns success.
-  bool TryAdvance(const std::string& bytes);
+  // Parses `bytes` on top of the current state; on failure pops what it pushed. Returns success. With
+  // `display` (what the user sees of these bytes) the step is an accepted one and the tag tracker follows it.
+  bool TryAdvance(const std::string& bytes, const std::string* display = nullptr);
   // One non-stop token's bytes: its text, or the sentinel of a token element the grammar names (grammar.h).
-  bool TryAdvanceToken(int32_t id);
+  bool TryAdvanceToken(int32_t id, bool accepting = false);
   // FillNextTokenBitmask without the use guard and the sticky-error bookkeeping.
   void FillUnchecked(uint32_t* words, int32_t num_words);
   bool IsStop(int32_t id) const;
@@ -125,6 +133,7 @@ class GrammarMatcher {
   int32_t max_rollback_tokens_;
   bool terminated_ = false;
   int32_t last_fill_live_checks_ = 0;
+  TagTracker tags_;
   std::vector<Step> history_;  // the steps rollback can undo (the last max_rollback_tokens_ when bounded)
   int64_t dropped_steps_ = 0;   // accepted steps no longer in history_ (beyond max_rollback_tokens_)
   // With max_rollback_tokens_ >= 0: how many of the last steps rollback may still undo (at most

@@ -72,7 +72,9 @@ bool EarleyParser::LeoItem(int32_t origin, int32_t rule, int32_t lineage, Earley
     }
   }
   // (An AnyOrder waiter never resumes in a pure tail: its states all have edges or count.)
-  bool valid = waiters == 1 && g.IsPureTail(target) && !g.IsAnyOrderState(waiter->state);
+  // (A TagDispatch item is never skipped: its done state marks where a tag ends, matcher/tag_tracker.h.)
+  bool valid = waiters == 1 && g.IsPureTail(target) && !g.IsAnyOrderState(waiter->state) &&
+               !g.IsTagDispatchRule(g.RuleOf(target));
   EarleyItem item{-1, -1, lineage};
   if (valid) {
     item = {target, waiter->origin, lineage};

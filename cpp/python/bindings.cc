@@ -190,6 +190,19 @@ PYBIND11_MODULE(_core, m) {
       .def("build_all_masks", &CompiledGrammar::BuildAllMasks, py::arg("num_threads"),
            py::call_guard<py::gil_scoped_release>())
       .def("memory_size_bytes", &CompiledGrammar::MemoryBytes)
+      .def_property_readonly("dispatch_tags",
+                             [](const CompiledGrammar& c) {
+                               py::list out;
+                               for (const DispatchWatch::Tag& t : c.dispatch_watch().Tags()) {
+                                 const int32_t id = TokenSentinelId(t.trigger);
+                                 py::dict d;
+                                 d["trigger"] = py::bytes(id >= 0 ? c.tokenizer().Token(id) : t.trigger);
+                                 d["token_id"] = id;
+                                 d["rule"] = c.fsm().RuleName(t.rule);
+                                 out.append(d);
+                               }
+                               return out;
+                             })
       .def("state_info",
            [](const CompiledGrammar& c, int32_t s) {
              const GrammarFsm& f = c.fsm();
@@ -372,6 +385,8 @@ PYBIND11_MODULE(_core, m) {
              }
              return py::bytes(s);
            })
+      .def("take_tag_events", [](GrammarMatcher& m) { return TagEventsToPython(m.TakeTagEvents()); })
+      .def("tag_status_bits", &GrammarMatcher::TagStatusBits, py::arg("with_last_step_switches"))
       .def("rollback", &GrammarMatcher::Rollback, py::arg("num_tokens"))
       .def("reset", &GrammarMatcher::Reset)
       .def("fork", &GrammarMatcher::Fork)

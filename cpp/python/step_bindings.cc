@@ -42,6 +42,12 @@ StepSource ParseSource(const std::string& s) {
 
 }  // namespace
 
+py::list TagEventsToPython(std::vector<TagEvent> events) {
+  py::list out;
+  for (TagEvent& e : events) out.append(py::make_tuple(e.start, e.tag, e.token_index, py::bytes(e.text)));
+  return out;
+}
+
 void BindStep(py::module_& m) {
   m.def(
       "handle_add",
@@ -59,6 +65,24 @@ void BindStep(py::module_& m) {
   m.def("handle_free", [](int32_t h) { HandleRegistry::Global().Free(h); }, py::arg("handle"));
   m.def("handle_snapshot", [](int32_t h) { return HandleRegistry::Global().Snapshot(h); }, py::arg("handle"));
   m.def("handle_num_live", [] { return HandleRegistry::Global().NumLive(); });
+  m.def(
+      "handle_take_tag_events",
+      [](const std::vector<int32_t>& handles) {
+        // Per handle, the switches its matcher made since the last call (tag_tracker.h), under the slot's lock.
+        py::list out;
+        for (int32_t h : handles) {
+          std::vector<TagEvent> events;
+          if (h >= 0) {
+            std::shared_ptr<HandleRegistry::Slot> slot = HandleRegistry::Global().Find(h);
+            XG_USER_CHECK(slot != nullptr) << "grammar handle " << h << " is unknown or already freed";
+            std::lock_guard lock(slot->mu);
+            events = slot->matcher.TakeTagEvents();
+          }
+          out.append(TagEventsToPython(std::move(events)));
+        }
+        return out;
+      },
+      py::arg("handles"));
 
   m.def(
       "grammar_step",

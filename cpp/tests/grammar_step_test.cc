@@ -85,6 +85,50 @@ TEST(GrammarStep, MatchersThatCannotRollBackAreRestored) {
   reg.Free(b);
 }
 
+// TagDispatch mode in the status bits; a batch that fails in a later row undoes an earlier row's switch (its
+// event too), whether the row rolls back a token or is restored from a copy (max_rollback_tokens = 0).
+TEST(GrammarStep, TagSwitchesInStatusAndUndoneWithTheBatch) {
+  auto g = MakeGrammar("root ::= TagDispatch((\"<c>\", call), loop_after_dispatch=true)\ncall ::= [0-9] \"</c>\"");
+  auto& reg = HandleRegistry::Global();
+  for (int32_t rollback : {-1, 0}) {
+    int32_t a = reg.Add(GrammarMatcher(g, std::nullopt, rollback)), b = reg.Add(GrammarMatcher(g));
+    Batch batch({a, b});
+    for (char c : std::string("x<c")) {
+      batch.tokens = {c, 'y'};
+      ASSERT_EQ(batch.Step(), "");
+      EXPECT_EQ(batch.status[0] & 0xffff00, 0);
+    }
+    batch.tokens = {'>', 255};  // row 1 fails (a byte that is never text): row 0's entry into the tag is undone
+    EXPECT_NE(batch.Step().find("row 1"), std::string::npos);
+    EXPECT_FALSE(reg.Snapshot(a).InTag());
+    EXPECT_TRUE(reg.Snapshot(a).TakeTagEvents().empty());
+    batch.tokens = {'>', 'y'};
+    ASSERT_EQ(batch.Step(), "");
+    EXPECT_EQ(batch.status[0] & 0xffff00, kStepInTag | kStepTagEntered | (1 << kStepTagIndexShift));
+    EXPECT_EQ(batch.status[1] & 0xffff00, 0);
+    for (char c : std::string("7</c")) {
+      batch.tokens = {c, 'y'};
+      ASSERT_EQ(batch.Step(), "");
+      EXPECT_EQ(batch.status[0] & 0xffff00, kStepInTag | (1 << kStepTagIndexShift));
+    }
+    batch.tokens = {'>', 'y'};
+    ASSERT_EQ(batch.Step(), "");
+    EXPECT_EQ(batch.status[0] & 0xffff00, kStepTagLeft | (1 << kStepTagIndexShift));
+    batch.tokens = {-1, 'y'};  // no token: no switch reported again
+    ASSERT_EQ(batch.Step(), "");
+    EXPECT_EQ(batch.status[0] & 0xffff00, 0);
+    std::shared_ptr<HandleRegistry::Slot> slot = reg.Find(a);
+    std::vector<TagEvent> events = slot->matcher.TakeTagEvents();
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_TRUE(events[0].start);
+    EXPECT_EQ(events[0].token_index, 3);
+    EXPECT_EQ(events[1].text, "<c>7</c>");
+    EXPECT_EQ(events[1].token_index, 8);
+    reg.Free(a);
+    reg.Free(b);
+  }
+}
+
 // Shards call the step concurrently; two "shards" whose batches hold the same two handles in opposite
 // orders must neither deadlock nor lose an advance (the slots are locked in handle order).
 TEST(GrammarStep, ConcurrentShardsWithOverlappingHandlesDoNotDeadlock) {

@@ -10,6 +10,10 @@ Map of the key pieces, in the order a user meets them:
 - :func:`apply_token_bitmask`: device-side masking of logits (forbidden -> -inf).
 - :func:`constrained_sample` (``Sampler``, ``SampleOutput``, ``FinishReason``): prefill plus a
   ``lax.while_loop`` decode for any ``step_fn(params, tokens, cache, positions)`` model.
+- Tool calls: each step's status says whether a row is in free text or inside a tag (``StepStatus``);
+  ``constrained_sample`` records it (``SampleOutput.tag_spans()``), calls ``on_tag_start`` / ``on_tag_end``
+  on the host at a switch, and can sample tags differently or stop after the first
+  (:mod:`xg2jax.tag_events`).
 - :func:`shard_next_token_mask`: the step under ``jax.shard_map`` for batches over many devices and
   hosts (plain jit over sharded inputs raises instead of advancing matchers twice).
 - :mod:`xg2jax.jax.flax_adapter`: drop the mask into a Gemma-style sampler.
@@ -19,7 +23,7 @@ Importing this module registers the FFI targets (``registrations()``) once.
 
 from xg2jax.jax._registration import REGISTERED_PLATFORMS, registrations
 from xg2jax.jax.ops import apply_token_bitmask, next_token_mask, shard_next_token_mask, step_path
-from xg2jax.jax.sampling import FinishReason, SampleOutput, Sampler, constrained_sample
+from xg2jax.jax.sampling import FinishReason, SampleOutput, Sampler, constrained_sample, last_tag_callback_host_calls
 from xg2jax.jax.state import GrammarState, MaskPrefetch, StepStatus
 
 __all__ = [
@@ -34,6 +38,7 @@ __all__ = [
     "Sampler",
     "SampleOutput",
     "FinishReason",
+    "last_tag_callback_host_calls",
     "registrations",
     "REGISTERED_PLATFORMS",
 ]

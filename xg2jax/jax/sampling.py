@@ -12,22 +12,40 @@ Loop (Gemma's sampler shape: a typed loop state, fixed buffers, the mask applied
 A constrained row finishes when its matcher accepts a stop token (the engine reports TERMINATED); an
 unconstrained row when it samples one of ``stop_token_ids``; every row at ``max_new_tokens``. The
 grammar step runs exactly ``1 + number of loop iterations`` times.
+
+Tool calls (grammars with a ``TagDispatch``: structural tags, tool-calling formats). Each step's status
+says whether a row is in free text or inside a tag and whether its token entered or left one
+(``StepStatus.IN_TAG`` / ``TAG_ENTERED`` / ``TAG_LEFT``); the loop records it per step
+(``SampleOutput.status``, ``SampleOutput.tag_spans()``). Reactions inside the loop:
+
+    each step:  token = where(in_tag, tag_sampler(...), sampler(...))     # mode from the previous step
+                mask, grammar = next_token_mask(grammar, token)
+                if any row switched:  io_callback(deliver events)         # lax.cond: no switch, no call
+                a row whose token ended a tag stops (stop_after_first_tag)
+
+The callback is ordered (``io_callback(ordered=True)``): events reach ``on_tag_start`` / ``on_tag_end``
+in step order, and per row in the order they happened within a token.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
+import threading
 from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.experimental import io_callback
 
 from xg2jax.jax._nucleus import restrict_top_k_top_p
 from xg2jax.jax.ops import Path, apply_token_bitmask, next_token_mask, shard_next_token_mask
-from xg2jax.jax.state import GrammarState, StepStatus
+from xg2jax.jax.state import GrammarState, StepStatus, take_tag_events
+from xg2jax.tag_events import TagEvent, TagSpan, tag_spans
 
-__all__ = ["Sampler", "SampleOutput", "constrained_sample", "FinishReason"]
+__all__ = ["Sampler", "SampleOutput", "constrained_sample", "FinishReason", "last_tag_callback_host_calls"]
 
 # step_fn(params, tokens int32[B, T], cache, positions int32[B, T]) -> (logits float[B, T, V], cache)
 StepFn = Callable[[Any, jax.Array, Any, jax.Array], tuple[jax.Array, Any]]
@@ -39,6 +57,7 @@ class FinishReason:
     RUNNING = 0
     STOP = 1  #: a stop token was sampled (for constrained rows: the grammar terminated)
     LENGTH = 2  #: ``max_new_tokens`` reached first
+    TAG_END = 3  #: the row's first tag ended (``stop_after_first_tag=True``)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +96,11 @@ class SampleOutput:
     lengths: jax.Array  #: int32[B], generated tokens per row, the stop token included
     finish_reason: jax.Array  #: int32[B], :class:`FinishReason`
     grammar_state: GrammarState  #: the handles with the last step's status bits
+    status: jax.Array  #: int32[B, max_new_tokens], :class:`StepStatus` after each step's token (0 after the end)
+
+    def tag_spans(self) -> list[list[TagSpan]]:
+        """Per row, the tags (tool calls) in its output: tag index, start and end step (host)."""
+        return tag_spans(jax.device_get(self.status), jax.device_get(self.lengths))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,11 +114,42 @@ class _LoopState:
     done: jax.Array  # bool[B]
     lengths: jax.Array  # int32[B]
     finish: jax.Array  # int32[B]
+    status: jax.Array  # int32[B, N], grammar status after each step's token
     key: jax.Array
 
 
 jax.tree_util.register_dataclass(
     _LoopState, data_fields=[f.name for f in dataclasses.fields(_LoopState)], meta_fields=[])
+
+
+class _TagCallbacks:
+    """The host side of ``on_tag_start`` / ``on_tag_end``: a switch step's io_callback takes the switched rows'
+    events from their matchers and calls the user's functions, in order."""
+
+    def __init__(self, on_tag_start, on_tag_end):
+        self.on_tag_start, self.on_tag_end = on_tag_start, on_tag_end
+        self.host_calls = 0  # io_callback invocations (steps where some row switched)
+
+    def deliver(self, events: list[list[TagEvent]]) -> None:
+        for row_events in events:
+            for e in row_events:
+                fn = self.on_tag_start if e.start else self.on_tag_end
+                if fn is not None:
+                    fn(e)
+
+
+# Live calls' callbacks by id: the jitted loop passes the id as a traced scalar, so new callbacks never recompile.
+_TAG_CALLBACKS: dict[int, _TagCallbacks] = {}
+_TAG_CALLBACK_IDS = itertools.count()
+_TAG_CALLBACKS_LOCK = threading.Lock()
+
+
+def _deliver_tag_events(call_id, handles, switched, step):
+    """io_callback target: the events of the rows with a switch at this step."""
+    callbacks = _TAG_CALLBACKS[int(call_id)]
+    callbacks.host_calls += 1
+    handles = np.where(np.asarray(switched), np.asarray(handles), -1)
+    callbacks.deliver(take_tag_events([int(h) for h in handles], step=int(step)))
 
 
 def _grammar_step(mesh, batch_axis, path, max_threads):
@@ -105,9 +160,11 @@ def _grammar_step(mesh, batch_axis, path, max_threads):
 
 
 @functools.partial(jax.jit, static_argnames=("step_fn", "max_new_tokens", "sampler", "stop_token_ids", "pad_id",
-                                             "path", "mesh", "batch_axis", "max_threads"))
-def _sample_jit(params, cache, prompt_tokens, prompt_lengths, grammar, key, *, step_fn, max_new_tokens, sampler,
-                stop_token_ids, pad_id, path, mesh, batch_axis, max_threads):
+                                             "path", "mesh", "batch_axis", "max_threads", "tag_sampler",
+                                             "stop_after_first_tag", "tag_callbacks"))
+def _sample_jit(params, cache, prompt_tokens, prompt_lengths, grammar, key, callback_id=None, *, step_fn,
+                max_new_tokens, sampler, stop_token_ids, pad_id, path, mesh, batch_axis, max_threads, tag_sampler=None,
+                stop_after_first_tag=False, tag_callbacks=False):
     batch, prompt_len = prompt_tokens.shape
     key = jax.random.key(0) if key is None else key
     grammar_step = _grammar_step(mesh, batch_axis, path, max_threads)
@@ -131,31 +188,48 @@ def _sample_jit(params, cache, prompt_tokens, prompt_lengths, grammar, key, *, s
             masked = s.logits
         else:
             masked = apply_token_bitmask(s.logits, s.mask, constrained=constrained)  # the one masking point
-        token = jnp.where(s.done, pad_id, sampler(masked, sub))
+        token = sampler(masked, sub)
+        if tag_sampler is not None:  # the mode the previous step left each row in picks its sampler
+            in_tag = (s.grammar.status & StepStatus.IN_TAG) != 0
+            token = jnp.where(in_tag, tag_sampler(masked, sub), token)
+        token = jnp.where(s.done, pad_id, token)
         tokens = s.tokens.at[:, s.step].set(token)
         lengths = s.lengths + (~s.done).astype(jnp.int32)
         if s.grammar is None:
             mask, g = s.mask, None
             terminated = jnp.zeros((batch,), bool)
+            row_status = jnp.zeros((batch,), jnp.int32)
         else:
             mask, g = grammar_step(s.grammar, jnp.where(s.done, -1, token))
             terminated = (g.status & StepStatus.TERMINATED) != 0
+            row_status = jnp.where(s.done, 0, g.status)
+        switched = (row_status & (StepStatus.TAG_ENTERED | StepStatus.TAG_LEFT)) != 0
+        if tag_callbacks:  # one host call on a step where some row switched; none otherwise
+            jax.lax.cond(jnp.any(switched),
+                         lambda: io_callback(_deliver_tag_events, None, callback_id, g.handles, switched, s.step,
+                                             ordered=True),
+                         lambda: None)
         stopped = jnp.where(constrained, terminated, jnp.isin(token, stops))
+        tag_end = ((row_status & StepStatus.TAG_LEFT) != 0) if stop_after_first_tag else jnp.zeros((batch,), bool)
         at_limit = s.step + 1 >= max_new_tokens
         finish = jnp.where(s.done, s.finish,
-                           jnp.where(stopped, FinishReason.STOP, jnp.where(at_limit, FinishReason.LENGTH, 0)))
-        done = s.done | stopped | at_limit
+                           jnp.where(stopped, FinishReason.STOP,
+                                     jnp.where(tag_end, FinishReason.TAG_END,
+                                               jnp.where(at_limit, FinishReason.LENGTH, 0))))
+        done = s.done | stopped | tag_end | at_limit
+        status = s.status.at[:, s.step].set(row_status)
         logits, cache = step_fn(params, token[:, None], s.cache, (prompt_lengths + s.step)[:, None])
-        return _LoopState(s.step + 1, tokens, logits[:, 0, :], mask, g, cache, done, lengths, finish, key)
+        return _LoopState(s.step + 1, tokens, logits[:, 0, :], mask, g, cache, done, lengths, finish, status, key)
 
     init = _LoopState(jnp.int32(0), jnp.full((batch, max_new_tokens), pad_id, jnp.int32), last, mask, grammar, cache,
-                      jnp.zeros((batch,), bool), jnp.zeros((batch,), jnp.int32), jnp.zeros((batch,), jnp.int32), key)
+                      jnp.zeros((batch,), bool), jnp.zeros((batch,), jnp.int32), jnp.zeros((batch,), jnp.int32),
+                      jnp.zeros((batch, max_new_tokens), jnp.int32), key)
     out = jax.lax.while_loop(lambda s: (s.step < max_new_tokens) & ~jnp.all(s.done), body, init)
-    return SampleOutput(out.tokens, out.lengths, out.finish, out.grammar)
+    return SampleOutput(out.tokens, out.lengths, out.finish, out.grammar, out.status)
 
 
 jax.tree_util.register_dataclass(
-    SampleOutput, data_fields=["tokens", "lengths", "finish_reason", "grammar_state"], meta_fields=[])
+    SampleOutput, data_fields=["tokens", "lengths", "finish_reason", "grammar_state", "status"], meta_fields=[])
 
 
 def constrained_sample(
@@ -176,6 +250,10 @@ def constrained_sample(
     batch_axis: str | None = None,
     prefetch_states: int = 8,
     max_threads: int = 8,
+    tag_sampler: Sampler | None = None,
+    stop_after_first_tag: bool = False,
+    on_tag_start: Callable[[TagEvent], None] | None = None,
+    on_tag_end: Callable[[TagEvent], None] | None = None,
 ) -> SampleOutput:
     """Grammar-constrained generation for a batch, as one jitted program.
 
@@ -211,6 +289,23 @@ def constrained_sample(
     prefetch_states : int
         Before the prefill is dispatched, start building on host threads the masks of this many of the
         most expensive states each grammar reaches first (0: off).
+    tag_sampler : Sampler, optional
+        The sampler for rows inside a tag (a tool call) of a ``TagDispatch`` grammar, e.g. greedy arguments
+        while ``sampler`` samples the free text. Static. Both samplers run each step.
+    stop_after_first_tag : bool
+        A row finishes when its first tag ends (``FinishReason.TAG_END``), e.g. to run the tool call.
+    on_tag_start, on_tag_end : callable, optional
+        Called on the host with a :class:`xg2jax.tag_events.TagEvent` when a row enters a tag (``text``: the
+        trigger) and when it leaves one (``text``: the whole tag, exactly as generated, e.g.
+        ``<tool_call>{...}</tool_call>``; :func:`xg2jax.tag_events.split_tag_text` splits it). One ordered
+        ``io_callback`` per step where some row switched, under ``lax.cond``: a step without a switch makes no
+        host call. An exception in a callback is raised by this call. Switches the rows' matchers made
+        before this call are delivered first, with ``step = -1``. Not with ``mesh``.
+
+    Returns
+    -------
+    SampleOutput
+        Also ``status`` per step and ``tag_spans()``, the tags of each row's output.
     """
     if max_new_tokens < 1:
         raise ValueError(f"constrained_sample: max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -231,9 +326,50 @@ def constrained_sample(
         raise ValueError("constrained_sample: give both mesh and batch_axis, or neither")
     if sampler.temperature > 0 and rng is None:
         raise ValueError("constrained_sample: a sampling temperature > 0 needs rng")
+    if tag_sampler is not None and not isinstance(tag_sampler, Sampler):
+        raise TypeError(f"constrained_sample: tag_sampler must be a Sampler, got {type(tag_sampler).__name__}")
+    if tag_sampler is not None and tag_sampler.temperature > 0 and rng is None:
+        raise ValueError("constrained_sample: a tag_sampler temperature > 0 needs rng")
+    for name, fn in (("on_tag_start", on_tag_start), ("on_tag_end", on_tag_end)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"constrained_sample: {name} must be callable, got {type(fn).__name__}")
+    with_callbacks = on_tag_start is not None or on_tag_end is not None
+    if with_callbacks and grammar_state is None:
+        raise ValueError("constrained_sample: on_tag_start / on_tag_end need a grammar_state")
+    if with_callbacks and mesh is not None:
+        raise NotImplementedError("constrained_sample: on_tag_start / on_tag_end with mesh= (a sharded loop): read "
+                                  "SampleOutput.tag_spans() and GrammarState.take_tag_events() after the call")
     if grammar_state is not None and prefetch_states > 0 and jax.process_count() == 1:
         grammar_state.prefetch_masks(prefetch_states, max_threads=max(1, max_threads // 2))
-    return _sample_jit(params, cache, prompt_tokens, prompt_lengths, grammar_state, rng, step_fn=step_fn,
-                       max_new_tokens=int(max_new_tokens), sampler=sampler,
-                       stop_token_ids=tuple(int(t) for t in stop_token_ids), pad_id=int(pad_id), path=path,
-                       mesh=mesh, batch_axis=batch_axis, max_threads=int(max_threads))
+    callbacks = _TagCallbacks(on_tag_start, on_tag_end) if with_callbacks else None
+    with _TAG_CALLBACKS_LOCK:
+        call_id = next(_TAG_CALLBACK_IDS) % (1 << 31)
+        if callbacks is not None:
+            _TAG_CALLBACKS[call_id] = callbacks
+    try:
+        if callbacks is not None:  # switches made before this call (e.g. a matcher given mid-output)
+            jax.effects_barrier()
+            callbacks.deliver(take_tag_events(grammar_state.host_handles()))
+        out = _sample_jit(params, cache, prompt_tokens, prompt_lengths, grammar_state, rng, jnp.int32(call_id),
+                          step_fn=step_fn, max_new_tokens=int(max_new_tokens), sampler=sampler,
+                          stop_token_ids=tuple(int(t) for t in stop_token_ids), pad_id=int(pad_id), path=path,
+                          mesh=mesh, batch_axis=batch_axis, max_threads=int(max_threads), tag_sampler=tag_sampler,
+                          stop_after_first_tag=bool(stop_after_first_tag), tag_callbacks=with_callbacks)
+        if callbacks is not None:
+            jax.block_until_ready(out)  # every callback has run (and raised here if one failed)
+            jax.effects_barrier()
+            _LAST_HOST_CALLS[0] = callbacks.host_calls
+        return out
+    finally:
+        with _TAG_CALLBACKS_LOCK:
+            _TAG_CALLBACKS.pop(call_id, None)
+
+
+# Host calls the last constrained_sample with callbacks made (tests and benchmarks count them).
+_LAST_HOST_CALLS = [0]
+
+
+def last_tag_callback_host_calls() -> int:
+    """How many host calls (``io_callback`` runs) the last :func:`constrained_sample` with tag callbacks made:
+    one per step where some row entered or left a tag."""
+    return _LAST_HOST_CALLS[0]

@@ -20,6 +20,7 @@ import numpy as np
 from xg2jax import _core
 from xg2jax.compiler import CompiledGrammar
 from xg2jax.matcher import GrammarMatcher
+from xg2jax.tag_events import TagEvent, events_from_engine
 
 __all__ = ["GrammarState", "StepStatus"]
 
@@ -32,7 +33,17 @@ class StepStatus:
     TERMINATED = 4  #: the matcher accepted a stop token
     COMPLETED = 8  #: the output so far is a complete sentence (a stop token is allowed now)
     UNCONSTRAINED = 16  #: the row has no grammar
-    # Bits 8..15 are reserved for the TagDispatch mode of tool-calling formats.
+    # TagDispatch mode (tool-calling grammars, structural tags): see docs/tool_calling.md.
+    IN_TAG = 1 << 8  #: after this step the row is inside a tag (e.g. a tool call), not in free text
+    TAG_ENTERED = 1 << 9  #: the row's token began a tag (its trigger completed)
+    TAG_LEFT = 1 << 10  #: the row's token ended a tag (both bits: it closed one and opened the next)
+    TAG_INDEX_SHIFT = 16  #: bits 16..30: the current tag's index + 1 (the tag just left if none is open)
+
+    @staticmethod
+    def tag_index(status):
+        """The tag index in ``status`` (int or array): an index into ``CompiledGrammar.dispatch_tags``,
+        -1 in free text. Saturates at 32766 (the events name every tag exactly)."""
+        return ((status >> StepStatus.TAG_INDEX_SHIFT) & 0x7FFF) - 1
 
 
 # Host-side bookkeeping: handle -> the CompiledGrammar wrapper (for snapshots as GrammarMatcher).
@@ -151,6 +162,13 @@ class GrammarState:
             raise ValueError(f"GrammarState.matcher: grammar handle {h} (row {row}) is unknown or already freed")
         return GrammarMatcher._wrap(_GRAMMAR_OF_HANDLE[h], _core.handle_snapshot(h))
 
+    def take_tag_events(self) -> list[list["TagEvent"]]:
+        """Per row, the switches between free text and tags its matcher made since the last take (oldest
+        first; an unconstrained row has none), after every dispatched computation with side effects has
+        finished. See :class:`xg2jax.jax.TagEvent`."""
+        jax.effects_barrier()
+        return take_tag_events(self.host_handles())
+
     def prefetch_masks(self, num_states: int = 8, *, max_threads: int = 2) -> "MaskPrefetch":
         """Start building, on host threads, the masks of the ``num_states`` most expensive states each
         grammar will reach first (cost estimated by the engine). Returns at once; a later step waits
@@ -183,6 +201,21 @@ class MaskPrefetch:
     def wait(self, timeout_s: float = 60.0) -> bool:
         """Wait up to ``timeout_s`` seconds; True when every entry is built (re-raises a build error)."""
         return bool(self._job.wait(float(timeout_s)))
+
+
+def take_tag_events(handles: Sequence[int], *, step: int = -1) -> list[list[TagEvent]]:
+    """Per handle (-1: none), the tag events its matcher made since the last take, as :class:`TagEvent`
+    with ``row`` = the position in ``handles`` and the given ``step``."""
+    raw = _core.handle_take_tag_events([int(h) for h in handles])
+    out = []
+    for row, (h, events) in enumerate(zip(handles, raw)):
+        if not events:
+            out.append([])
+            continue
+        grammar = _GRAMMAR_OF_HANDLE.get(int(h))
+        triggers = [t.trigger for t in grammar.dispatch_tags] if grammar is not None else []
+        out.append(events_from_engine(events, triggers, row=row, step=step))
+    return out
 
 
 def _free(handles: list[int]) -> None:
