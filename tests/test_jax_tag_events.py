@@ -213,3 +213,22 @@ class TagEventsInJitTest(absltest.TestCase):
 
 if __name__ == "__main__":
     absltest.main()
+
+
+class ToolCallingJaxExampleTest(absltest.TestCase):
+    def test_the_example_reports_every_call_of_every_format(self):
+        import importlib.util
+        import pathlib
+
+        path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "tool_calling_jax.py"
+        spec = importlib.util.spec_from_file_location("tool_calling_jax_example", path)
+        example = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(example)
+        for model in sorted(MODEL_FORMATS):
+            with self.subTest(model=model):
+                finished = example.main(model)
+                self.assertNotEmpty(finished)
+                self.assertTrue(all(c["row"] == 0 for c in finished))
+                row0 = example.scripts(model)[0]
+                self.assertTrue(row0.endswith(finished[-1]["text"]), (finished, row0[-200:]))
+                self.assertTrue(all(c["text"] in row0 for c in finished))

@@ -160,6 +160,33 @@ def test_masks_equal_the_oracle_on_a_real_vocabulary(vocab):
         check_masks_along(compiled, text)
 
 
+@pytest.mark.parametrize("model", ["qwen_3", "qwen_3_coder"])
+def test_qwen_markers_as_the_special_tokens_a_model_emits(model):
+    """Qwen models write <tool_call> / </tool_call> as special tokens 151657 / 151658: those tokens open and close
+    a call (as the spelled text does), masks equal the oracle along the way, and ordinary text never produces
+    them."""
+    from xg2jax.testing import greedy_token_ids, mask_oracle_diff
+
+    tok = xgr.TokenizerInfo.from_loaded_vocab(require("qwen2"))
+    open_id, close_id = 151657, 151658
+    assert tok.decoded_vocab[open_id] == b"<tool_call>" and open_id in tok.special_token_ids
+    compiled = xgr.GrammarCompiler(tok).compile_structural_tag(xgr.get_model_structural_tag(model, TOOLS))
+    call = render_calls(model, [("get_weather", {"city": "Lyon"})])
+    inner = call[len("<tool_call>"):-len("</tool_call>")]
+    tokens = (greedy_token_ids(tok, (think(model) + "Checking. ").encode()) + [open_id] +
+              greedy_token_ids(tok, inner.encode()) + [close_id] + greedy_token_ids(tok, b" Done."))
+    m = xgr.GrammarMatcher(compiled)
+    for t in tokens:
+        extra, missing = mask_oracle_diff(m)
+        assert len(extra) == 0 and len(missing) == 0, (t, extra[:5], missing[:5])
+        assert m.accept_token(t), (t, tok.decoded_vocab[t])
+    assert m.is_completed()
+    assert [e.text for e in m.take_tag_events() if not e.start] == [call]
+    m = xgr.GrammarMatcher(compiled)
+    assert all(m.accept_token(t) for t in greedy_token_ids(tok, (think(model) + "Hi").encode()))
+    assert not m.accept_token(close_id)  # an end marker outside a call
+
+
 @pytest.mark.parametrize("model", sorted(MODEL_FORMATS))
 def test_the_tool_calling_example_steers_a_forbidden_argument(model):
     import importlib.util

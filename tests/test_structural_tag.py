@@ -315,3 +315,41 @@ def test_token_strings_need_the_compilers_tokenizer():
     assert "Token(3)" in str(xgr.Grammar.from_structural_tag(st({"type": "token", "token": 3})))
     with pytest.raises(StructuralTagError, match="token '<nope>' not found in the vocabulary"):
         xgr.GrammarCompiler(_special_tokenizer()).compile_structural_tag(st({"type": "token", "token": "<nope>"}))
+
+
+def test_text_markers_accept_the_special_token_of_that_text():
+    """A model writes <tool_call> as one special token: text triggers, begins and ends that hold a special
+    token's text also accept the token; ordinary text never produces it."""
+    tok = _special_tokenizer()
+    value = st({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [
+        tag("<tool_call>{", {"type": "json_schema", "json_schema": {"type": "string"}}, "}</tool_call>")]})
+    ebnf = structural_tag_to_ebnf(value, tok)
+    assert '("<tool_call>" | Token(1))' in ebnf and '("</tool_call>" | Token(2))' in ebnf
+    assert "TagDispatch((\"<tool_call>\", " in ebnf and ", (1, " in ebnf
+    compiled = xgr.GrammarCompiler(tok).compile_structural_tag(value)
+    spelled = [13, 14, 6]  # "<tool" "a": free text, not the marker
+    call = [1, 4, 8, 12, 8, 5, 2]  # <tool_call> {"x"} </tool_call> as special tokens
+    assert _accepts_tokens(compiled, [6] + call + [6] + call)
+    assert _accepts_tokens(compiled, spelled)
+    assert not _accepts_tokens(compiled, [6, 2])  # an end marker outside a call
+    assert not _accepts_tokens(compiled, [1, 4, 8, 1])  # a trigger token inside a call's string
+    assert is_grammar_accept_string(xgr.Grammar.from_structural_tag(value), '<tool_call>{"x"}</tool_call>')
+    m = xgr.GrammarMatcher(compiled)
+    for t in [6] + call + [6]:
+        extra, missing = mask_oracle_diff(m)
+        assert len(extra) == 0 and len(missing) == 0, (t, extra, missing)
+        assert m.accept_token(t)
+    events = m.take_tag_events()
+    assert [(e.start, e.text) for e in events] == [(True, "<tool_call>"), (False, '<tool_call>{"x"}</tool_call>')]
+    # Without the vocabulary (Grammar.from_structural_tag) the markers are text only.
+    assert "Token(" not in structural_tag_to_ebnf(value)
+
+
+def test_a_mixed_tag_dispatch_prints_and_parses_back():
+    g = xgr.Grammar.from_ebnf('root ::= TagDispatch(("<a>", r), (7, r), loop_after_dispatch=true, excludes=("x"))\n'
+                              'r ::= "b"')
+    text = str(g)
+    assert 'TagDispatch(("<a>", r), (7, r), loop_after_dispatch=true, excludes=("x"))' in text
+    assert str(xgr.Grammar.from_ebnf(text)) == text
+    with pytest.raises(ValueError, match="a non-empty string literal or a token id"):
+        xgr.Grammar.from_ebnf('root ::= TagDispatch((r, r))\nr ::= "b"')

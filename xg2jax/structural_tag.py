@@ -30,6 +30,11 @@ Lowering. Every format becomes one rule (``root`` refers to the top one):
 - Token-level formats (``token``, ``token_triggered_tags``, ``token_dispatch``, a token ``begin`` / ``end``)
   name special tokens (``<tool_call>`` as one token): ``Token(id)`` and ``TokenTagDispatch(...)``. A token given
   by its text is looked up in the compiler's vocabulary (first id with that text, as xgrammar).
+- Markers as special tokens: compiled for a vocabulary (``compile_structural_tag``), a ``begin``, ``end``,
+  ``const_string`` or separator that holds the text of one of its special tokens (not a stop token) also accepts
+  that token in its place (``("<tool_call>" | Token(151657))``), and a trigger that begins with such a text is
+  also triggered by the token, so a model that writes its markers as special tokens (Qwen's ``<tool_call>``) is
+  followed as well as one that spells them; free text and JSON never produce a special token.
 
 Not supported (a :class:`StructuralTagError` names the feature): ``exclude_token`` and ``any_tokens`` (free text
 over tokens), the ``json_schema`` styles ``cohere_xml``, ``minimax_m3_xml`` and ``gemma`` (the others are
@@ -152,6 +157,15 @@ class _Lowering:
 
     def __init__(self, tokenizer_info=None) -> None:
         self.tokenizer_info = tokenizer_info
+        # Markers a model writes as one special token (Qwen's <tool_call>): their text in a literal also
+        # accepts that token (see the module docstring).
+        self.markers = _special_markers(tokenizer_info) if tokenizer_info is not None else {}
+        self._marker_lengths: dict[str, list[int]] = {}  # first character -> marker lengths, longest first
+        for m in self.markers:
+            self._marker_lengths.setdefault(m[0], []).append(len(m))
+        for lengths in self._marker_lengths.values():
+            lengths[:] = sorted(set(lengths), reverse=True)
+        self._lit_cache: dict[str, str] = {}
         self.rules: list[tuple[str, str]] = []
         self.embedded: list[str] = []
         self.tag_parts: dict[str, tuple[str, str, list[str]]] = {}  # tag rule -> (begin, content rule, ends)
@@ -223,6 +237,35 @@ class _Lowering:
         self.embedded.append("\n".join(own + [f"{n} ::= {b}" for n, b in new_shared.items()]))
         return prefix + "root"
 
+    def lit(self, text: str) -> str:
+        """A string literal of the format tree (begin, end, const_string, separator) as EBNF: each occurrence of a
+        special token's text (leftmost, longest) also accepts that token."""
+        if not self.markers or not text:
+            return literal(text) if text else '""'
+        cached = self._lit_cache.get(text)
+        if cached is not None:
+            return cached
+        ids, lengths = self.markers, self._marker_lengths
+        parts, at, i = [], 0, 0
+        while i < len(text):
+            hit = next((text[i:i + n] for n in lengths.get(text[i], ()) if text[i:i + n] in ids), None)
+            if hit is None:
+                i += 1
+                continue
+            if i > at:
+                parts.append(literal(text[at:i]))
+            parts.append(f"({literal(hit)} | Token({ids[hit]}))")
+            i = at = i + len(hit)
+        if at < len(text):
+            parts.append(literal(text[at:]))
+        self._lit_cache[text] = out = " ".join(parts)
+        return out
+
+    def marker_trigger(self, trigger: str) -> tuple[int, str] | None:
+        """(token id, the rest of the trigger) when the trigger begins with a special token's text."""
+        best = max((m for m in self.markers if trigger.startswith(m)), key=len, default=None)
+        return None if best is None else (self.markers[best], trigger[len(best):])
+
     # -- field readers -----------------------------------------------------------------------------------
     @staticmethod
     def fail(path: str, message: str):
@@ -273,7 +316,7 @@ class _Lowering:
 
     def _const_string(self, fmt, path, ends, depth):
         value = self.field(fmt, "value", path, "const_string", str, "a string")
-        return self.rule("const_string", literal(value) if value else '""')
+        return self.rule("const_string", self.lit(value))
 
     def _json_schema(self, fmt, path, ends, depth):
         from xg2jax.compiler import Grammar
@@ -422,7 +465,7 @@ class _Lowering:
         if all(e == "" for e in end_list) and _unlimited(fmt["content"]) and not _has_excludes(fmt["content"]):
             self.fail(f"{path}/end", "when the content is unlimited, at least one end string must be non-empty")
         content = self.visit(fmt["content"], f"{path}/content", tuple(e for e in end_list if e != ""), depth + 1)
-        name = self.rule("tag", _seq(begin, content, end_list))
+        name = self.rule("tag", _seq(begin, content, end_list, self.lit))
         self.tag_parts[name] = (begin, content, end_list)
         return name
 
@@ -458,9 +501,19 @@ class _Lowering:
             if len(matching) > 1:
                 self.fail(f"{path}/tags/{i}", "the tag matches several triggers of the triggered_tags format")
             _, content, end_list = self.tag_parts[full[i]]  # the tag after its trigger
-            groups[matching[0]].append(_seq(begin[len(matching[0]):], content, end_list))
+            groups[matching[0]].append(_seq(begin[len(matching[0]):], content, end_list, self.lit))
         pairs = [(tr, self.rule("triggered_tags_group", " | ".join(f"({g})" for g in group)))
                  for tr, group in groups.items() if group]
+        # A trigger that begins with a special token's text: the token triggers it too (then the trigger's rest).
+        by_token: dict[int, list[str]] = {}
+        for tr, group_rule in pairs:
+            marker = self.marker_trigger(tr)
+            if marker is not None:
+                by_token.setdefault(marker[0], []).append(f"{self.lit(marker[1])} {group_rule}" if marker[1]
+                                                          else group_rule)
+        pairs += [(tid, bodies[0] if len(bodies) == 1 and " " not in bodies[0] else
+                   self.rule("triggered_tags_token_group", " | ".join(f"({b})" for b in bodies)))
+                  for tid, bodies in by_token.items()]
         dispatch = self.rule("triggered_tags_sub", _tag_dispatch(
             pairs, loop=not stop_after_first, excludes=_unique(excludes + [e for e in ends if isinstance(e, str)])))
         if at_least_one:
@@ -477,7 +530,7 @@ class _Lowering:
         one = self.rule("tags_with_separator_tags", " | ".join(full))
         if stop_after_first:
             return self.rule("tags_with_separator", one if at_least_one else f'"" | {one}')
-        sep = f"{literal(separator)} " if separator else ""
+        sep = f"{self.lit(separator)} " if separator else ""
         sub_name = self.name("tags_with_separator_sub")
         self.define(sub_name, f'"" | {sep}{one} {sub_name}')
         return self.rule("tags_with_separator", f"{one} {sub_name}" if at_least_one else f'"" | {one} {sub_name}')
@@ -570,20 +623,41 @@ def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _atom(piece) -> str:
-    """A begin / end: a string literal, or a token id as ``Token(id)``."""
+def _special_markers(tokenizer_info) -> dict[str, int]:
+    """Text -> id of the vocabulary's special tokens a structural tag may name by their text (not stop tokens,
+    non-empty valid UTF-8, the first id per text); cached on the TokenizerInfo."""
+    table = getattr(tokenizer_info, "_special_markers", None)
+    if table is None:
+        table = {}
+        stops = set(tokenizer_info.stop_token_ids)
+        decoded = tokenizer_info.decoded_vocab
+        for i in tokenizer_info.special_token_ids:
+            if i in stops or i >= len(decoded) or not decoded[i]:
+                continue
+            try:
+                table.setdefault(bytes(decoded[i]).decode("utf-8"), i)
+            except UnicodeDecodeError:
+                continue
+        tokenizer_info._special_markers = table
+    return table
+
+
+def _atom(piece, lit=None) -> str:
+    """A begin / end: a string literal (through `lit`), or a token id as ``Token(id)``."""
     if isinstance(piece, int):
         return f"Token({piece})"
+    if lit is not None:
+        return lit(piece)
     return literal(piece) if piece else '""'
 
 
-def _seq(begin, content: str, end_list) -> str:
+def _seq(begin, content: str, end_list, lit=None) -> str:
     """``begin content end`` as EBNF (a list of ends as a choice; empty strings left out; ids as tokens)."""
-    parts = [_atom(begin)] if begin != "" else []
+    parts = [_atom(begin, lit)] if begin != "" else []
     parts.append(content)
     if isinstance(end_list, (str, int)):
         end_list = [end_list]
-    ends = [_atom(e) for e in end_list]
+    ends = [_atom(e, lit) for e in end_list]
     if len(ends) == 1:
         if ends[0] != '""':
             parts.append(ends[0])
@@ -593,9 +667,13 @@ def _seq(begin, content: str, end_list) -> str:
 
 
 def _tag_dispatch(pairs, *, loop: bool, excludes: list) -> str:
-    """TagDispatch, or TokenTagDispatch when the triggers are token ids."""
-    tokens = bool(pairs) and isinstance(pairs[0][0], int)
-    quote = str if tokens else literal
+    """TagDispatch (string triggers, token ids allowed beside them), or TokenTagDispatch when every trigger and
+    exclude is a token id."""
+    tokens = all(isinstance(t, int) for t, _ in pairs) and all(isinstance(x, int) for x in excludes)
+
+    def quote(t):
+        return str(t) if isinstance(t, int) else literal(t)
+
     args = [f"({quote(t)}, {rule})" for t, rule in pairs]
     args.append(f"loop_after_dispatch={'true' if loop else 'false'}")
     if excludes:

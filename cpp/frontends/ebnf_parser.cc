@@ -258,10 +258,13 @@ class EbnfParser {
       ++pos_;
       SkipSpace();
       std::string trigger;
-      if (token_level) {
-        trigger = TokenSentinel(ParseTokenId("the trigger of a TokenTagDispatch(...) pair"));
+      if (token_level || (Peek() >= '0' && Peek() <= '9')) {  // TagDispatch also takes a special token's id as a trigger
+        trigger = TokenSentinel(ParseTokenId(token_level ? "the trigger of a TokenTagDispatch(...) pair"
+                                                         : "a token trigger of a TagDispatch(...) pair"));
       } else {
-        if (Peek() != '"' && Peek() != '\'') Fail("the trigger of a TagDispatch(...) pair is a non-empty string literal");
+        if (Peek() != '"' && Peek() != '\'') {
+          Fail("the trigger of a TagDispatch(...) pair is a non-empty string literal or a token id");
+        }
         const size_t trigger_at = pos_;
         trigger = ParseStringLiteral(nullptr);
         if (trigger.empty()) {

@@ -7,7 +7,7 @@
 //   primary   ::= STRING | CLASS | NAME | "(" choice ")" | "." | "Regex(" STRING ")"
 //               | "Substring(" STRING ("," STRING)* ")"
 //               | "AnyOrder(" arg ("," arg)* ")"       arg ::= choice | "separator=" choice
-//               | "TagDispatch(" ( "(" STRING "," NAME ")" "," )* named* ")"
+//               | "TagDispatch(" ( "(" (STRING | ID) "," NAME ")" "," )* named* ")"    ID: a special token trigger
 //                     named ::= "loop_after_dispatch=" ("true" | "false") | "excludes=(" STRING ("," STRING)* ")"
 //               | "TokenTagDispatch(" as TagDispatch with token ids for the strings ")"
 //               | "Token(" ID ("," ID)* ")"                       special tokens by id (grammar.h)
@@ -19,7 +19,8 @@
 // (frontends/regex.h) after decoding the string's escapes; as in xgrammar, its `.` matches any code
 // point. `AnyOrder(a, b?, c*, separator=s)` is xg2jax's any-order construct (grammar.h): a exactly
 // once, b at most once, c any number of times, in any order, s between neighbours; a `?` or `*` on a
-// whole argument is its role. `TagDispatch(...)` is xgrammar's (grammar.h); the other xgrammar builtins
+// whole argument is its role. `TagDispatch(...)` is xgrammar's (grammar.h), with token ids allowed beside
+// string triggers (a model may write a marker as text or as its special token); the other xgrammar builtins
 // (JSONSchema, ...) are rejected. Errors are
 // InputError with "line:column" and the offending line with a caret.
 #pragma once

@@ -93,11 +93,16 @@ void Print(const Grammar& g, int32_t id, int prec, std::string* out) {
       return;
     }
     case ExprKind::kTagDispatch: {
-      // A token-level dispatch (TokenTagDispatch) has token sentinels as its triggers and excludes.
-      const bool tokens = e.children.size() > 0 &&
-                          TokenSentinelId(g.exprs[e.min > 0 ? g.exprs[e.children[0]].children[0] : e.children[0]].bytes) >= 0;
+      // A token-level dispatch (TokenTagDispatch) has token sentinels as its triggers and excludes; a TagDispatch
+      // may mix token triggers (ids) with text ones.
+      auto pattern_of = [&](size_t i) -> const std::string& {
+        return g.exprs[static_cast<int32_t>(i) < e.min ? g.exprs[e.children[i]].children[0] : e.children[i]].bytes;
+      };
+      bool tokens = !e.children.empty();
+      for (size_t i = 0; i < e.children.size(); ++i) tokens = tokens && TokenSentinelId(pattern_of(i)) >= 0;
       auto pattern = [&](const std::string& bytes) {
-        return tokens ? std::to_string(TokenSentinelId(bytes)) : "\"" + EscapeBytes(bytes) + "\"";
+        const int32_t id = TokenSentinelId(bytes);
+        return id >= 0 ? std::to_string(id) : "\"" + EscapeBytes(bytes) + "\"";
       };
       *out += tokens ? "TokenTagDispatch(" : "TagDispatch(";
       for (int32_t i = 0; i < e.min; ++i) {
