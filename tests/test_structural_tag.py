@@ -344,12 +344,3 @@ def test_text_markers_accept_the_special_token_of_that_text():
     # Without the vocabulary (Grammar.from_structural_tag) the markers are text only.
     assert "Token(" not in structural_tag_to_ebnf(value)
 
-
-def test_a_mixed_tag_dispatch_prints_and_parses_back():
-    g = xgr.Grammar.from_ebnf('root ::= TagDispatch(("<a>", r), (7, r), loop_after_dispatch=true, excludes=("x"))\n'
-                              'r ::= "b"')
-    text = str(g)
-    assert 'TagDispatch(("<a>", r), (7, r), loop_after_dispatch=true, excludes=("x"))' in text
-    assert str(xgr.Grammar.from_ebnf(text)) == text
-    with pytest.raises(ValueError, match="a non-empty string literal or a token id"):
-        xgr.Grammar.from_ebnf('root ::= TagDispatch((r, r))\nr ::= "b"')

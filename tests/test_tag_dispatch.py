@@ -116,6 +116,12 @@ def test_printed_grammar_parses_back_to_itself():
     for s, want in (("a<t\n>b", True), ('a"qb', True), ('a"qbzz', False), ("a<t\n>", False), ("ax\\", False),
                     ("a好", False)):
         assert is_grammar_accept_string(text, s) == want, s
+    # Token ids beside string triggers (a marker as text or as its special token) print and parse back too.
+    mixed = xgr.Grammar.from_ebnf('root ::= TagDispatch(("<a>", r), (7, r), excludes=("x"))\nr ::= "b"')
+    assert 'TagDispatch(("<a>", r), (7, r), loop_after_dispatch=true, excludes=("x"))' in str(mixed)
+    assert str(xgr.Grammar.from_ebnf(str(mixed))) == str(mixed)
+    with pytest.raises(ValueError, match="a non-empty string literal or a token id"):
+        xgr.Grammar.from_ebnf('root ::= TagDispatch((r, r))\nr ::= "b"')
 
 
 @pytest.mark.parametrize("text,fragment", [
