@@ -265,3 +265,23 @@ def test_tag_spans_from_status_bits():
     assert tag_spans(status, [7, 1]) == [[TagSpan(0, 1, 3), TagSpan(0, 4, 4), TagSpan(0, 5, -1)], []]
     with pytest.raises(ValueError, match="status"):
         tag_spans([0, 1], [2])
+
+
+def test_a_long_output_keeps_the_tracker_small_with_bounded_rollback():
+    vocab = [b"free text ", b"<call>", b"{ab", b"}</call>", b"<ca", b"ll>{", b"z"]
+    compiled = compile_with(vocab, CALL)
+    sizes = {}
+    for rollback in (-1, 8):
+        m = xgr.GrammarMatcher(compiled, max_rollback_tokens=rollback)
+        for i in range(30_000):
+            assert m.accept_token(0)
+            if i % 10_000 == 9_999:  # a call now and then, its trigger split across tokens
+                assert m.accept_token(4) and m.accept_token(5) and m.accept_token(3)
+            if i in (10_000, 29_999):
+                sizes[rollback, i] = m.memory_size_bytes()
+        m.rollback(2)  # back into the trigger of the last call: its events go
+        assert not m.is_in_tag() and m.accept_token(5) and m.is_in_tag() and m.accept_token(3)
+        assert m.accept_token(1) and m.accept_token(2) and m.accept_token(3) and not m.is_in_tag()
+        ends = [e.text for e in m.take_tag_events() if not e.start]
+        assert ends == ["<call>{}</call>"] * 3 + ["<call>{ab}</call>"], ends
+    assert sizes[8, 29_999] < 200_000 and sizes[8, 29_999] < sizes[-1, 29_999] / 4, sizes

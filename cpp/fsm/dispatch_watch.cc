@@ -1,6 +1,8 @@
 // See dispatch_watch.h.
 #include "fsm/dispatch_watch.h"
 
+#include <algorithm>
+
 namespace xg {
 
 DispatchWatch::DispatchWatch(const Grammar& g, const GrammarFsm& fsm) {
@@ -32,6 +34,7 @@ DispatchWatch::DispatchWatch(const Grammar& g, const GrammarFsm& fsm) {
     for (int32_t i = 0; i < e.min; ++i) {
       const Expr& tag = g.exprs[e.children[i]];
       tags_.push_back({g.exprs[tag.children[0]].bytes, g.exprs[tag.children[1]].rule, r});
+      max_trigger_bytes_ = std::max<int64_t>(max_trigger_bytes_, static_cast<int64_t>(tags_.back().trigger.size()));
     }
   }
   if (tags_.empty()) return;

@@ -32,6 +32,8 @@ class DispatchWatch {
   DispatchWatch(const Grammar& g, const GrammarFsm& fsm);
 
   bool Empty() const { return tags_.empty(); }
+  // The longest trigger, in bytes (a token trigger is its sentinel's 8).
+  int64_t MaxTriggerBytes() const { return max_trigger_bytes_; }
   // The tags of every watched dispatch, dispatches in rule order, each one's tags as written.
   const std::vector<Tag>& Tags() const { return tags_; }
   StateKind Kind(int32_t state) const { return kind_.empty() ? kNone : static_cast<StateKind>(kind_[state]); }
@@ -42,6 +44,7 @@ class DispatchWatch {
  private:
   std::vector<Tag> tags_;
   std::vector<uint8_t> kind_;  // per FSM state (empty when no dispatch is watched)
+  int64_t max_trigger_bytes_ = 0;
 };
 
 }  // namespace xg

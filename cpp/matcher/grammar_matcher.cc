@@ -127,6 +127,9 @@ void GrammarMatcher::CompactHistory() {
     history_.erase(history_.begin(), history_.begin() + drop);
     dropped_steps_ += drop;
   }
+  // The tag tracker's output before the oldest step rollback can undo is read no more.
+  if (!grammar_->dispatch_watch().Empty())
+    tags_.Trim(history_[history_.size() - keep].tags_before, grammar_->dispatch_watch().MaxTriggerBytes());
   // Rolling back the last `keep` steps makes set floor - 1 the last set again: it and the sets above
   // it stay whole.
   const int32_t floor = history_[history_.size() - keep].sets_before;

@@ -84,7 +84,7 @@ class GrammarMatcher {
   // Bytes held by the parse and the rollback history (not the shared compiled grammar).
   size_t MemoryBytes() const {
     ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.memory_size_bytes");
-    return parser_.MemoryBytes() + history_.capacity() * sizeof(Step);
+    return parser_.MemoryBytes() + history_.capacity() * sizeof(Step) + tags_.MemoryBytes();
   }
   // TagDispatch mode (matcher/tag_tracker.h): StepStatus bits 8..10 and the tag index + 1 from bit 16, with
   // or without the switches of the last accepted token; and the switches not yet taken, oldest first.

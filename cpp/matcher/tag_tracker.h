@@ -49,13 +49,18 @@ class TagTracker {
     int32_t step_bits;
   };
 
+  // Offsets are absolute (bytes since the output began), so checkpoints stay valid when Trim drops a prefix.
   Checkpoint Save() const {
-    return {in_tag_, tag_, tag_start_, static_cast<int64_t>(parse_.size()), static_cast<int64_t>(display_.size()),
-            step_bits_};
+    return {in_tag_, tag_, tag_start_, parse_base_ + static_cast<int64_t>(parse_.size()),
+            display_base_ + static_cast<int64_t>(display_.size()), step_bits_};
   }
   // Back to a checkpoint; events of tokens from `first_dropped_token` on are dropped.
   void Restore(const Checkpoint& c, int64_t first_dropped_token);
   void Clear() { *this = TagTracker(); }
+  // Forgets the output no later step can read once the matcher can no longer roll back before `oldest`: what a
+  // trigger's suffix match needs (`max_trigger_bytes` before it) and the text of a tag open there. Amortised: it
+  // copies only when at least half of the kept text would go.
+  void Trim(const Checkpoint& oldest, int64_t max_trigger_bytes);
 
   // Appends one step's bytes (`display`: what the user sees; equal to `bytes` except for a special token)
   // before the parser reads them; ObserveSet is then called after each byte's set.
@@ -71,16 +76,21 @@ class TagTracker {
     out.swap(events_);
     return out;
   }
-  size_t MemoryBytes() const { return parse_.capacity() + display_.capacity(); }
+  size_t MemoryBytes() const {
+    size_t n = parse_.capacity() + display_.capacity() + events_.capacity() * sizeof(TagEvent);
+    for (const TagEvent& e : events_) n += e.text.capacity();
+    return n;
+  }
 
  private:
-  // The display offset of the step's byte offset `p` (may be negative: an earlier step's text).
+  // The (absolute) display offset of the step's byte offset `p` (may be negative: an earlier step's text).
   int64_t DisplayOffset(int64_t p) const;
 
   bool in_tag_ = false;
   int32_t tag_ = -1;        // the current tag, or the last one
   int64_t tag_start_ = 0;   // display offset of the current tag's first byte
   std::string parse_, display_;
+  int64_t parse_base_ = 0, display_base_ = 0;  // bytes trimmed from the front of parse_ / display_
   std::vector<TagEvent> events_;
   int32_t step_bits_ = 0;
   // The step being parsed.
