@@ -59,7 +59,11 @@ ERRORS = [
     ("terminal_references_rule", 'start: TOKEN\nTOKEN: rule\nrule: "a"', "terminal 'TOKEN' cannot reference rule 'rule'"),
     ("no_start", 'item: "a"', "no start rule"),
     ("template", 'start{x}: "a"', "Lark templates are not supported"),
-    ("special_token", "start: <|tool|>", "special tokens (<name>, <[id]>) are not supported"),
+    ("special_token_needs_a_vocabulary", "start: <|tool|>", "named special token <|tool|> requires tokenizer_info"),
+    ("special_token_wildcard", "start: <[*]>", "wildcard special tokens (<[*]>) are not supported"),
+    ("special_token_negated", "start: <[^1,3]>", "negated special-token sets (<[^1,3]>) are not supported"),
+    ("special_token_reversed_range", "start: <[5-2]>", "invalid numeric special-token range '5-2'"),
+    ("special_token_in_terminal", "start: T\nT: <[1]>", "special tokens cannot be used in terminals"),
     ("declare", "%declare X\nstart: X", "directive %declare is not supported"),
     ("non_ascii_ignore_case", 'start: "\\u00c4"i', "case-insensitive string literals currently support ASCII"),
     ("range_length", 'start: "ab".."c"', "range endpoints must be one character"),
@@ -67,6 +71,26 @@ ERRORS = [
     ("json_in_terminal", "start: T\nT: %json {}", "%json cannot be used in terminals"),
     ("bad_json_schema", "start: %json []", "failed to compile inline JSON schema"),
     ("crlf_position", '# c\r\nstart: "a"\r\nitem missing', "line 3, column 6: expected ':' after rule name"),
+]
+
+
+LANGUAGES += [
+    ("substring_chunks_terminal", 'start: "<" PART ">"\nPART: %regex {"substring_chunks": ["ab", "", "cd", "ab"]}',
+     ["<>", "<ab>", "<abcd>", "<cdab>", "<abcdab>"], ["<a>", "<abab>", "<cdcd>", "<abcdabcd>"]),
+    ("substring_chars", 'start: %regex {"substring_chars": "x\\u00e9\\ud83d\\ude42y"}', ["", "x", "é🙂", "xé🙂y"],
+     ["xy", "🙂é"]),
+    ("nested_lark_names", 'start: item %lark {\n  start: item "!"\n  item: "b"\n} item\nitem: "a"', ["ab!a"],
+     ["aaa", "ab!b", "bb!b"]),
+    ("nested_lark_ignore_and_json", 'start: "(" %lark {\n  %import common.WS\n  %ignore WS\n'
+     '  start: "n" "=" %json {"type": "integer"}\n} ")"', ["(n=1)", "(n = -2 )"], ["(n=x)", "( n=1)"]),
+]
+
+ERRORS += [
+    ("unknown_named_grammar", "start: @nope", "unknown named grammar '@nope'"),
+    ("bad_structured_regex", 'start: %regex {"substring_chunks": "ab"}', "substring_chunks takes a list of strings"),
+    ("unterminated_nested_lark", 'start: %lark { start: "a"', "unterminated %lark { ... } block"),
+    ("nested_lark_in_terminal", 'start: T\nT: %lark { start: "a" }', "%lark cannot be used in terminals"),
+    ("error_inside_nested_lark", "start: %lark { start: missing }", "in the nested %lark grammar"),
 ]
 
 
@@ -91,6 +115,54 @@ class LarkTest(GrammarTestCase, parameterized.TestCase):
         with self.assertRaises(LarkError) as ctx:
             lark_to_ebnf('start: "a"\nitem missing')
         self.assertEqual(str(ctx.exception).splitlines()[1:], ["  item missing", "       ^"])
+
+    def test_named_grammars(self):
+        item = xg2jax.Grammar.from_lark('start: "x" | "y"')
+        digits = xg2jax.Grammar.from_regex("[0-9]+")
+        grammar = xg2jax.Grammar.from_lark(
+            'start: "[" @item ("," @item)* "]" %lark { start: ":" @num }',
+            named_grammars={"item": item, "num": digits})
+        for text in ["[x]:1", "[y,x]:42"]:
+            self.assertGrammarAccepts(grammar, text)
+        for text in ["[]:1", "[x,]:1", "[x]:", "[z]:1"]:
+            self.assertGrammarRejects(grammar, text)
+        # Named Lark texts refer to each other; each is embedded once however often it is referred to.
+        grammar = xg2jax.Grammar.from_lark("start: @pair", named_grammars={
+            "pair": 'start: @word "=" @word', "word": "start: /[a-z]+/"})
+        self.assertGrammarAccepts(grammar, "ab=c")
+        self.assertGrammarRejects(grammar, "ab=")
+        self.assertEqual(str(grammar).count("named_word_root ::="), 1)
+
+    def test_named_grammar_errors(self):
+        item = xg2jax.Grammar.from_lark('start: "x"')
+        with self.assertRaisesRegex(LarkError, "circular named grammar reference: @a -> @b -> @a"):
+            xg2jax.Grammar.from_lark("start: @a", named_grammars={"a": "start: @b", "b": 'start: "(" @a ")"'})
+        for bad, kind, fragment in (([item], TypeError, "must be a dictionary"),
+                                    ({1: item}, TypeError, "names must be strings"),
+                                    ({"item": 1}, TypeError, "must be Grammar instances or Lark strings"),
+                                    ({"bad name": item}, LarkError, "Invalid named grammar name")):
+            with self.assertRaisesRegex(kind, fragment):
+                xg2jax.Grammar.from_lark("start: @item", named_grammars=bad)
+        compiler = xg2jax.GrammarCompiler(xg2jax.TokenizerInfo(["x", "y"]))
+        matcher = xg2jax.GrammarMatcher(compiler.compile_lark("start: @item", named_grammars={"item": item}))
+        self.assertTrue(matcher.accept_string("x"))
+
+    def test_special_tokens(self):
+        tok = xg2jax.TokenizerInfo(["a", "<|tool|>", "b", "</s>", "<|tool|>"], stop_token_ids=[3],
+                                   special_token_ids=[1, 4])
+        compiler = xg2jax.GrammarCompiler(tok)
+
+        def accepts(lark, tokens):
+            m = xg2jax.GrammarMatcher(compiler.compile_lark(lark))
+            return all(m.accept_token(t) for t in tokens) and m.is_completed()
+
+        # By id (text tokens too: exactly those ids) and by name (every entry spelled so).
+        for tokens, want in (([0], True), ([2], True), ([1], True), ([4], True), ([0, 1], False), ([3], False)):
+            self.assertEqual(accepts("start: <[0,2]> | <|tool|>", tokens), want, tokens)
+        self.assertTrue(accepts('start: <[0-2]> "b"', [1, 2]))
+        self.assertFalse(accepts('start: <[0-2]> "b"', [4, 2]))
+        with self.assertRaisesRegex(LarkError, "unknown special token <nope>"):
+            xg2jax.Grammar.from_lark("start: <nope>", tokenizer_info=tok)
 
     def test_start_rule_option(self):
         grammar = xg2jax.Grammar.from_lark('top: "x"\nstart: "y"', start="top")

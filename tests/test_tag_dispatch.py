@@ -138,8 +138,8 @@ def test_printed_grammar_parses_back_to_itself():
     ('root ::= TagDispatch(("a", r)\nr ::= "a"', "expected ',' or ')' in TagDispatch(...)"),
     ('root ::= "a" (= TagDispatch(("a", r)))\nr ::= "a"', "TagDispatch(...) is not allowed in the lookahead"),
     # token elements (the vocabulary of _special_tokenizer below: 16 tokens, 0 stop, 1-3 special)
-    ('root ::= Token(4)', "Token(4) names a text token"),
     ('root ::= Token(0)', "Token(0) names a stop token"),
+    ('root ::= TokenTagDispatch((4, r))\nr ::= "x"', "token 4 ('a') is a text token: the token triggers and excludes"),
     ('root ::= Token(99)', "Token id 99 in the grammar is out of the vocabulary range [0, 16)"),
     ('root ::= Token()', "Token(...) needs at least one token id"),
     ('root ::= Token("a")', "Token(...) takes token ids"),
@@ -268,12 +268,12 @@ TOKEN_GRAMMAR = ('root ::= TokenTagDispatch((1, call), loop_after_dispatch=true)
                  'call ::= "{" [ab]* "}" Token(2)')
 
 
-def _walk_with_oracle(compiled, tokens):
+def _walk_with_oracle(compiled, tokens, vocab=None):
     m = xgr.GrammarMatcher(compiled)
     for t in tokens:
         extra, missing = mask_oracle_diff(m)
         assert len(extra) == 0 and len(missing) == 0, (t, extra, missing)
-        assert m.accept_token(t), SPECIAL_VOCAB[t]
+        assert m.accept_token(t), (vocab.decoded_vocab[t] if vocab is not None else SPECIAL_VOCAB[t])
     extra, missing = mask_oracle_diff(m)
     assert len(extra) == 0 and len(missing) == 0
     return m
@@ -291,6 +291,36 @@ def test_special_token_triggers_and_ends():
     for t in (12, 13):  # text tokens with bytes >= 0xF8 (never UTF-8) never match
         assert not m.accept_token(t)
     assert m.accept_token(1) and not m.accept_token(1) and not m.accept_token(4) and m.accept_token(6)
+
+
+def test_token_elements_may_name_text_tokens():
+    """Token(ids) matches exactly those tokens, text tokens included; a text token it names still matches its text
+    wherever the grammar allows that text, and a token read both ways keeps both parses."""
+    tok = xgr.TokenizerInfo(["</s>", "aa", "bb", "cc", "a", "b"], stop_token_ids=[0])
+    compiler = xgr.GrammarCompiler(tok)
+    cases = [
+        ('root ::= Token(1, 3)', [[1], [3]], [[2], [4, 4]]),
+        ('root ::= Token(1) "bb"', [[1, 2], [1, 5, 5]], [[4, 4, 2], [2]]),
+        # "aa" is read as the element (then "x") and as text (then "bb"): both parses live on
+        ('root ::= Token(1) "x" | "aa" "bb"', [[1, 2], [4, 4, 2]], [[1]]),
+        ('root ::= "a"* Token(1)', [[1], [4, 1], [1, 1]], [[4], [4, 4]]),
+    ]
+    for grammar, accepted, rejected in cases:
+        compiled = compiler.compile_grammar(grammar)
+        for tokens in accepted:
+            m = _walk_with_oracle(compiled, tokens, vocab=tok)
+            assert m.is_completed(), (grammar, tokens)
+        for tokens in rejected:
+            m = xgr.GrammarMatcher(compiled)
+            assert not (all(m.accept_token(t) for t in tokens) and m.is_completed()), (grammar, tokens)
+    # Rollback and fork across a step read both ways.
+    m = xgr.GrammarMatcher(compiler.compile_grammar('root ::= Token(1) "cc" | "aa" "bb"'))
+    assert m.accept_token(1)
+    f = m.fork()
+    assert m.accept_token(2) and m.is_completed()
+    m.rollback(1)
+    assert m.accept_token(3) and m.is_completed()
+    assert f.accept_token(3) and not f.accept_token(2)
 
 
 def test_token_elements_print_and_parse_back():

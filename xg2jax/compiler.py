@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 
 from xg2jax import _core
 from xg2jax.tokenizer_info import TokenizerInfo
@@ -176,20 +177,39 @@ class Grammar:
         return Grammar(_core.Grammar.combine([_as_grammar(g, "Grammar.concat")._handle for g in grammars], True))
 
     @staticmethod
-    def from_lark(lark_string: str, start: str = "start", *, tokenizer_info=None) -> "Grammar":
+    def from_lark(lark_string: str, start: str = "start", *, tokenizer_info=None,
+                  named_grammars: dict | None = None) -> "Grammar":
         """The grammar of a Lark grammar's start rule (xg2jax.lark lists the dialect).
 
-        ``tokenizer_info`` is accepted for xgrammar's signature; special-token elements, which would need it, are
-        not supported.
+        ``tokenizer_info`` resolves special tokens named by their text (``<|tool|>``; ``<[1,5-7]>`` names ids and
+        needs none). ``named_grammars`` maps names to a :class:`Grammar` or the text of a Lark grammar, which
+        ``@name`` in the grammar (and in the named Lark texts) refers to.
 
         Raises
         ------
         xg2jax.lark.LarkError
-            (a ``ValueError`` and a ``RuntimeError``) naming the line, column and construct.
+            (a ``ValueError`` and a ``RuntimeError``) naming the line, column and construct; also for a bad
+            name or a cycle among the named grammars.
+        TypeError
+            If ``named_grammars`` is not a dict of names to Grammar objects or Lark strings.
         """
-        from xg2jax.lark import lark_to_ebnf
+        from xg2jax.lark import LarkError, lark_to_ebnf
 
-        return Grammar.from_ebnf(lark_to_ebnf(lark_string, start))
+        if named_grammars is not None:
+            if not isinstance(named_grammars, dict):
+                raise TypeError(f"Grammar.from_lark: named_grammars must be a dictionary, got "
+                                f"{type(named_grammars).__name__}")
+            for name, value in named_grammars.items():
+                if not isinstance(name, str):
+                    raise TypeError(f"Grammar.from_lark: named grammar names must be strings, got {name!r}")
+                if not isinstance(value, (Grammar, str)):
+                    raise TypeError(f"Grammar.from_lark: named grammar values must be Grammar instances or Lark "
+                                    f"strings, got {type(value).__name__} for {name!r}")
+                if not _NAMED_GRAMMAR_NAME.fullmatch(name):
+                    raise LarkError(name, 0, f"Invalid named grammar name {name!r} (letters, digits and '_', not "
+                                             "starting with a digit)")
+        return Grammar.from_ebnf(lark_to_ebnf(lark_string, start, named_grammars=named_grammars,
+                                              tokenizer_info=tokenizer_info))
 
     @staticmethod
     def from_regex(pattern: str, *, search: bool = False) -> "Grammar":
@@ -233,6 +253,9 @@ class Grammar:
 
     def __repr__(self) -> str:
         return f"Grammar(root={self.root_rule_name!r}, rules={self._handle.num_rules})"
+
+
+_NAMED_GRAMMAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class CompiledGrammar:
@@ -521,9 +544,12 @@ class GrammarCompiler:
         return self.compile_grammar(structural_tag_to_ebnf(value, self._tokenizer_info),
                                     precompute_masks=precompute_masks)
 
-    def compile_lark(self, lark_string: str, start: str = "start", *, precompute_masks: bool = False) -> CompiledGrammar:
+    def compile_lark(self, lark_string: str, start: str = "start", *, named_grammars: dict | None = None,
+                     precompute_masks: bool = False) -> CompiledGrammar:
         """Compile a Lark grammar (:meth:`Grammar.from_lark`; ``xg2jax.lark`` lists the dialect)."""
-        return self.compile_grammar(Grammar.from_lark(lark_string, start), precompute_masks=precompute_masks)
+        grammar = Grammar.from_lark(lark_string, start, named_grammars=named_grammars,
+                                    tokenizer_info=self.tokenizer_info)
+        return self.compile_grammar(grammar, precompute_masks=precompute_masks)
 
     def compile_regex(self, pattern: str, *, precompute_masks: bool = False) -> CompiledGrammar:
         r"""Compile a regular expression that the whole output must match.

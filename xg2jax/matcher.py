@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from xg2jax import _core
-from xg2jax.compiler import CompiledGrammar
+from xg2jax.compiler import CompiledGrammar, InputError
 
 __all__ = [
     "GrammarMatcher",
@@ -57,7 +57,7 @@ def _as_numpy(bitmask, what: str) -> np.ndarray:
         try:
             return np.from_dlpack(bitmask)
         except (RuntimeError, BufferError, TypeError) as e:
-            raise ValueError(f"{what}: the bitmask must be a CPU array (DLPack export failed: {e})") from e
+            raise InputError(f"{what}: the bitmask must be a CPU array (DLPack export failed: {e})") from e
     raise TypeError(f"{what}: expected a numpy array or a DLPack CPU array, got {type(bitmask).__name__}")
 
 
@@ -79,7 +79,7 @@ def _to_numpy_readonly(a) -> np.ndarray:
 def _check_words(num_words: int, vocab_size: int, what: str) -> None:
     need = (vocab_size + 31) // 32
     if num_words < need:
-        raise ValueError(f"{what}: the bitmask row has {num_words} int32 words, but vocab_size {vocab_size} needs {need}")
+        raise InputError(f"{what}: the bitmask row has {num_words} int32 words, but vocab_size {vocab_size} needs {need}")
 
 
 class GrammarMatcher:
@@ -169,7 +169,7 @@ class GrammarMatcher:
             raise TypeError(f"accept_token: token_id must be an int, got {type(token_id).__name__}")
         token_id = int(token_id)
         if not 0 <= token_id < self.vocab_size:
-            raise ValueError(f"GrammarMatcher.accept_token: token id {token_id} is out of range [0, {self.vocab_size})")
+            raise InputError(f"GrammarMatcher.accept_token: token id {token_id} is out of range [0, {self.vocab_size})")
         return self._handle.accept_token(token_id)
 
     def accept_string(self, input_str: str | bytes) -> bool:
@@ -331,15 +331,15 @@ def batch_fill_next_token_bitmask(
     """
     arr = _as_numpy(bitmask, "batch_fill_next_token_bitmask")
     if arr.dtype != np.int32:
-        raise ValueError(f"batch_fill_next_token_bitmask: the bitmask must have dtype int32, got {arr.dtype}")
+        raise InputError(f"batch_fill_next_token_bitmask: the bitmask must have dtype int32, got {arr.dtype}")
     idx = list(range(len(matchers))) if indices is None else [int(i) for i in indices]
     if arr.ndim != 2:
-        raise ValueError(f"batch_fill_next_token_bitmask: the bitmask must be 2-D, got shape {arr.shape}")
+        raise InputError(f"batch_fill_next_token_bitmask: the bitmask must be 2-D, got shape {arr.shape}")
     for m in matchers:
         _check_words(arr.shape[1], m.vocab_size, "batch_fill_next_token_bitmask")
     handles = [m._handle for m in matchers]
     if len({id(h) for h in handles}) != len(handles):
-        raise ValueError("batch_fill_next_token_bitmask: the same matcher appears twice")
+        raise InputError("batch_fill_next_token_bitmask: the same matcher appears twice")
     _core.batch_fill(handles, arr, idx, int(num_threads))
 
 
@@ -357,7 +357,7 @@ class BatchGrammarMatcher:
         if max_threads == "auto":
             max_threads = min(8, os.cpu_count() or 1)
         if isinstance(max_threads, bool) or not isinstance(max_threads, int) or max_threads < 1:
-            raise ValueError(f"BatchGrammarMatcher: max_threads must be a positive int or 'auto', got {max_threads!r}")
+            raise InputError(f"BatchGrammarMatcher: max_threads must be a positive int or 'auto', got {max_threads!r}")
         self.max_threads = max_threads
 
     def batch_fill_next_token_bitmask(self, matchers: Sequence[GrammarMatcher], bitmask,
@@ -371,7 +371,7 @@ class BatchGrammarMatcher:
                            debug_print: bool = False) -> list[bool]:
         """``matchers[i].accept_token(tokens[i])`` for every i."""
         if len(matchers) != len(tokens):
-            raise ValueError(f"batch_accept_token: {len(matchers)} matchers but {len(tokens)} tokens")
+            raise InputError(f"batch_accept_token: {len(matchers)} matchers but {len(tokens)} tokens")
         return [m.accept_token(int(t)) for m, t in zip(matchers, tokens)]
 
     @staticmethod
@@ -379,7 +379,7 @@ class BatchGrammarMatcher:
                             debug_print: bool = False) -> list[bool]:
         """``matchers[i].accept_string(strings[i])`` for every i."""
         if len(matchers) != len(strings):
-            raise ValueError(f"batch_accept_string: {len(matchers)} matchers but {len(strings)} strings")
+            raise InputError(f"batch_accept_string: {len(matchers)} matchers but {len(strings)} strings")
         return [m.accept_string(s) for m, s in zip(matchers, strings)]
 
     @staticmethod
@@ -387,7 +387,7 @@ class BatchGrammarMatcher:
         """``matchers[i].rollback(num_tokens[i])`` (or the same count for all)."""
         counts = [int(num_tokens)] * len(matchers) if isinstance(num_tokens, int) else [int(n) for n in num_tokens]
         if len(counts) != len(matchers):
-            raise ValueError(f"batch_rollback: {len(matchers)} matchers but {len(counts)} counts")
+            raise InputError(f"batch_rollback: {len(matchers)} matchers but {len(counts)} counts")
         for m, n in zip(matchers, counts):
             if n:
                 m.rollback(n)
@@ -436,11 +436,11 @@ def apply_token_bitmask_inplace(logits, bitmask, *, vocab_size: int | None = Non
         bitmask = bitmask.cpu()
     bitmask = _as_numpy(bitmask, what)
     if bitmask.dtype != np.int32:
-        raise ValueError(f"{what}: the bitmask must have dtype int32, got {bitmask.dtype}")
+        raise InputError(f"{what}: the bitmask must have dtype int32, got {bitmask.dtype}")
     if not np.issubdtype(logits.dtype, np.floating):
-        raise ValueError(f"{what}: logits must be floating point, got {logits.dtype}")
+        raise InputError(f"{what}: logits must be floating point, got {logits.dtype}")
     if not logits.flags.writeable:
-        raise ValueError(f"{what}: logits are read-only")
+        raise InputError(f"{what}: logits are read-only")
     lg = logits[None, :] if logits.ndim == 1 else logits
     bm = bitmask[None, :] if bitmask.ndim == 1 else bitmask
     rows, cols = _apply_plan(lg.shape, bm.shape, vocab_size, indices, what)
@@ -454,22 +454,22 @@ def apply_token_bitmask_inplace(logits, bitmask, *, vocab_size: int | None = Non
 def _apply_plan(logits_shape, bitmask_shape, vocab_size, indices, what: str) -> tuple[list[int], int]:
     """The rows to mask and how many columns, after checking shapes (both 2-D here)."""
     if len(logits_shape) != 2 or len(bitmask_shape) != 2:
-        raise ValueError(f"{what}: bad shapes logits {tuple(logits_shape)}, bitmask {tuple(bitmask_shape)}")
+        raise InputError(f"{what}: bad shapes logits {tuple(logits_shape)}, bitmask {tuple(bitmask_shape)}")
     if indices is None:
         if bitmask_shape[0] != logits_shape[0]:
-            raise ValueError(f"{what}: {logits_shape[0]} logits rows but {bitmask_shape[0]} bitmask rows")
+            raise InputError(f"{what}: {logits_shape[0]} logits rows but {bitmask_shape[0]} bitmask rows")
         rows = list(range(logits_shape[0]))
     else:
         rows = [int(i) for i in indices]
         for r in rows:
             if not (0 <= r < logits_shape[0] and r < bitmask_shape[0]):
-                raise ValueError(f"{what}: index {r} out of range ({logits_shape[0]} logits rows, "
+                raise InputError(f"{what}: index {r} out of range ({logits_shape[0]} logits rows, "
                                  f"{bitmask_shape[0]} bitmask rows)")
     cols = logits_shape[1]
     if vocab_size is not None:
         vocab_size = int(vocab_size)
         if not 0 <= vocab_size <= cols or bitmask_shape[1] * 32 < vocab_size:
-            raise ValueError(f"{what}: vocab_size {vocab_size} must be at most the logits' {cols} columns and the "
+            raise InputError(f"{what}: vocab_size {vocab_size} must be at most the logits' {cols} columns and the "
                              f"bitmask's {bitmask_shape[1] * 32} bits")
         cols = vocab_size
     return rows, cols
@@ -481,11 +481,11 @@ def _apply_torch(logits, bitmask, vocab_size, indices, what: str) -> None:
     import torch
 
     if not logits.is_floating_point():
-        raise ValueError(f"{what}: logits must be floating point, got {logits.dtype}")
+        raise InputError(f"{what}: logits must be floating point, got {logits.dtype}")
     if not isinstance(bitmask, torch.Tensor):
         bitmask = torch.from_numpy(_as_numpy(bitmask, what))
     if bitmask.dtype != torch.int32:
-        raise ValueError(f"{what}: the bitmask must have dtype int32, got {bitmask.dtype}")
+        raise InputError(f"{what}: the bitmask must have dtype int32, got {bitmask.dtype}")
     lg = logits.unsqueeze(0) if logits.dim() == 1 else logits
     bm = bitmask.unsqueeze(0) if bitmask.dim() == 1 else bitmask
     rows, cols = _apply_plan(tuple(lg.shape), tuple(bm.shape), vocab_size, indices, what)

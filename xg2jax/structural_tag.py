@@ -307,8 +307,8 @@ class _Lowering:
         if not isinstance(kind, str):
             self.fail(f"{path}/type", "a format's type must be a string")
         if kind in _TOKEN_FREE_TEXT:
-            self.fail(path, f"the token-level format '{kind}' is not supported yet (free text over tokens; "
-                            f"token elements name special tokens only)")
+            self.fail(path, f"the token-level format '{kind}' is not supported yet (free text over tokens: any "
+                            f"token but some)")
         method = getattr(self, "_" + kind, None) if kind in _FORMAT_KINDS else None
         if method is None:
             self.fail(f"{path}/type", f"format type not recognized: {kind!r} (supported: {', '.join(_FORMAT_KINDS)})")

@@ -17,6 +17,13 @@ from xg2jax.vocab_decoding import LoadedVocab, VocabType, decode_vocab
 __all__ = ["TokenizerInfo", "VocabType"]
 
 
+#: Spellings that make a token a stop token when ``TokenizerInfo`` is given no ``stop_token_ids`` (the markers
+#: xgrammar detects: end of sequence in the Llama 2 / Gemma / GPT-2 / Llama 3 / DeepSeek families).
+DETECTED_STOP_TOKENS = ("</s>", "<|end_of_text|>", "<|eot_id|>", "<|endoftext|>", "<eos>", "<|eos|>", "<end_of_turn>",
+                        "<｜end▁of▁sentence｜>")
+_DETECTED_STOP_BYTES = frozenset(t.encode() for t in DETECTED_STOP_TOKENS)
+
+
 class TokenizerInfo:
     """A decoded vocabulary with its special and stop tokens.
 
@@ -31,7 +38,9 @@ class TokenizerInfo:
         Width of the model's logits, which may exceed ``len(encoded_vocab)`` (padding). Padding ids
         are never allowed. Default ``len(encoded_vocab)``.
     stop_token_ids : sequence of int, optional
-        Tokens that end generation; allowed exactly when the grammar can end. Default: none.
+        Tokens that end generation; allowed exactly when the grammar can end. Default (None): as xgrammar,
+        the tokens spelled exactly as a common end-of-sequence marker (``DETECTED_STOP_TOKENS``: ``</s>``,
+        ``<|endoftext|>``, ``<|eot_id|>``, ...); ``[]`` for none.
     add_prefix_space : bool, optional
         Whether the tokenizer prepends a space to text (recorded, as in xgrammar).
     special_token_ids : sequence of int, optional
@@ -67,6 +76,8 @@ class TokenizerInfo:
                 if not 0 <= i < n:
                     raise ValueError(f"TokenizerInfo: {name} contains {i}, outside [0, {n})")
         decoded = decode_vocab(encoded_vocab, self._vocab_type, added_token_ids=specials)
+        if stop_token_ids is None:
+            stops = [i for i, b in enumerate(decoded) if b in _DETECTED_STOP_BYTES]
         self._init_decoded(decoded, size, specials, stops)
 
     def _init_decoded(self, decoded: list[bytes], size: int, specials: list[int], stops: list[int]) -> None:

@@ -58,17 +58,25 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
       rule_cache_(std::move(rule_cache)),
       start_state_(fsm_.RuleStart(fsm_.Root())),
       dispatch_watch_(grammar_, fsm_) {
-  // Token elements name special tokens of this vocabulary (a text token is matched by its text, a stop token
-  // ends the output).
+  // Token elements name tokens of this vocabulary by id (grammar.h; a stop token ends the output and cannot be
+  // one). A dispatch's token triggers and excludes must be special tokens: its free text is text, so a text token
+  // there would be read as free text too, where a token-level dispatch means "this token always dispatches".
+  std::vector<int32_t> dispatch_tokens;
   for (const Expr& e : grammar_.exprs) {
     if (e.kind == ExprKind::kToken) token_elements_.push_back(e.min);
     if (e.kind == ExprKind::kTagDispatch) {
       for (size_t i = 0; i < e.children.size(); ++i) {
         const Expr& c = grammar_.exprs[e.children[i]];
         const int32_t id = TokenSentinelId(static_cast<int32_t>(i) < e.min ? grammar_.exprs[c.children[0]].bytes : c.bytes);
-        if (id >= 0) token_elements_.push_back(id);
+        if (id >= 0) token_elements_.push_back(id), dispatch_tokens.push_back(id);
       }
     }
+  }
+  for (int32_t id : dispatch_tokens) {
+    XG_USER_CHECK(id >= tok_->NumTokens() || !tok_->MatchesText(id))
+        << "token " << id << " ('" << EscapeBytes(tok_->Token(id).substr(0, 40)) << "') is a text token: the token "
+        << "triggers and excludes of TokenTagDispatch(...) / TagDispatch(...) must be special tokens (free text over "
+        << "tokens is not supported)";
   }
   std::sort(token_elements_.begin(), token_elements_.end());
   token_elements_.erase(std::unique(token_elements_.begin(), token_elements_.end()), token_elements_.end());
@@ -77,9 +85,6 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
                                           << tok_->NumTokens() << ")";
     XG_USER_CHECK(!std::binary_search(tok_->StopIds().begin(), tok_->StopIds().end(), id))
         << "Token(" << id << ") names a stop token: it ends the output and cannot be a token element";
-    XG_USER_CHECK(!tok_->MatchesText(id))
-        << "Token(" << id << ") names a text token: token elements take special tokens (a text token is matched by "
-        << "its text, here '" << EscapeBytes(tok_->Token(id).substr(0, 40)) << "')";
   }
   entries_.reset(new std::atomic<const TokenMaskEntry*>[fsm_.NumStates()]);
   for (int32_t s = 0; s < fsm_.NumStates(); ++s) entries_[s].store(nullptr, std::memory_order_relaxed);

@@ -40,8 +40,8 @@ class CompiledGrammar {
   const Grammar& grammar() const { return grammar_; }
   const GrammarFsm& fsm() const { return fsm_; }
   const TokenizerInfo& tokenizer() const { return *tok_; }
-  // The special tokens the grammar names (Token(...), TokenTagDispatch; grammar.h token elements), sorted: the
-  // matcher feeds their sentinels, and a fill checks them after the mask entries (which hold text tokens only).
+  // The tokens the grammar names (Token(...), TokenTagDispatch; grammar.h token elements), sorted: the matcher
+  // feeds their sentinels, and a fill checks them after the mask entries (which hold the text readings only).
   const std::vector<int32_t>& TokenElements() const { return token_elements_; }
   bool NamesToken(int32_t id) const { return std::binary_search(token_elements_.begin(), token_elements_.end(), id); }
   const Limits& limits() const { return limits_; }

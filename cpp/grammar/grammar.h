@@ -81,12 +81,13 @@ struct Rule {
   bool counted = false;
 };
 
-// Token elements (`Token(id)`, `TokenTagDispatch((id, rule), ...)`) name special tokens, which have no text. The
-// byte automata see a token element as its sentinel, TokenSentinel(id): 0xFF, then the id's 21 bits as 7 bytes
-// 0xF8 + 3 bits (most significant first). No other construct produces a byte >= kFirstReservedByte (text is UTF-8
-// of code points; TagDispatch free text reads reserved bytes only on the way into a trigger), and a vocabulary
-// token holding such a byte never matches text (TokenizerInfo::MatchesText), so these bytes reach the parser only
-// from the matcher accepting a special token the grammar names.
+// Token elements (`Token(id)`, `TokenTagDispatch((id, rule), ...)`) name tokens by id: special tokens, which have
+// no text, and text tokens (matched by id there, and by their text wherever the grammar allows it). The byte
+// automata see a token element as its sentinel, TokenSentinel(id): 0xFF, then the id's 21 bits as 7 bytes 0xF8 + 3
+// bits (most significant first). No other construct produces a byte >= kFirstReservedByte (text is UTF-8 of code
+// points; TagDispatch free text reads reserved bytes only on the way into a trigger), and a vocabulary token holding
+// such a byte never matches text (TokenizerInfo::MatchesText), so these bytes reach the parser only from the matcher
+// accepting a token the grammar names (a named text token is read both ways: GrammarMatcher::TryAdvanceEither).
 constexpr int kFirstReservedByte = 0xF8;
 constexpr int32_t kMaxTokenElementId = (1 << 21) - 1;
 inline std::string TokenSentinel(int32_t id) {

@@ -89,9 +89,57 @@ bool GrammarMatcher::TryAdvance(const std::string& bytes, const std::string* dis
 bool GrammarMatcher::TryAdvanceToken(int32_t id, bool accepting) {
   const TokenizerInfo& tok = grammar_->tokenizer();
   const std::string& text = tok.Token(id);
-  if (tok.MatchesText(id)) return TryAdvance(text, accepting ? &text : nullptr);
-  if (grammar_->NamesToken(id)) return TryAdvance(TokenSentinel(id), accepting ? &text : nullptr);  // a token element (grammar.h)
+  const bool as_text = tok.MatchesText(id), as_element = grammar_->NamesToken(id);
+  if (as_text && as_element) return TryAdvanceEither(text, TokenSentinel(id), accepting);
+  if (as_text) return TryAdvance(text, accepting ? &text : nullptr);
+  if (as_element) return TryAdvance(TokenSentinel(id), accepting ? &text : nullptr);  // a token element (grammar.h)
   return false;  // special tokens the grammar does not name never match
+}
+
+bool GrammarMatcher::TryAdvanceEither(const std::string& text, const std::string& sentinel, bool accepting) {
+  // Two readings of one token: its text, and the token element that names it. The parse after the token is
+  // the union of both last sets; the first reading's other sets stay below the second's (completions read
+  // them as origins), so rollback pops them all as one step.
+  const int32_t base = parser_.NumSets() - 1;
+  const TagTracker::Checkpoint tags_before = tags_.Save();
+  const bool text_ok = TryAdvance(text, accepting ? &text : nullptr);
+  if (!text_ok) return TryAdvance(sentinel, accepting ? &text : nullptr);
+  if (!accepting) return true;  // a probe: either reading is enough
+  const std::vector<EarleyItem> first(parser_.SetBegin(parser_.NumSets() - 1), parser_.SetEnd(parser_.NumSets() - 1));
+  const uint8_t first_flags = parser_.SetFlags(parser_.NumSets() - 1);
+  parser_.PopSets(1);
+  int32_t pushed = 0;
+  auto restore_first = [&] {
+    parser_.PopSets(pushed);
+    parser_.PushClosedSet(first.data(), first.size(), first_flags);
+  };
+  try {
+    for (size_t i = 0; i < sentinel.size(); ++i) {
+      const uint8_t byte = static_cast<uint8_t>(sentinel[i]);
+      if (!(i == 0 ? parser_.AdvanceFrom(base, byte) : parser_.Advance(byte))) {
+        restore_first();
+        return true;
+      }
+      ++pushed;
+    }
+  } catch (const LimitError& e) {
+    restore_first();  // then back before the token: a limit leaves the parse as it was, as for any token
+    parser_.PopSets(parser_.NumSets() - 1 - base);
+    tags_.Restore(tags_before, NumAcceptedTokens());
+    sticky_error_ = e.what();
+    throw;
+  }
+  std::vector<EarleyItem> merged(parser_.SetBegin(parser_.NumSets() - 1), parser_.SetEnd(parser_.NumSets() - 1));
+  const uint8_t flags = first_flags | parser_.SetFlags(parser_.NumSets() - 1);
+  parser_.PopSets(1);
+  for (const EarleyItem& it : first) {
+    const bool seen = std::any_of(merged.begin(), merged.end(), [&](const EarleyItem& m) {
+      return m.state == it.state && m.origin == it.origin && m.lineage == it.lineage && m.count == it.count;
+    });
+    if (!seen) merged.push_back(it);
+  }
+  parser_.PushClosedSet(merged.data(), merged.size(), flags);
+  return true;
 }
 
 bool GrammarMatcher::AcceptToken(int32_t id) {

@@ -108,8 +108,12 @@ class GrammarMatcher {
   // Parses `bytes` on top of the current state; on failure pops what it pushed. Returns success. With
   // `display` (what the user sees of these bytes) the step is an accepted one and the tag tracker follows it.
   bool TryAdvance(const std::string& bytes, const std::string* display = nullptr);
-  // One non-stop token's bytes: its text, or the sentinel of a token element the grammar names (grammar.h).
+  // One non-stop token's bytes: its text, or the sentinel of a token element the grammar names (grammar.h), or
+  // both for a text token a Token() element names (TryAdvanceEither).
   bool TryAdvanceToken(int32_t id, bool accepting = false);
+  // Parses `text` and, from the same set, `sentinel`; accepted, the last set is the union of both readings'.
+  // The tag tracker follows the text reading.
+  bool TryAdvanceEither(const std::string& text, const std::string& sentinel, bool accepting);
   // FillNextTokenBitmask without the use guard and the sticky-error bookkeeping.
   void FillUnchecked(uint32_t* words, int32_t num_words);
   bool IsStop(int32_t id) const;

@@ -268,13 +268,16 @@ void EarleyParser::ThrowWorkLimit() const {
                    " steps (Limits.max_work_per_byte): the grammar is too ambiguous for this input");
 }
 
-bool EarleyParser::Advance(uint8_t byte) {
-  const int32_t k = NumSets() - 1;
+bool EarleyParser::Advance(uint8_t byte) { return AdvanceFrom(NumSets() - 1, byte); }
+
+bool EarleyParser::AdvanceFrom(int32_t k, uint8_t byte) {
+  XG_ICHECK(k >= 0 && k < NumSets()) << "AdvanceFrom(" << k << ") with " << NumSets() << " sets";
   const int32_t b = set_begin_[k], e = set_begin_[k + 1];
+  const size_t before = items_.size();
   BeginSet();
   set_begin_.push_back(static_cast<int32_t>(items_.size()));
   auto drop_new_set = [&] {
-    items_.resize(e);
+    items_.resize(before);
     set_begin_.pop_back();
     set_flags_.pop_back();
     leo_.pop_back();

@@ -112,6 +112,9 @@ class EarleyParser {
 
   // Scans `byte` from the last set. Returns false (and changes nothing) if no item can read it.
   bool Advance(uint8_t byte);
+  // Scans `byte` from set k (not necessarily the last) into a new last set: the first byte of a second
+  // reading of one token (GrammarMatcher: a text token a Token() element also names). Same contract.
+  bool AdvanceFrom(int32_t k, uint8_t byte);
   void PopSets(int32_t n);
   // Frees what no later parse step can read in the sets [lo, hi) (see "Compaction" above): removes the
   // sets of the range that no item of a later set reaches as an origin (directly, or through the

@@ -4,9 +4,11 @@ Supported: rules and terminals (``name: ...``, ``NAME: ...``, the ``?`` / ``!`` 
 which change Lark's tree, not the language), string literals (JSON-style escapes, ``"abc"i`` for ASCII case
 folding), ``/regex/flags`` (``i``, ``s``, ``u``), character ranges ``"a".."z"``, groups, ``[optional]``,
 ``? * +``, ``x~n``, ``x~n..m``, ``x{n}``, ``x{n,m}``, ``x{n,}``, ``x{,m}``, ``%import common.NAME [-> ALIAS]`` and
-``%import common (A, B)``, ``%ignore``, ``%grammar_options {"allow_initial_skip": ...}`` and ``%json {schema}``.
-Everything else raises :class:`LarkError` naming the construct (priorities, templates, ``%declare``, special tokens,
-rule attributes, other modules). See ``_convert.py`` for how the language is read.
+``%import common (A, B)``, ``%ignore``, ``%grammar_options {"allow_initial_skip": ...}``, ``%json {schema}``,
+nested grammars ``%lark { ... }``, named grammars ``@name`` (``Grammar.from_lark(named_grammars=...)``) and
+``%regex {"substring_chunks": [...]}`` / ``{"substring_chars": "..."}``, special tokens ``<|name|>`` / ``<[0,5-7]>``
+(``Token(...)``). Everything else raises :class:`LarkError` naming the construct (priorities, templates,
+``%declare``, token wildcards ``<[*]>`` / ``<[^...]>``, rule attributes, other modules). See ``_convert.py`` for how the language is read.
 """
 
 from xg2jax.lark._convert import lark_to_ebnf

@@ -7,7 +7,10 @@ xgrammar and llguidance; Lark's own lexer may reject some of these strings). Rul
 ``s``), ``"a".."z"`` a character class, ``x~n..m`` / ``x{n,m}`` a counted repetition. ``%ignore`` patterns may
 follow every lexeme of a rule (a literal, a regex, a range, a terminal, an inline JSON value) and, with
 ``%grammar_options {"allow_initial_skip": true}``, precede the first one; never inside a terminal. ``%json {schema}``
-embeds the JSON Schema front end's grammar under its own rule names.
+embeds the JSON Schema front end's grammar under its own rule names, ``%lark { ... }`` a nested grammar (its own
+names and start rule), ``@name`` a named grammar (``from_lark(named_grammars=...)``: a Grammar or Lark text),
+each once; ``%regex {"substring_chunks": [...]}`` / ``{"substring_chars": "..."}`` is the engine's
+``Substring(...)`` (a contiguous run of the chunks).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from xg2jax.lark._common import COMMON_TERMINALS
 from xg2jax.lark._syntax import LarkDocument, LarkError, Parser
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MAX_TOKEN_ID = (1 << 21) - 1  # the engine's largest token element id (grammar.h)
+_MAX_TOKEN_RANGE = 1 << 20
 
 
 def _class_char(ch: str) -> str:
@@ -30,8 +35,13 @@ def _class_char(ch: str) -> str:
 
 
 class _Converter:
-    def __init__(self, text: str, doc: LarkDocument, start: str):
+    def __init__(self, text: str, doc: LarkDocument, start: str, named: dict | None = None, chain: tuple = (),
+                 tokenizer_info=None):
         self.text, self.doc, self.start = text, doc, start
+        self.tokenizer_info = tokenizer_info  # for special tokens named by their text
+        self.named = named or {}  # @name -> Grammar or Lark text (Grammar.from_lark(named_grammars=...))
+        self.chain = chain  # the named grammars being converted around this one (cycle detection)
+        self.embedded_named: dict[str, str] = {}  # @name -> its embedded root rule
         self.rules: list[str] = []
         self.names: dict[str, str] = {}
         self.used: set[str] = {"root", "lark_ignore"}
@@ -157,7 +167,112 @@ class _Converter:
             if in_terminal:
                 self.fail(pos, "%json cannot be used in terminals")
             return self.lexeme(self.inline_json(node[1], pos), in_terminal)
+        if kind == "structured_regex":
+            return self.lexeme(self.structured_regex(node[1], pos), in_terminal)
+        if kind == "special":
+            if in_terminal:
+                self.fail(pos, "special tokens cannot be used in terminals (terminals are text)")
+            return f"Token({', '.join(str(i) for i in self.special_token_ids(node[1], pos))})"
+        if kind in ("lark", "named"):
+            if in_terminal:
+                self.fail(pos, f"{'%lark' if kind == 'lark' else '@' + node[1]} cannot be used in terminals")
+            return self.nested_lark(node[1], pos) if kind == "lark" else self.named_grammar(node[1], pos)
         raise AssertionError(kind)
+
+    def structured_regex(self, value, pos: int) -> str:
+        """``%regex {"substring_chunks": [...]}`` / ``{"substring_chars": "..."}``: a contiguous run of the chunks
+        (of the characters), the empty one included: the engine's ``Substring(...)``."""
+        if not isinstance(value, dict) or len(value) != 1:
+            self.fail(pos, '%regex takes one of {"substring_chunks": [strings]} or {"substring_chars": string}')
+        (key, arg), = value.items()
+        if key == "substring_chunks" and isinstance(arg, list) and all(isinstance(c, str) for c in arg):
+            chunks = arg
+        elif key == "substring_chars" and isinstance(arg, str):
+            chunks = list(arg)
+        else:
+            self.fail(pos, f"%regex {key!r} is not supported (substring_chunks takes a list of strings, "
+                           "substring_chars a string)")
+        if not chunks:
+            return '""'
+        return "Substring(" + ", ".join(literal(c) if c else '""' for c in chunks) + ")"
+
+    def special_token_ids(self, spelled: str, pos: int) -> list[int]:
+        """The ids of ``<[1,5-7]>`` (ids and ranges), or of ``<|name|>``: every vocabulary entry spelled so."""
+        if spelled.startswith("<[") and spelled.endswith("]>"):
+            body = spelled[2:-2].strip()
+            if not body:
+                self.fail(pos, "empty numeric special-token range <[]>")
+            if body.startswith("^"):
+                self.fail(pos, f"negated special-token sets ({spelled}) are not supported (any token but some)")
+            ids: set[int] = set()
+            for part in body.split(","):
+                part = part.strip()
+                if part == "*":
+                    self.fail(pos, f"wildcard special tokens ({spelled}) are not supported (any token)")
+                m = re.fullmatch(r"([0-9]+)(?:\s*-\s*([0-9]+))?", part)
+                if not m:
+                    self.fail(pos, f"invalid numeric special-token range {part!r} in {spelled}")
+                lo = int(m.group(1))
+                hi = int(m.group(2)) if m.group(2) is not None else lo
+                if hi < lo:
+                    self.fail(pos, f"invalid numeric special-token range {part!r} in {spelled} (end before start)")
+                if hi - lo >= _MAX_TOKEN_RANGE or hi > _MAX_TOKEN_ID:
+                    self.fail(pos, f"special-token range {part!r} is too large (at most {_MAX_TOKEN_RANGE} ids, ids "
+                                   f"up to {_MAX_TOKEN_ID})")
+                ids.update(range(lo, hi + 1))
+            return sorted(ids)
+        if any(c.isspace() for c in spelled):
+            self.fail(pos, f"invalid special token {spelled!r} (no whitespace inside <...>)")
+        if self.tokenizer_info is None:
+            self.fail(pos, f"named special token {spelled} requires tokenizer_info (Grammar.from_lark(..., "
+                           "tokenizer_info=...) or GrammarCompiler.compile_lark)")
+        wanted = spelled.encode("utf-8")
+        ids = [i for i, b in enumerate(self.tokenizer_info.decoded_vocab) if bytes(b) == wanted]
+        if not ids:
+            self.fail(pos, f"unknown special token {spelled} (no vocabulary entry is spelled so)")
+        return ids
+
+    def embed(self, ebnf: str, root: str, hint: str) -> str:
+        """Another grammar's EBNF under a fresh rule prefix; returns its root rule's new name."""
+        prefix = self._fresh(hint) + "_"
+        lines = [line for line in ebnf.splitlines() if line.strip()]
+        defined = {line.split(" ::= ", 1)[0] for line in lines}
+        for line in lines:
+            name, body = line.split(" ::= ", 1)
+            self.rules.append(f"{prefix}{name} ::= {_rename(body, defined, prefix)}")
+        return prefix + root
+
+    def nested_lark(self, text: str, pos: int) -> str:
+        """``%lark { ... }``: a grammar with its own names (its start rule), embedded; ``@name`` reaches the same
+        named grammars."""
+        try:
+            ebnf = lark_to_ebnf(text, named_grammars=self.named, tokenizer_info=self.tokenizer_info,
+                                _chain=self.chain)
+        except LarkError as e:
+            self.fail(pos, f"in the nested %lark grammar: {str(e).splitlines()[0]}")
+        return self.embed(ebnf, "root", "lark")
+
+    def named_grammar(self, name: str, pos: int) -> str:
+        if name in self.embedded_named:
+            return self.embedded_named[name]
+        if name not in self.named:
+            self.fail(pos, f"unknown named grammar '@{name}'")
+        if name in self.chain:
+            cycle = " -> ".join("@" + n for n in self.chain[self.chain.index(name):] + (name,))
+            self.fail(pos, f"circular named grammar reference: {cycle}")
+        value = self.named[name]
+        if isinstance(value, str):
+            try:
+                ebnf, root = lark_to_ebnf(value, named_grammars=self.named, tokenizer_info=self.tokenizer_info,
+                                          _chain=self.chain + (name,)), "root"
+            except LarkError as e:
+                if "circular named grammar reference" in str(e):
+                    raise
+                self.fail(pos, f"in the named grammar '@{name}': {str(e).splitlines()[0]}")
+        else:  # a Grammar
+            ebnf, root = str(value), value.root_rule_name
+        self.embedded_named[name] = rule = self.embed(ebnf, root, f"named_{name}")
+        return rule
 
     def inline_json(self, schema, pos: int) -> str:
         """The JSON Schema front end's grammar for ``schema``, its rules renamed under a fresh prefix."""
@@ -168,13 +283,7 @@ class _Converter:
         except (ValueError, TypeError) as e:
             self.fail(pos, f"failed to compile inline JSON schema: {str(e).splitlines()[0]}")
         self.json_count += 1
-        prefix = self._fresh(f"json{self.json_count}") + "_"
-        lines = [line for line in ebnf.splitlines() if line.strip()]
-        defined = {line.split(" ::= ", 1)[0] for line in lines}
-        for line in lines:
-            name, body = line.split(" ::= ", 1)
-            self.rules.append(f"{prefix}{name} ::= {_rename(body, defined, prefix)}")
-        return f"{prefix}root"
+        return self.embed(ebnf, "root", f"json{self.json_count}")
 
 
 def _rename(body: str, defined: set[str], prefix: str) -> str:
@@ -201,8 +310,13 @@ def _rename(body: str, defined: set[str], prefix: str) -> str:
     return "".join(out)
 
 
-def lark_to_ebnf(lark_text: str, start: str = "start") -> str:
+def lark_to_ebnf(lark_text: str, start: str = "start", *, named_grammars: dict | None = None,
+                 tokenizer_info=None, _chain: tuple = ()) -> str:
     """EBNF text (root rule ``root``) for a Lark grammar; see the module docstring for the dialect.
+
+    ``named_grammars`` maps the names ``@name`` refers to onto a Grammar or the text of a Lark grammar (which
+    may refer to the others; a cycle is an error). ``tokenizer_info`` resolves special tokens named by their
+    text (``<|tool|>``).
 
     Raises
     ------
@@ -211,4 +325,4 @@ def lark_to_ebnf(lark_text: str, start: str = "start") -> str:
     """
     text = lark_text.replace("\r\n", "\n")
     doc = Parser(text).parse()
-    return _Converter(text, doc, start).convert()
+    return _Converter(text, doc, start, named_grammars, _chain, tokenizer_info).convert()

@@ -8,7 +8,10 @@ directive or a definition ``name: expansions``; it ends at a newline unless the 
 
 Tree nodes are tuples: ``("seq", [items])``, ``("alt", [seqs])``, ``("opt", node)``, ``("rep", node, lo, hi)``
 (``hi`` None: unbounded), ``("str", text, ignore_case)``, ``("range", lo_char, hi_char)``, ``("re", pattern,
-flags)``, ``("ref", name)``, ``("json", schema_text)``. Every node's last element is its source position.
+flags)``, ``("ref", name)``, ``("json", schema)``, ``("structured_regex", value)`` (``%regex {...}``),
+``("lark", nested grammar text)`` (``%lark { ... }``), ``("named", name)`` (``@name``), ``("special", "<...>")`` (a
+special token by name, ``<|tool|>``, or by id, ``<[1,5-7]>``). Every node's last element is
+its source position.
 """
 
 from __future__ import annotations
@@ -72,7 +75,16 @@ def is_terminal_name(name: str) -> bool:
 
 def tokenize(text: str) -> list[Token]:
     out: list[Token] = []
-    i, n = 0, len(text)
+    end = _scan(text, 0, out, stop_at_close=False)
+    out.append(Token("end", "", end))
+    return out
+
+
+def _scan(text: str, i: int, out: list[Token], stop_at_close: bool) -> int:
+    """Appends the tokens of text[i:] to `out`; with `stop_at_close`, stops before the '}' that closes a nested
+    block (braces counted) and returns its offset."""
+    n = len(text)
+    depth = 0
     while i < n:
         c = text[i]
         if c in " \t\f\r":
@@ -93,7 +105,9 @@ def tokenize(text: str) -> list[Token]:
                 raise LarkError(text, i, "expected a directive name after '%'")
             out.append(Token("directive", m.group(), i))
             i = m.end()
-            if m.group() in ("json", "grammar_options", "regex", "lark"):
+            if m.group() == "lark":
+                i = _scan_nested_lark(text, i, out)
+            elif m.group() in ("json", "grammar_options", "regex"):
                 i = _scan_json(text, i, out, m.group())
         elif c.isdigit():
             m = _NUMBER.match(text, i)
@@ -110,10 +124,14 @@ def tokenize(text: str) -> list[Token]:
             end = text.find(">", i)
             if end < 0 or "\n" in text[i:end]:
                 raise LarkError(text, i, "unterminated special token")
-            raise LarkError(text, i, "special tokens (<name>, <[id]>) are not supported")
+            out.append(Token("special", text[i:end + 1], i))
+            i = end + 1
         elif c == "@":
-            raise LarkError(text, i, "grammar references (@name) are not supported" if _NAME.match(text, i + 1)
-                            else "empty grammar reference")
+            m = _NAME.match(text, i + 1)
+            if not m:
+                raise LarkError(text, i, "empty grammar reference")
+            out.append(Token("grammar_ref", m.group(), i))
+            i = m.end()
         elif c in "-!" and not text.startswith("->", i):
             if c == "!" and (not out or out[-1].kind == "newline") and _NAME.match(text, i + 1):
                 i += 1  # `!rule:` keeps tokens in Lark's tree; the language is the same
@@ -122,15 +140,31 @@ def tokenize(text: str) -> list[Token]:
         elif c == "?" and (not out or out[-1].kind == "newline") and _NAME.match(text, i + 1):
             i += 1  # `?rule:` inlines a single child in Lark's tree; the language is the same
         else:
+            if stop_at_close and c == "}" and depth == 0:
+                return i
             for p in _PUNCT:
                 if text.startswith(p, i):
                     out.append(Token("punct", p, i))
+                    depth += (p == "{") - (p == "}")
                     i += len(p)
                     break
             else:
                 raise LarkError(text, i, f"unexpected character {c!r}")
-    out.append(Token("end", "", n))
-    return out
+    if stop_at_close:
+        raise LarkError(text, n, "unterminated %lark { ... } block: no closing '}'")
+    return n
+
+
+def _scan_nested_lark(text: str, i: int, out: list[Token]) -> int:
+    """The grammar text of `%lark { ... }` (a nested grammar with its own names), as one token."""
+    j = i
+    while j < len(text) and text[j] in " \t":
+        j += 1
+    if j >= len(text) or text[j] != "{":
+        raise LarkError(text, j, "expected '{' after %lark")
+    close = _scan(text, j + 1, [], stop_at_close=True)
+    out.append(Token("lark", text[j + 1:close], j + 1))
+    return close + 1
 
 
 def _scan_string(text: str, i: int, out: list[Token]) -> int:
@@ -366,7 +400,8 @@ class Parser:
         while True:
             self.skip_inner_newlines()
             t = self.peek()
-            if t.kind in ("string", "regex", "name", "directive") or (t.kind == "punct" and t.text in "([~"):
+            if t.kind in ("string", "regex", "name", "directive", "grammar_ref", "special") or \
+                    (t.kind == "punct" and t.text in "([~"):
                 if t.kind == "punct" and t.text == "~":
                     self.fail(t, "complement '~' is not supported")
                 items.append(self.item())
@@ -457,6 +492,15 @@ class Parser:
             return ("ref", t.text, t.pos)
         if t.kind == "directive" and t.text == "json":
             return ("json", self.take().value, t.pos)
+        if t.kind == "directive" and t.text == "regex":
+            return ("structured_regex", self.take().value, t.pos)
+        if t.kind == "directive" and t.text == "lark":
+            block = self.take()
+            return ("lark", block.text, block.pos)
+        if t.kind == "grammar_ref":
+            return ("named", t.text, t.pos)
+        if t.kind == "special":
+            return ("special", t.text, t.pos)
         if t.kind == "directive" and t.text == "if":
             self.fail(t, "parametric %if conditions are not supported")
         if t.kind == "directive":
