@@ -105,8 +105,9 @@ bool GrammarMatcher::TryAdvanceEither(const std::string& text, const std::string
   const bool text_ok = TryAdvance(text, accepting ? &text : nullptr);
   if (!text_ok) return TryAdvance(sentinel, accepting ? &text : nullptr);
   if (!accepting) return true;  // a probe: either reading is enough
-  const std::vector<EarleyItem> first(parser_.SetBegin(parser_.NumSets() - 1), parser_.SetEnd(parser_.NumSets() - 1));
-  const uint8_t first_flags = parser_.SetFlags(parser_.NumSets() - 1);
+  const int32_t first_index = parser_.NumSets() - 1;
+  std::vector<EarleyItem> first(parser_.SetBegin(first_index), parser_.SetEnd(first_index));
+  const uint8_t first_flags = parser_.SetFlags(first_index);
   parser_.PopSets(1);
   int32_t pushed = 0;
   auto restore_first = [&] {
@@ -129,10 +130,13 @@ bool GrammarMatcher::TryAdvanceEither(const std::string& text, const std::string
     sticky_error_ = e.what();
     throw;
   }
-  std::vector<EarleyItem> merged(parser_.SetBegin(parser_.NumSets() - 1), parser_.SetEnd(parser_.NumSets() - 1));
-  const uint8_t flags = first_flags | parser_.SetFlags(parser_.NumSets() - 1);
+  const int32_t merged_index = parser_.NumSets() - 1;
+  std::vector<EarleyItem> merged(parser_.SetBegin(merged_index), parser_.SetEnd(merged_index));
+  const uint8_t flags = first_flags | parser_.SetFlags(merged_index);
   parser_.PopSets(1);
-  for (const EarleyItem& it : first) {
+  for (EarleyItem it : first) {
+    // The first reading's last set moves to the merged set's index: what it predicted starts there now.
+    if (it.origin == first_index) it.origin = merged_index;
     const bool seen = std::any_of(merged.begin(), merged.end(), [&](const EarleyItem& m) {
       return m.state == it.state && m.origin == it.origin && m.lineage == it.lineage && m.count == it.count;
     });

@@ -79,8 +79,12 @@ bool EarleyParser::LeoItem(int32_t origin, int32_t rule, int32_t lineage, Earley
   if (valid) {
     item = {target, waiter->origin, lineage};
     EarleyItem above;
-    // The waiter's rule completes at once too: continue the chain from its origin.
-    if (waiter->origin >= 0 && waiter->origin < origin && LeoItem(waiter->origin, g.RuleOf(target), lineage, &above))
+    // The waiter's rule completes at once too: continue the chain from its origin. Never past the root rule
+    // completing over the whole input (origin 0): CanAcceptEnd looks for that item, so it must be in the set
+    // even where the root is referenced from inside (`cr ::= root | ...`) and its completion goes on upward.
+    const bool whole_input_root = g.RuleOf(target) == g.Root() && waiter->origin == 0;
+    if (!whole_input_root && waiter->origin >= 0 && waiter->origin < origin &&
+        LeoItem(waiter->origin, g.RuleOf(target), lineage, &above))
       item = above;
   }
   leo_[origin].push_back({rule, lineage, valid, item});

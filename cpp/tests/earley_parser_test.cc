@@ -27,6 +27,17 @@ TEST(EarleyParser, LeftRightRecursionNullableAmbiguity) {
   EXPECT_TRUE(FsmAccepts(ambiguous, "aaaaa"));
 }
 
+// A Leo chain that passes through the root rule completing over the whole input (the root is referenced from
+// inside, `cr ::= root | ...`) must leave that item in the set: "EE" is a sentence here (found by the random
+// token-element oracle, tests/test_token_elements_oracle.py).
+TEST(EarleyParser, LeoChainThroughTheRootKeepsTheWholeInputCompletion) {
+  GrammarFsm fsm = NormalizedFsm("root ::= cr ar\nar ::= cr+ ar?\ncr ::= root | \"E\" | cr");
+  EXPECT_FALSE(FsmAccepts(fsm, "E"));
+  for (const char* s : {"EE", "EEE", "EEEE"}) EXPECT_TRUE(FsmAccepts(fsm, s)) << s;
+  GrammarFsm nested = NormalizedFsm("root ::= (cr root | cr) ar\nar ::= cr+ \"}\"* (\"Q\" | ar)?\ncr ::= root | \"E\" | cr | \"true\"");
+  for (const char* s : {"EE", "trueE", "EtrueE"}) EXPECT_TRUE(FsmAccepts(nested, s)) << s;
+}
+
 // Leo's optimisation: right recursion keeps each Earley set small instead of growing with depth.
 TEST(EarleyParser, RightRecursionSetsStayBounded) {
   for (const char* ebnf : {"root ::= [a-z] root | [a-z]", "root ::= r\nr ::= [a-z] r | [a-z]",
