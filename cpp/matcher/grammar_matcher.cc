@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "grammar/grammar.h"
 #include "support/check.h"
@@ -106,7 +107,7 @@ bool GrammarMatcher::TryAdvanceEither(const std::string& text, const std::string
   if (!text_ok) return TryAdvance(sentinel, accepting ? &text : nullptr);
   if (!accepting) return true;  // a probe: either reading is enough
   const int32_t first_index = parser_.NumSets() - 1;
-  std::vector<EarleyItem> first(parser_.SetBegin(first_index), parser_.SetEnd(first_index));
+  const std::vector<EarleyItem> first(parser_.SetBegin(first_index), parser_.SetEnd(first_index));
   const uint8_t first_flags = parser_.SetFlags(first_index);
   parser_.PopSets(1);
   int32_t pushed = 0;
@@ -114,34 +115,38 @@ bool GrammarMatcher::TryAdvanceEither(const std::string& text, const std::string
     parser_.PopSets(pushed);
     parser_.PushClosedSet(first.data(), first.size(), first_flags);
   };
-  try {
-    for (size_t i = 0; i < sentinel.size(); ++i) {
-      const uint8_t byte = static_cast<uint8_t>(sentinel[i]);
-      if (!(i == 0 ? parser_.AdvanceFrom(base, byte) : parser_.Advance(byte))) {
-        restore_first();
-        return true;
+  const bool element_ok = RecordingLimits([&] {
+    try {
+      for (size_t i = 0; i < sentinel.size(); ++i) {
+        const uint8_t byte = static_cast<uint8_t>(sentinel[i]);
+        if (!(i == 0 ? parser_.AdvanceFrom(base, byte) : parser_.Advance(byte))) return false;
+        ++pushed;
       }
-      ++pushed;
+    } catch (const LimitError&) {
+      restore_first();  // then back before the token: a limit leaves the parse as it was, as for any token
+      parser_.PopSets(parser_.NumSets() - 1 - base);
+      tags_.Restore(tags_before, NumAcceptedTokens());
+      throw;
     }
-  } catch (const LimitError& e) {
-    restore_first();  // then back before the token: a limit leaves the parse as it was, as for any token
-    parser_.PopSets(parser_.NumSets() - 1 - base);
-    tags_.Restore(tags_before, NumAcceptedTokens());
-    sticky_error_ = e.what();
-    throw;
+    return true;
+  });
+  if (!element_ok) {
+    restore_first();
+    return true;
   }
+  // The union of both last sets. The first reading's last set moves to the merged set's index: what it
+  // predicted starts there now.
   const int32_t merged_index = parser_.NumSets() - 1;
   std::vector<EarleyItem> merged(parser_.SetBegin(merged_index), parser_.SetEnd(merged_index));
   const uint8_t flags = first_flags | parser_.SetFlags(merged_index);
   parser_.PopSets(1);
-  for (EarleyItem it : first) {
-    // The first reading's last set moves to the merged set's index: what it predicted starts there now.
-    if (it.origin == first_index) it.origin = merged_index;
-    const bool seen = std::any_of(merged.begin(), merged.end(), [&](const EarleyItem& m) {
-      return m.state == it.state && m.origin == it.origin && m.lineage == it.lineage && m.count == it.count;
-    });
-    if (!seen) merged.push_back(it);
-  }
+  for (EarleyItem it : first) merged.push_back({it.state, it.origin == first_index ? merged_index : it.origin,
+                                                it.lineage, it.count});
+  auto key = [](const EarleyItem& a) { return std::make_tuple(a.state, a.origin, a.lineage, a.count); };
+  std::sort(merged.begin(), merged.end(), [&](const EarleyItem& a, const EarleyItem& b) { return key(a) < key(b); });
+  merged.erase(std::unique(merged.begin(), merged.end(),
+                           [&](const EarleyItem& a, const EarleyItem& b) { return key(a) == key(b); }),
+               merged.end());
   parser_.PushClosedSet(merged.data(), merged.size(), flags);
   return true;
 }

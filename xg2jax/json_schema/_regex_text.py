@@ -24,34 +24,35 @@ def regex_tokens(p: str, start: int = 0):
         j += 1
 
 
-def _group_end(p: str, i: int) -> tuple[int, bool] | None:
-    """For the group opening at p[i] == "(": (index of its closing ")", whether it has a top-level "|")."""
-    depth, bar = 0, False
-    for j, c, in_class in regex_tokens(p, i):
+def _structure(p: str, start: int = 0):
+    """(index, token, depth) for each token of ``p`` outside character classes; ``depth`` is the group nesting
+    around the token (a ``(`` counts itself, a ``)`` no longer)."""
+    depth = 0
+    for j, c, in_class in regex_tokens(p, start):
         if in_class:
             continue
         if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
-            if depth == 0:
-                return j, bar
-        elif c == "|" and depth == 1:
-            bar = True
+        yield j, c, depth
+
+
+def _group_end(p: str, i: int) -> tuple[int, bool] | None:
+    """For the group opening at p[i] == "(": (index of its closing ")", whether it has a top-level "|")."""
+    bar = False
+    for j, c, depth in _structure(p, i):
+        if c == ")" and depth == 0:
+            return j, bar
+        bar = bar or (c == "|" and depth == 1)
     return None
 
 
 def top_level_alternatives(p: str) -> list[str]:
     """The alternatives of ``p`` split at its top-level ``|`` (outside groups and classes)."""
-    out, start, depth = [], 0, 0
-    for j, c, in_class in regex_tokens(p):
-        if in_class:
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
+    out, start = [], 0
+    for j, c, depth in _structure(p):
+        if c == "|" and depth == 0:
             out.append(p[start:j])
             start = j + 1
     out.append(p[start:])
