@@ -286,12 +286,47 @@ def harmony_outputs(variant: dict, calls: list[tuple[str, dict, dict]]) -> list[
     return [(s, role if checked else None) for s, role in out] + [(s, None) for s in others]
 
 
+def kimi_k3_outputs(variant: dict, calls: list[tuple[str, dict, dict]]) -> list[tuple[str, str | None]]:
+    """Candidate Kimi K3 messages (think / response / tools sections; calls from KIMI_K3_CALLS) with the same roles
+    as model_outputs: the ground-truth call after reasoning and a response, an unknown tool, a wrongly typed
+    argument, and messages without a section, with markers inside texts, and cut short."""
+    from xg2jax.model_formats import KIMI_K3_CALLS as spec
+
+    name, schema, args = calls[0]
+
+    def call(n, s, a, index=0):
+        return (spec.call_begin.replace("{name}", n) + f"{index}{spec.call_index_end}" +
+                xml_params(spec.style, s, a) + spec.call_end)
+
+    def tools(cs):
+        return spec.section[0] + "".join(cs) + spec.section[1]
+
+    think, response, end = "Need a tool.<|close|>think<|sep|>", "<|open|>response<|sep|>Checking.<|close|>response<|sep|>", \
+        "<|close|>message<|sep|>"
+    typed = [k for k in args if (schema.get("properties", {}).get(k) or {}).get("type") not in ("string", None)]
+    checked = not variant
+    out = [(think + response + tools([call(name, schema, args)]) + end, "gt"),
+           (think + response + tools([call("not_a_listed_tool", {}, {})]) + end, "unknown")]
+    if typed:
+        out.append((think + response + tools([call(name, schema, {**args, typed[0]: [[{"bad": None}]]})]) + end,
+                    "bad_args"))
+    body = tools([call(n, s, a, i) for i, (n, s, a) in enumerate(calls[:2])])
+    others = [think + response + end, response + end, "Checking.<|close|>response<|sep|>" + end,
+              "Checking.<|close|>response<|sep|>" + tools([call(name, schema, args)]) + end,
+              "<|open|>think<|sep|>hm<|close|>think<|sep|>" + response + end, think + response + body + end,
+              think + response + tools([call(name, schema, args)] * 2) + end, think + response + tools([]) + end,
+              think + response + tools([call(name, schema, args)]), think + "a<|open|>b" + response + end,
+              think + response + tools([call(name, schema, args)])[:-5] + end,
+              think + response + tools([call(name, schema, {**args, "zz_undeclared": "x"})]) + end]
+    return [(x, role if checked else None) for x, role in out] + [(x, None) for x in others]
+
+
 def _unique_list(items):
     return list(dict.fromkeys(items))
 
 
 def model_format_cases(data: Path, per_file: int | None, variants=MODEL_VARIANTS,
-                       checks_only: bool = False) -> list[tuple[str, Any, Any, list]]:
+                       checks_only: bool = False, models=None) -> list[tuple[str, Any, Any, list]]:
     """(name, xg2jax tag, xgrammar tag or an error, strings) per (BFCL request, model format, variant); every
     request when `per_file` is None; with `checks_only`, only the strings of the per-format checks."""
     from xgrammar.builtin_structural_tag import get_model_structural_tag as xgr_tag
@@ -310,7 +345,7 @@ def model_format_cases(data: Path, per_file: int | None, variants=MODEL_VARIANTS
                      for gt in answers.get(req["id"], []) for n, a in gt.items() if n in schemas]
             if not calls:
                 continue
-            for model in SUPPORTED_MODELS:
+            for model in models or SUPPORTED_MODELS:
                 for variant in variants:
                     kw = dict(variant)
                     if kw.get("tool_choice") == "forced":
@@ -324,6 +359,7 @@ def model_format_cases(data: Path, per_file: int | None, variants=MODEL_VARIANTS
                     except Exception as exc:  # noqa: BLE001 (recorded)
                         mine = exc
                     strings = (harmony_outputs(variant, calls) if model == "harmony" else
+                               kimi_k3_outputs(variant, calls) if model == "kimi_k3" else
                                model_outputs(MODEL_FORMATS[model], variant, calls))
                     strings = [x for x in strings if x[1]] if checks_only else [(x, None) for x, _ in strings]
                     cases.append((f"{req['id']}:{model}:{json.dumps(variant)}", mine, theirs, strings))
@@ -369,6 +405,8 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=default_data_dir())
     ap.add_argument("--per-file", type=int, default=60, help="BFCL requests per file (4 files)")
     ap.add_argument("--models", type=int, default=8, help="BFCL requests per file for the model formats (0: none)")
+    ap.add_argument("--model-keys", type=lambda v: [k for k in v.split(",") if k], default=None,
+                    help="comma-separated model keys (default: every supported one)")
     ap.add_argument("--model-checks", type=int, default=1, help="1: the per-format checks on every BFCL request")
     ap.add_argument("--out", type=Path, default=RESULTS / "structural_tag_conformance.json")
     args = ap.parse_args()
@@ -383,10 +421,11 @@ def main() -> None:
     cases += [(n, t, json.dumps(t), s) for n, t, s in bfcl_cases(args.data_dir / "bfcl-v3", args.per_file)]
     cases += [(n, t, json.dumps(t), s) for n, t, s in xml_cases(args.data_dir / "bfcl-v3", args.per_file)]
     if args.models:
-        cases += model_format_cases(args.data_dir / "bfcl-v3", args.models)
+        cases += model_format_cases(args.data_dir / "bfcl-v3", args.models, models=args.model_keys)
     if args.model_checks:  # every BFCL request, default options: the ground-truth call, an unknown tool, a bad value
         cases += [(n.replace(":{}", ":checks"), t, x, s) for n, t, x, s in
-                  model_format_cases(args.data_dir / "bfcl-v3", None, variants=({},), checks_only=True)]
+                  model_format_cases(args.data_dir / "bfcl-v3", None, variants=({},), checks_only=True,
+                                     models=args.model_keys)]
     cases = [(n, t, x, [(s, None) if isinstance(s, str) else s for s in strings]) for n, t, x, strings in cases]
     log.info("%d structural tags, %d strings", len(cases), sum(len(c[3]) for c in cases))
     rows, t0 = [], time.perf_counter()

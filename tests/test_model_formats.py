@@ -10,7 +10,7 @@ import pytest
 
 import xg2jax as xgr
 from real_vocabularies import require
-from xg2jax.model_formats import MODEL_FORMATS
+from xg2jax.model_formats import KIMI_K3_CALLS, MODEL_FORMATS
 from xg2jax.testing import check_masks_along, is_grammar_accept_string
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -87,7 +87,7 @@ def test_reasoning_modes():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(model="qwen_9"), "unknown model 'qwen_9'"),
-    (dict(model="kimi_k3"), "the 'kimi_k3' format is not supported yet"),
+    (dict(model="gemma_4"), "the 'gemma_4' format is not supported yet"),
     (dict(model="qwen_3", tool_choice={"type": "web_search_preview"}), "the tool 'web_search_preview'"),
     (dict(model="qwen_3", token_markers=True), "token_markers=True"),
     (dict(model="qwen_3", tool_choice="required", tools=[]), "tool_choice 'required' needs at least one"),
@@ -99,6 +99,47 @@ def test_errors_name_what_is_wrong(kwargs, message):
     kwargs.setdefault("tools", TOOLS)
     with pytest.raises(ValueError, match=message):
         xgr.get_model_structural_tag(**kwargs)
+
+
+def kimi_k3_message(calls, *, think="Need the weather.<|close|>think<|sep|>", response="Checking.") -> str:
+    """A Kimi K3 message with reasoning enabled (the prompt opened the think section)."""
+    tools = KIMI_K3_CALLS.render_calls(calls) if calls else ""
+    return f"{think}<|open|>response<|sep|>{response}<|close|>response<|sep|>{tools}<|close|>message<|sep|>"
+
+
+def test_kimi_k3_message_sections_calls_and_modes():
+    call = ("get_weather", {"city": "Paris", "days": 3})
+    assert accepts("kimi_k3", kimi_k3_message([call]))
+    assert accepts("kimi_k3", kimi_k3_message([]))
+    assert accepts("kimi_k3", kimi_k3_message([call, ("get_time", {})]))
+    assert not accepts("kimi_k3", kimi_k3_message([("get_wether", {"city": "x"})]))
+    assert not accepts("kimi_k3", kimi_k3_message([("get_weather", {"days": 3})]))
+    assert not accepts("kimi_k3", kimi_k3_message([("get_weather", {"city": "x", "days": "soon"})]))
+    # the markers stay out of texts and argument strings
+    assert not accepts("kimi_k3", kimi_k3_message([], response="a <|open|> b"))
+    assert not accepts("kimi_k3", kimi_k3_message([("get_weather", {"city": "Pa<|sep|>ris"})]))
+    assert accepts("kimi_k3", kimi_k3_message([("get_weather", {"city": "Pa<|sep|>ris"})]), exclude_special_tokens=False)
+    # reasoning: disabled (the prompt opened response), auto (the model may write the think section)
+    quiet = kimi_k3_message([call], think="")[len("<|open|>response<|sep|>"):]
+    assert accepts("kimi_k3", quiet, reasoning="disabled")
+    assert accepts("kimi_k3", kimi_k3_message([call], think=""), reasoning="auto")
+    assert accepts("kimi_k3", kimi_k3_message([call], think="<|open|>think<|sep|>hm<|close|>think<|sep|>"),
+                   reasoning="auto")
+    # tool choice and parallel calls
+    assert not accepts("kimi_k3", kimi_k3_message([]), tool_choice="required")
+    assert accepts("kimi_k3", kimi_k3_message([call]), tool_choice="required")
+    assert not accepts("kimi_k3", kimi_k3_message([call]), tool_choice="none")
+    named = {"type": "function", "function": {"name": "get_time"}}
+    assert accepts("kimi_k3", kimi_k3_message([("get_time", {})]), tool_choice=named)
+    assert not accepts("kimi_k3", kimi_k3_message([call]), tool_choice=named)
+    assert not accepts("kimi_k3", kimi_k3_message([call, call]), parallel_tool_calls=False)
+
+
+@pytest.mark.parametrize("vocab", ["qwen2"])
+def test_kimi_k3_masks_equal_the_oracle_on_a_real_vocabulary(vocab):
+    tok = xgr.TokenizerInfo.from_loaded_vocab(require(vocab))
+    compiled = xgr.GrammarCompiler(tok).compile_structural_tag(xgr.get_model_structural_tag("kimi_k3", TOOLS))
+    check_masks_along(compiled, kimi_k3_message([("get_weather", {"city": "Lyon", "days": 2})]))
 
 
 def test_register_model_structural_tag():

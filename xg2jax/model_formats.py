@@ -23,8 +23,9 @@ Assembly. A format is a reasoning part, then a tool part:
 - free text never contains the format's special markers (``exclude_special_tokens=True``).
 
 Each format's markers are in :data:`MODEL_FORMATS`; ``register_model_structural_tag(name, fn)`` adds a builder.
-``harmony`` (gpt-oss) has its own layout: assistant messages on channels, builtin tools included (``_harmony``).
-Not built yet (a ``ValueError`` names them): ``kimi_k3``, ``gemma_4``, ``cohere``, ``minimax_m3``
+``harmony`` (gpt-oss) has its own layout: assistant messages on channels, builtin tools included (``_harmony``);
+so has ``kimi_k3``: a message of reasoning, response and tools sections (``_kimi_k3``).
+Not built yet (a ``ValueError`` names them): ``gemma_4``, ``cohere``, ``minimax_m3``
 (their argument styles or channel layouts), and ``token_markers=True`` (markers as special tokens).
 """
 
@@ -34,7 +35,7 @@ import dataclasses
 import json
 from typing import Any, Callable
 
-__all__ = ["MODEL_FORMATS", "SUPPORTED_MODELS", "ModelFormat", "get_model_structural_tag",
+__all__ = ["KIMI_K3_CALLS", "MODEL_FORMATS", "SUPPORTED_MODELS", "ModelFormat", "get_model_structural_tag",
            "register_model_structural_tag"]
 
 _THINK = ("<think>", "</think>")
@@ -134,11 +135,11 @@ MODEL_FORMATS: dict[str, ModelFormat] = {
                            think_auto_excludes=_THINK, after_think="\n\n", disabled_prefix="\n</think>\n\n"),
 }
 # Keys xgrammar 0.2.9 registers whose formats are not built here yet.
-_NOT_BUILT = {"kimi_k3": "its message layout", "gemma_4": "the gemma argument style",
+_NOT_BUILT = {"gemma_4": "the gemma argument style",
               "cohere": "the cohere_xml argument style", "minimax_m3": "the minimax_m3_xml argument style"}
 _REGISTRY: dict[str, Callable[..., dict]] = {}
 #: Every model key built here: the MODEL_FORMATS ones and Harmony (its own builder).
-SUPPORTED_MODELS = tuple(sorted([*MODEL_FORMATS, "harmony"]))
+SUPPORTED_MODELS = tuple(sorted([*MODEL_FORMATS, "harmony", "kimi_k3"]))
 
 
 def register_model_structural_tag(name: str, fn: Callable[..., dict] | None = None):
@@ -196,7 +197,7 @@ def get_model_structural_tag(model: str, tools: list | None = None, tool_choice:
     if model in _NOT_BUILT:
         raise ValueError(f"get_model_structural_tag: the {model!r} format is not supported yet ({_NOT_BUILT[model]}); "
                          f"supported: {', '.join(SUPPORTED_MODELS)}")
-    if model not in MODEL_FORMATS and model != "harmony":
+    if model not in MODEL_FORMATS and model not in ("harmony", "kimi_k3"):
         raise ValueError(f"get_model_structural_tag: unknown model {model!r}; supported: "
                          f"{', '.join(sorted(set(SUPPORTED_MODELS) | set(_REGISTRY)))}")
     if token_markers:
@@ -207,6 +208,8 @@ def get_model_structural_tag(model: str, tools: list | None = None, tool_choice:
         return {"type": "structural_tag", "format": _harmony(chosen, mode, reasoning, **options)}
     mode, chosen = _tool_choice(tool_choice, [t for t in entries if t.builtin_type is None])
     chosen_pairs = [(t.name, t.params) for t in chosen]
+    if model == "kimi_k3":
+        return {"type": "structural_tag", "format": _kimi_k3(chosen_pairs, mode, reasoning, **options)}
     return {"type": "structural_tag",
             "format": _assemble(MODEL_FORMATS[model], chosen_pairs, mode, reasoning, **options)}
 
@@ -296,6 +299,60 @@ def _harmony(tools: list[_Tool], mode: str, reasoning: str, *, any_order: bool, 
     return {"type": "or", "elements": [
         messages(texts), one_call,
         {"type": "sequence", "elements": [messages(texts, at_least_one=True), _const(_HARMONY_SEPARATOR), one_call]}]}
+
+
+_KIMI_K3_MARKERS = ("<|open|>", "<|close|>")
+#: Kimi K3's calls (the ``tools`` section of its message; the rest of the layout is ``_kimi_k3``).
+KIMI_K3_CALLS = ModelFormat("<|open|>tools<|sep|>", '<|open|>call tool="{name}" index="', "<|close|>call<|sep|>",
+                            style="kimi_k3_xml", section=("<|open|>tools<|sep|>", "<|close|>tools<|sep|>"),
+                            call_index="\\d+", call_index_end='"<|sep|>', think=None, text_excludes=_KIMI_K3_MARKERS)
+
+
+def _kimi_k3(tools: list[tuple[str, Any]], mode: str, reasoning: str, *, any_order: bool,
+             exclude_special_tokens: bool, max_whitespace_cnt: int | None, parallel_tool_calls: bool) -> dict:
+    """Kimi K3: one message of sections, each opened by ``<|open|>NAME<|sep|>`` and closed by
+    ``<|close|>NAME<|sep|>``: ``think`` (reasoning; under "enabled" the prompt opened it, under "auto" the model
+    may write it, under "disabled" it is absent and the prompt opened ``response``), ``response`` (the text), then
+    ``tools`` with the calls (:data:`KIMI_K3_CALLS`: ``<|open|>call tool="NAME" index="N"<|sep|>`` and the
+    arguments as ``kimi_k3_xml``), then ``<|close|>message<|sep|>``. Texts never hold ``<|open|>`` /
+    ``<|close|>``, and argument strings not even ``<|sep|>`` (the json_schema format's ``excludes``)."""
+    spec = KIMI_K3_CALLS
+    text = {"type": "any_text", "excludes": list(spec.text_excludes) if exclude_special_tokens else []}
+
+    def section(name: str, content: dict, opened: bool = False) -> dict:
+        return {"type": "tag", "begin": "" if opened else f"<|open|>{name}<|sep|>", "content": content,
+                "end": f"<|close|>{name}<|sep|>"}
+
+    def call(name: str, params: Any) -> dict:
+        args = {"type": "json_schema", "json_schema": params, "style": spec.style, "any_order": any_order,
+                "max_whitespace_cnt": max_whitespace_cnt,
+                "excludes": [*spec.text_excludes, "<|sep|>"] if exclude_special_tokens else []}
+        return {"type": "tag", "begin": spec.call_begin.replace("{name}", name),
+                "content": {"type": "sequence", "elements": [{"type": "regex", "pattern": spec.call_index},
+                                                             _const(spec.call_index_end), args]},
+                "end": spec.call_end}
+
+    elements = []
+    if reasoning == "enabled":
+        elements.append(section("think", text, opened=True))
+    elif reasoning == "auto":
+        elements.append({"type": "optional", "content": section("think", text)})
+    elements.append(section("response", text, opened=reasoning == "disabled"))
+    calls = [call(n, p) for n, p in tools] if mode != "none" else []
+    if calls:
+        if mode == "forced":
+            body = calls[0]
+        else:
+            body = {"type": "tags_with_separator", "tags": calls, "separator": "", "at_least_one": True,
+                    "stop_after_first": not parallel_tool_calls}
+        begin, end = spec.section
+        if mode == "auto":
+            elements.append({"type": "optional", "content": {"type": "tag", "begin": begin, "content": body,
+                                                             "end": end}})
+        else:
+            elements.append({"type": "sequence", "elements": [_const(begin), body, _const(end)]})
+    elements.append(_const("<|close|>message<|sep|>"))
+    return {"type": "sequence", "elements": elements}
 
 
 def _reasoning_prefix(spec: ModelFormat, reasoning: str, excl) -> list[dict]:

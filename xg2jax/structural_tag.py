@@ -19,7 +19,8 @@ Lowering. Every format becomes one rule (``root`` refers to the top one):
   read as (a ``tag`` is ``begin content end``; a list of ends is a choice).
 - ``json_schema``, ``grammar``, ``regex``: the sub-grammar (:meth:`Grammar.from_json_schema` with
   ``any_whitespace=True, strict_mode=True``, :meth:`Grammar.from_ebnf` / ``from_lark``, :meth:`Grammar.from_regex`)
-  embedded with its rule names prefixed.
+  embedded with its rule names prefixed. A ``json_schema``'s ``excludes`` are texts none of its strings contains
+  (the native front end's ``string_excludes``; ``xg2jax.json_schema.native_grammar``).
 - ``any_text``, ``triggered_tags``, ``dispatch``: the engine's ``TagDispatch`` (free text watched by an
   Aho-Corasick automaton; README, EBNF dialect). ``triggered_tags`` dispatches each trigger to the group of tags
   whose ``begin`` starts with it; ``tags_with_separator`` is a separated list of its tags.
@@ -206,12 +207,13 @@ class _Lowering:
         self.embedded.append(str(type(grammar)(handle.with_rule_prefix(prefix))).rstrip("\n"))
         return prefix + grammar.root_rule_name
 
-    def embed_native_json_schema(self, schema_text: str, **options) -> str | None:
+    def embed_native_json_schema(self, schema_text: str, *, string_excludes=(), **options) -> str | None:
         """The fast path of a ``json_schema`` format: the native front end writes the grammar with its rules
         already prefixed (``sub<k>_``) and the lexical (``j_``) and format (``fmt_``) rules under their own names,
         shared by every schema converted under the same options. None when the native front end does not take
         the schema, or when a shared rule would get another body (other options): the caller then takes the
-        general path, which also reports errors."""
+        general path, which also reports errors. ``string_excludes``: texts no JSON string may contain
+        (``JsonSchemaOptions::string_excludes``)."""
         from xg2jax import _core
         from xg2jax.json_schema import native_arguments
 
@@ -219,7 +221,8 @@ class _Lowering:
         if native is None:
             return None
         prefix = f"sub{len(self.embedded)}_"
-        text = _core.json_schema_to_ebnf_native(native[1], *native[2], rule_prefix=prefix)[0]
+        text = _core.json_schema_to_ebnf_native(native[1], *native[2], rule_prefix=prefix,
+                                                string_excludes=list(string_excludes))[0]
         if text is None:
             return None
         own, new_shared = [], {}
@@ -331,13 +334,11 @@ class _Lowering:
         any_order = self.field(fmt, "any_order", path, "json_schema", bool, "a boolean", False)
         max_ws = self.field(fmt, "max_whitespace_cnt", path, "json_schema", (int, type(None)), "an integer or null",
                             None)
-        if self.field(fmt, "excludes", path, "json_schema", list, "a list", []):
-            self.fail(f"{path}/excludes", "json_schema excludes are not supported yet (they belong to non-json "
-                                          "styles)")
+        excludes = _unique(self.strings(fmt, "excludes", path, "json_schema", non_empty_list=False, default=[]))
         if style != "json":
             try:
                 return xml_arguments_rule(self, schema, style, strict_mode=True, any_order=any_order,
-                                          max_whitespace_cnt=max_ws)
+                                          max_whitespace_cnt=max_ws, excludes=excludes)
             except ValueError as exc:
                 self.fail(f"{path}/json_schema", str(exc))
         try:  # as JSON text, the native front end takes it without walking the dict first
@@ -345,9 +346,18 @@ class _Lowering:
         except (TypeError, ValueError):
             pass  # not JSON (a NaN, a non-string key): the front end reports it
         if isinstance(schema, str):
-            root = self.embed_native_json_schema(schema, any_order=any_order, max_whitespace_cnt=max_ws)
+            root = self.embed_native_json_schema(schema, any_order=any_order, max_whitespace_cnt=max_ws,
+                                                 string_excludes=excludes)
             if root is not None:
                 return root
+        if excludes:  # only the native front end writes strings that avoid texts
+            from xg2jax.json_schema import native_grammar
+            try:
+                grammar = native_grammar(schema, string_excludes=excludes, any_whitespace=True, strict_mode=True,
+                                         any_order=any_order, max_whitespace_cnt=max_ws)
+            except ValueError as exc:
+                self.fail(f"{path}/excludes", str(exc))
+            return self.embed(grammar, "json_schema")
         grammar = Grammar.from_json_schema(schema, any_whitespace=True, strict_mode=True, any_order=any_order,
                                            max_whitespace_cnt=max_ws)
         return self.embed(grammar, "json_schema")

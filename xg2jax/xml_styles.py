@@ -31,6 +31,10 @@ precede each parameter and end the list. A parameter's value splits by JSON type
   ``string="true"`` values; DeepSeek marks each value raw (``string="true"``) or JSON; Kimi names the declared
   type (``integer`` as ``number``; any type name where the schema declares none or several).
 
+Excludes (a structural tag's ``json_schema`` ``excludes``): free raw strings stop before any excluded text, JSON
+values are written by the native front end with ``string_excludes``; raw strings with a ``pattern``, ``format`` or
+lengths follow that constraint and are not checked for the texts (an approximation, as in xgrammar).
+
 Not supported (an ``UnsupportedSchemaError`` names the keyword): root keywords other than ``type: object``,
 ``properties``, ``required``, ``additionalProperties`` and annotations; string values constrained by more than
 one of ``pattern`` / ``format`` / lengths, or by ``allOf`` / ``oneOf`` / ``not``; the ``cohere_xml``,
@@ -128,22 +132,25 @@ def xml_arguments_ebnf(schema: Any, json_format: str, *, strict_mode: bool = Tru
     return "\n".join([f"root ::= {top}"] + [f"{n} ::= {b}" for n, b in lowering.rules] + lowering.embedded) + "\n"
 
 
-def xml_arguments_rule(lowering, schema: Any, json_format: str, *, strict_mode: bool = True,
+def xml_arguments_rule(lowering, schema: Any, json_format: str, *, strict_mode: bool = True, excludes=(),
                        **json_options) -> str:
     """The rule (defined in ``lowering``, a structural-tag lowering) for the arguments ``schema`` (a parsed
-    JSON value) written in ``json_format``."""
+    JSON value) written in ``json_format``; no string value contains a text of ``excludes`` (see the module
+    docstring for what that covers)."""
     if json_format in UNSUPPORTED_STYLES:
         raise UnsupportedSchemaError("", f"the json_format {json_format!r} is not supported yet (supported: json, "
                                      f"{', '.join(XML_STYLES)})")
     if json_format not in XML_STYLES:
         raise ValueError(f"json_format must be one of json, {', '.join(XML_STYLES)}, "
                          f"{', '.join(UNSUPPORTED_STYLES)}; got {json_format!r}")
-    return _Arguments(lowering, schema, XML_STYLES[json_format], strict_mode, json_options).root()
+    return _Arguments(lowering, schema, XML_STYLES[json_format], strict_mode, json_options, list(excludes)).root()
 
 
 class _Arguments:
-    def __init__(self, lowering, document: Any, style: XmlStyle, strict_mode: bool, json_options: dict) -> None:
+    def __init__(self, lowering, document: Any, style: XmlStyle, strict_mode: bool, json_options: dict,
+                 excludes: list[str]) -> None:
         self.lw = lowering
+        self.excludes = excludes
         self.doc = document
         self.style = style
         self.strict_mode = strict_mode
@@ -282,7 +289,12 @@ class _Arguments:
         else:
             schema, refs = {"allOf": [sub], "not": {"type": "string"}}, user_refs
         try:
-            grammar = Grammar.from_json_schema(schema, refs=refs or None, **options)
+            if self.excludes:  # JSON strings that avoid the texts: the native front end writes them
+                from xg2jax.json_schema import native_grammar
+
+                grammar = native_grammar(schema, refs=refs or None, string_excludes=self.excludes, **options)
+            else:
+                grammar = Grammar.from_json_schema(schema, refs=refs or None, **options)
         except UnsatisfiableSchemaError:
             return None
         return self.lw.embed(grammar, "json_schema")
@@ -359,8 +371,8 @@ class _Arguments:
     def free_text(self) -> str:
         """Raw text up to the closing tag (the engine's TagDispatch with the close as its excluded string)."""
         if self._free_text is None:
-            self._free_text = self.lw.rule(
-                "xml_string", f"TagDispatch(loop_after_dispatch=false, excludes=({literal(self.style.close)}))")
+            ends = ", ".join(literal(x) for x in _unique([*self.excludes, self.style.close]))
+            self._free_text = self.lw.rule("xml_string", f"TagDispatch(loop_after_dispatch=false, excludes=({ends}))")
         return self._free_text
 
 

@@ -146,6 +146,32 @@ def native_arguments(schema: Any, *, any_whitespace: bool = True, indent: int | 
                           bool(enforce_formats), bool(any_order))
 
 
+def native_grammar(schema: Any, *, string_excludes=(), **options):
+    """The :class:`~xg2jax.Grammar` of ``schema`` from the native front end, for what only it writes:
+    ``string_excludes``, texts no string value may contain (checked on the value, so an escaped spelling is refused
+    too; enum / const values and declared property names stay as the schema gives them).
+
+    Raises
+    ------
+    SchemaError
+        The schema's own error (as :func:`json_schema_to_ebnf` reports it), or ``UnsupportedSchemaError`` when the
+        native front end does not convert it (references given as ``refs=``, an ``indent``, ``patternProperties``
+        or ``propertyNames`` together with excludes, a schema beyond its limits).
+    """
+    from xg2jax.compiler import Grammar
+
+    native = native_arguments(schema, **options)
+    if native is None:
+        raise UnsupportedSchemaError("", "string excludes are written by the native JSON Schema front end, which does "
+                                     "not take these options (refs=, indent=) or this schema value")
+    text, why = _core.json_schema_to_ebnf_native(native[1], *native[2], string_excludes=list(string_excludes))
+    if text is None:
+        python_json_schema_to_ebnf(schema, **options)  # a schema error is reported as such
+        raise UnsupportedSchemaError("", "string excludes are written by the native JSON Schema front end, which "
+                                     f"does not convert this schema: {why}")
+    return Grammar.from_ebnf(text)
+
+
 def python_json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int | None = None,
                                separators: tuple[str, str] | None = None, strict_mode: bool = True,
                                max_whitespace_cnt: int | None = None, any_order: bool = False,

@@ -11,6 +11,7 @@
 #include "frontends/json_schema/json_schema_to_ebnf.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <tuple>
 #include <map>
@@ -23,6 +24,7 @@
 #include "frontends/ebnf_parser.h"
 #include "frontends/json_schema/check.h"
 #include "frontends/json_schema/disjoint.h"
+#include "frontends/json_schema/excluded_texts.h"
 #include "frontends/json_schema/ebnf_text.h"
 #include "frontends/json_schema/formats.h"
 #include "frontends/json_schema/key_trie.h"
@@ -54,6 +56,7 @@ class Converter {
         any_order_(o.any_order),
         root_name_(o.rule_prefix + "root"),
         rules_(LexicalRules(o)) {
+    if (!o.string_excludes.empty()) ExcludeFromStrings(o.string_excludes);
     rules_.SetPrefix(o.rule_prefix);
   }
 
@@ -93,6 +96,47 @@ class Converter {
     if (!o.any_whitespace) return std::string(kEmpty);
     if (!o.max_whitespace_cnt) return "[ \\n\\t\\r]*";
     return "[ \\n\\t\\r]{0," + std::to_string(*o.max_whitespace_cnt) + "}";
+  }
+
+  // JsonSchemaOptions::string_excludes: j_string redefined as the strings whose text holds none of the texts
+  // (excluded_texts.h), and each text kept as a regex that finds it, for the strings an automaton writes
+  // (patterns, formats, lengths, undeclared keys: there the value is checked). The rules are named j_x_... (before
+  // the conversion's rule prefix applies), so schemas embedded side by side under the same options share them as
+  // they share the other lexical rules.
+  void ExcludeFromStrings(const std::vector<std::string>& texts) {
+    for (const std::string& t : texts) {
+      if (t.empty()) Stop("an empty string in string_excludes");
+      std::string regex;
+      for (char c : t) {
+        if (c != '\0' && std::strchr("^$\\.*+?()[]{}|/", c) != nullptr) regex.push_back('\\');
+        regex.push_back(c);
+      }
+      excluded_texts_.push_back(std::move(regex));
+    }
+    rules_.SetPrefix("j_x_");
+    rules_.Define("j_string", JsonStringAvoiding(texts, &rules_));
+  }
+
+  // StringAutomaton with the excluded texts (JsonSchemaOptions::string_excludes) among the excluded patterns.
+  std::string ExcludingString(const std::string* pattern, const std::string* format_regex,
+                              const std::vector<std::string>& names, std::vector<std::string> excluded_patterns,
+                              int64_t lo, int64_t hi) {
+    excluded_patterns.insert(excluded_patterns.end(), excluded_texts_.begin(), excluded_texts_.end());
+    std::string key;
+    try {
+      key = StringAutomaton(pattern, format_regex, names, excluded_patterns, lo, hi, &rules_);
+    } catch (const std::exception& e) {
+      Stop(std::string(format_regex ? "a 'format' automaton beyond the limits ("
+                                    : "a string automaton beyond the limits (") + e.what() + ")");
+    }
+    if (key == "j_never") throw Unsatisfiable{"no string satisfies the pattern, format, lengths and exclusions"};
+    return key;
+  }
+
+  // Keys other than `names` (undeclared members).
+  std::string KeysOtherThan(const std::vector<std::string_view>& names) {
+    if (excluded_texts_.empty()) return KeyExcept(names, &rules_);
+    return ExcludingString(nullptr, nullptr, std::vector<std::string>(names.begin(), names.end()), {}, 0, -1);
   }
 
   // _converter.visit: booleans, the budget, then a schema with allOf through _visit_inlined.
@@ -703,21 +747,14 @@ class Converter {
     const JsonValue* pattern = s.Find("pattern");
     const JsonValue* not_strings = s.Find(kNotStrings);  // from complements: strings other than these
     const JsonValue* not_patterns = s.Find(kNotPatterns);  // and in which none of these finds a match
-    if (not_patterns || (not_strings && (lo || hi || pattern || fmt)) || (fmt && (lo || hi || pattern))) {
+    const bool excluding = !excluded_texts_.empty() && (lo || hi || pattern || fmt || not_strings);
+    if (excluding || not_patterns || (not_strings && (lo || hi || pattern || fmt)) || (fmt && (lo || hi || pattern))) {
       // _string_automaton: one product of the pattern's, format's, lengths' and excluded automata
       std::vector<std::string> names, excluded;
       if (not_strings) for (const auto& x : not_strings->items) names.push_back(x.text);
       if (not_patterns) for (const auto& x : not_patterns->items) excluded.push_back(x.text);
-      std::string key;
-      try {
-        key = StringAutomaton(pattern ? &pattern->text : nullptr, fmt ? &fmt->regex : nullptr, names, excluded, lo,
-                              hi ? *hi : -1, &rules_);
-      } catch (const std::exception& e) {
-        Stop(std::string(fmt ? "a 'format' automaton beyond the limits (" : "a string automaton beyond the limits (") +
-             e.what() + ")");
-      }
-      if (key == "j_never") throw Unsatisfiable{"no string satisfies the pattern, format, lengths and exclusions"};
-      return key;
+      return ExcludingString(pattern ? &pattern->text : nullptr, fmt ? &fmt->regex : nullptr, names,
+                             std::move(excluded), lo, hi ? *hi : -1);
     }
     if (not_strings) {
       std::vector<std::string_view> names;
@@ -951,6 +988,7 @@ class Converter {
     // patternProperties: the automaton of the keys each regex matches (_pattern_dfas).
     std::vector<Pattern> patterns;
     if (const JsonValue* pp = s.Find("patternProperties")) {
+      if (!excluded_texts_.empty()) Stop("'patternProperties' with string excludes");
       for (const auto& [regex, sub] : pp->members) {
         try {
           patterns.push_back({&sub, KeyDfa(regex)});
@@ -1010,7 +1048,7 @@ class Converter {
         std::string value = Visit(*additional, depth + 1);
         std::vector<std::string_view> declared;
         for (const auto& n : names) declared.push_back(n.first);
-        extra = Seq({KeyExcept(declared, &rules_), key_sep_, value});
+        extra = Seq({KeysOtherThan(declared), key_sep_, value});
       } catch (const Unsatisfiable&) {
       }
     }
@@ -1140,6 +1178,7 @@ class Converter {
   // _name_filters: the automata every key must match (propertyNames with the string keywords `type`, `pattern`,
   // `minLength` / `maxLength`, `const` / `enum`; keywords of other types ignored); nullopt when keys are free.
   std::optional<std::vector<CodepointDfa>> NameFilters(const JsonValue& s) {
+    if (!excluded_texts_.empty() && s.Find("propertyNames")) Stop("'propertyNames' with string excludes");
     const JsonValue* names = s.Find("propertyNames");
     if (!names) return std::nullopt;
     const JsonValue* sub = merger_.Deref(names);
@@ -1346,6 +1385,7 @@ class Converter {
   bool any_order_;
   std::string root_name_;  // JsonSchemaOptions::rule_prefix + "root"
   RuleTable rules_;
+  std::vector<std::string> excluded_texts_;  // JsonSchemaOptions::string_excludes as regexes
 };
 
 }  // namespace

@@ -38,6 +38,12 @@ struct JsonSchemaOptions {
   // one; the lexical rules (j_*) and the format rules (fmt_*) keep their names: their bodies depend only on the
   // options, so embedded conversions under the same options share them.
   std::string rule_prefix;
+  // Texts no string value may contain (a structural tag's `excludes`: the markers of the format around the JSON,
+  // which a model must not write inside it). Checked on the string's value, so an escaped spelling of a text
+  // (`\u003c|close|>`) is refused too; enum / const values and declared property names are written as the schema
+  // gives them. With excludes, the free string rule j_string is the excluding automaton (its rules named j_x_...),
+  // and keys restricted by patternProperties or propertyNames are not converted.
+  std::vector<std::string> string_excludes;
 };
 
 struct NativeConversion {

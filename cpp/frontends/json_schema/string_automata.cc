@@ -48,19 +48,6 @@ std::optional<std::pair<size_t, bool>> GroupEnd(const std::string& p, size_t i) 
   return std::nullopt;
 }
 
-void AppendClassChar(uint32_t cp, std::string* out) {  // _ebnf_class's ch()
-  if (cp == ']' || cp == '\\' || cp == '-' || cp == '^') {
-    out->push_back('\\');
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x20 || cp == 0x7F) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\x%02x", cp);
-    *out += buf;
-  } else {
-    AppendUtf8(cp, out);
-  }
-}
-
 bool Contains(const CodepointRanges& ivs, uint32_t cp) {
   return std::any_of(ivs.begin(), ivs.end(), [&](const auto& r) { return r.first <= cp && cp <= r.second; });
 }
@@ -131,6 +118,19 @@ std::vector<std::string> Spell(const CodepointRanges& ivs) {
 }
 
 }  // namespace
+
+void AppendClassChar(uint32_t cp, std::string* out) {  // _ebnf_class's ch()
+  if (cp == ']' || cp == '\\' || cp == '-' || cp == '^') {
+    out->push_back('\\');
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x20 || cp == 0x7F) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", cp);
+    *out += buf;
+  } else {
+    AppendUtf8(cp, out);
+  }
+}
 
 std::string HoistAnchors(const std::string& input) {
   std::string pattern = input;

@@ -42,6 +42,8 @@ std::string DfaString(const CodepointDfa& dfa, RuleTable* rules);
 CodepointDfa KeyDfa(const std::string& pattern);
 // The product of key automata within the Python front end's state limit (_automata.product); throws LimitError.
 CodepointDfa KeyProduct(const std::vector<const CodepointDfa*>& dfas);
+// One code point inside an EBNF character class, escaped where the class syntax needs it.
+void AppendClassChar(uint32_t cp, std::string* out);
 // Whether the automaton (component 0) accepts the whole of the UTF-8 text.
 bool Matches(const CodepointDfa& dfa, const std::string& text);
 
