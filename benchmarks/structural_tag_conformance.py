@@ -6,9 +6,9 @@ to JSON Schema as in dynamic_tools.py), and hand-written tags covering every str
 per BFCL tag: free text, each ground-truth call (possible_answer) alone and with text around it, the calls back
 to back, a call to an unknown tool, a call missing its required arguments, a call with a wrongly typed
 argument, and an unterminated call. XML-style arguments (``json_schema`` with ``style``: qwen_xml,
-minimax_xml, glm_xml, deepseek_xml, deepseek_v4_1_xml, kimi_k3_xml) on the same BFCL requests: each ground-truth
-call's arguments written in the style, without its required arguments, with a wrongly typed argument, with its
-strings JSON-quoted, and with an undeclared parameter. Each (tag, string) is run through both engines' grammar-level acceptance
+minimax_xml, glm_xml, deepseek_xml, deepseek_v4_1_xml, kimi_k3_xml) and Gemma's JSON dialect (``gemma``) on the
+same BFCL requests: each ground-truth call's arguments written in the style, without its required arguments, with
+a wrongly typed argument, with its strings JSON-quoted (gemma: as plain JSON), and with an undeclared parameter. Each (tag, string) is run through both engines' grammar-level acceptance
 (xgrammar: ``testing._is_grammar_accept_string``); the table counts agreements and lists every difference.
 
     python benchmarks/structural_tag_conformance.py [--per-file 60]
@@ -190,6 +190,17 @@ def xml_params(style: str, schema: dict, args: dict, quote_strings: bool = False
     return "\n".join(out)
 
 
+def gemma_params(value) -> str:
+    """Arguments as Gemma 4 writes them: JSON with strings between <|"|> markers (raw) and bare keys."""
+    if isinstance(value, str):
+        return '<|"|>' + value + '<|"|>'
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{gemma_params(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(gemma_params(v) for v in value) + "]"
+    return json.dumps(value)
+
+
 def xml_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
     """One tag per (BFCL request, style): the request's first tool's arguments in the style."""
     cases, stats = [], {}
@@ -201,15 +212,20 @@ def xml_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
             fn = req["function"][0]
             schema = convert_bfcl_schema(fn["parameters"], stats)
             calls = [_first_values(a) for gt in answers.get(req["id"], []) for n, a in gt.items() if n == fn["name"]]
-            for style in XML_STYLES:
+            for style in XML_STYLES + ("gemma",):
                 strings = []
                 for args in calls[:1]:
-                    strings += [xml_params(style, schema, args), xml_params(style, schema, {}),
-                                xml_params(style, schema, args, quote_strings=True),
-                                xml_params(style, schema, {**args, "zz_undeclared": "x"})]
+                    if style == "gemma":  # JSON with other strings and keys: the JSON spelling must not pass
+                        strings += [gemma_params(args), gemma_params({}), json.dumps(args),
+                                    gemma_params({**args, "zz_undeclared": "x"})]
+                    else:
+                        strings += [xml_params(style, schema, args), xml_params(style, schema, {}),
+                                    xml_params(style, schema, args, quote_strings=True),
+                                    xml_params(style, schema, {**args, "zz_undeclared": "x"})]
                     if args:
                         k = next(iter(args))
-                        strings.append(xml_params(style, schema, {**args, k: [[{"bad": None}]]}))
+                        bad = {**args, k: [[{"bad": None}]]}
+                        strings.append(gemma_params(bad) if style == "gemma" else xml_params(style, schema, bad))
                 content = {"type": "json_schema", "json_schema": schema, "style": style}
                 cases.append((f"{req['id']}:{style}", st(tag("<args>", content, "</args>")),
                               [f"<args>{x}</args>" for x in strings]))
@@ -226,6 +242,8 @@ def model_outputs(spec, variant: dict, calls: list[tuple[str, dict, dict]]) -> l
     tool; ``bad_args``: a wrongly typed argument; None: other): reasoning spellings x bodies (free text, one call,
     text then a call, two calls, an unknown tool, a wrongly typed argument, a call cut short)."""
     def args_text(schema, args):
+        if spec.style == "gemma":
+            return gemma_params(args)
         return json.dumps(args) if spec.style == "json" else xml_params(spec.style, schema, args)
 
     def call(name, schema, args):
@@ -244,15 +262,16 @@ def model_outputs(spec, variant: dict, calls: list[tuple[str, dict, dict]]) -> l
               (calls_text([one, one]), None), (calls_text([call("not_a_listed_tool", {}, {})]), "unknown"),
               (calls_text([one])[:-3], None)]
     # A wrongly typed value: any argument in JSON; in an XML style one that is not a string (raw text is a string)
-    typed = [k for k in args if spec.style == "json" or
+    typed = [k for k in args if spec.style in ("json", "gemma") or
              (schema.get("properties", {}).get(k) or {}).get("type") not in ("string", None)]
     if typed:
         bodies.append((calls_text([call(name, schema, {**args, typed[0]: [[{"bad": None}]]})]), "bad_args"))
     if spec.section is not None:
         bodies += [("\n\n" + calls_text([one]), None), (one, None)]
     after = spec.after_think
-    enabled = spec.think_enabled_begin + "I should call a tool.</think>" + after
-    thinks = _unique_list(["", enabled, "<think>hmm</think>" + after, spec.think_enabled_begin + "ok</think>" + after,
+    begin, end = spec.think or ("<think>", "</think>")
+    enabled = spec.think_enabled_begin + "I should call a tool." + end + after
+    thinks = _unique_list(["", enabled, begin + "hmm" + end + after, spec.think_enabled_begin + "ok" + end + after,
                            spec.disabled_prefix + after])
     checked = not variant and spec.think is not None
     return [(t + b, role if checked and t == enabled else

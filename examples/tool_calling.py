@@ -43,8 +43,8 @@ def scripted_call(model: str) -> str:
     """What the scripted model wants to write: reasoning, then a call in `model`'s format (from its markers)."""
     spec = xgr.model_formats.MODEL_FORMATS[model]
     call = spec.render_calls([("get_weather", {"city": "Paris", "unit": "kelvin"})])
-    think = "" if spec.think is None else spec.think_enabled_begin + "The user asked for the weather.</think>" + \
-        spec.after_think
+    think = "" if spec.think is None else spec.think_enabled_begin + "The user asked for the weather." + \
+        spec.think[1] + spec.after_think
     return think + "Let me check. " + call
 
 

@@ -49,8 +49,8 @@ class ScriptedLM:
 def scripts(model: str) -> list[str]:
     """Two rows: one that calls both tools (one call each time the format allows more), one that only talks."""
     spec = MODEL_FORMATS[model]
-    think = "" if spec.think is None else spec.think_enabled_begin + "The user wants weather and a sum.</think>" + \
-        spec.after_think
+    think = "" if spec.think is None else (spec.think_enabled_begin + "The user wants weather and a sum." +
+                                           spec.think[1] + spec.after_think)
     calls = spec.render_calls([("get_weather", {"city": "Paris"}), ("add", {"a": 2, "b": 3})])
     return [think + "Let me check. " + calls, think + "Hello! No tools needed for this."]
 

@@ -27,7 +27,7 @@ def render_calls(model: str, calls: list[tuple[str, dict]]) -> str:
 def think(model: str) -> str:
     """The reasoning as the model writes it with reasoning enabled (the template opened the block)."""
     spec = MODEL_FORMATS[model]
-    return "" if spec.think is None else spec.think_enabled_begin + "Need the weather.</think>" + spec.after_think
+    return "" if spec.think is None else spec.think_enabled_begin + "Need the weather." + spec.think[1] + spec.after_think
 
 
 def accepts(model: str, text: str, **kw) -> bool:
@@ -87,7 +87,7 @@ def test_reasoning_modes():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(model="qwen_9"), "unknown model 'qwen_9'"),
-    (dict(model="gemma_4"), "the 'gemma_4' format is not supported yet"),
+    (dict(model="cohere"), "the 'cohere' format is not supported yet"),
     (dict(model="qwen_3", tool_choice={"type": "web_search_preview"}), "the tool 'web_search_preview'"),
     (dict(model="qwen_3", token_markers=True), "token_markers=True"),
     (dict(model="qwen_3", tool_choice="required", tools=[]), "tool_choice 'required' needs at least one"),

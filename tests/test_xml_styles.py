@@ -154,8 +154,8 @@ def test_structural_tag_style_field():
     assert is_grammar_accept_string(grammar, "Checking. " + call + " Done.")
     assert not is_grammar_accept_string(grammar, "<tool_call>\n<function=get_weather>\n" + qwen("days", "2")
                                         + "\n</function>\n</tool_call>")
-    bad = {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": WEATHER, "style": "gemma"}}
-    with pytest.raises(StructuralTagError, match="at '/format/style'.*'gemma' is not supported yet"):
+    bad = {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": WEATHER, "style": "cohere_xml"}}
+    with pytest.raises(StructuralTagError, match="at '/format/style'.*'cohere_xml' is not supported yet"):
         xgr.Grammar.from_structural_tag(bad)
     bad["format"]["style"] = "qwen_xml"
     bad["format"]["json_schema"] = {"type": "string"}

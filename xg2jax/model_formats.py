@@ -25,7 +25,7 @@ Assembly. A format is a reasoning part, then a tool part:
 Each format's markers are in :data:`MODEL_FORMATS`; ``register_model_structural_tag(name, fn)`` adds a builder.
 ``harmony`` (gpt-oss) has its own layout: assistant messages on channels, builtin tools included (``_harmony``);
 so has ``kimi_k3``: a message of reasoning, response and tools sections (``_kimi_k3``).
-Not built yet (a ``ValueError`` names them): ``gemma_4``, ``cohere``, ``minimax_m3``
+Not built yet (a ``ValueError`` names them): ``cohere``, ``minimax_m3``
 (their argument styles or channel layouts), and ``token_markers=True`` (markers as special tokens).
 """
 
@@ -65,6 +65,7 @@ class ModelFormat:
     disabled_prefix: str = ""  # what the model writes with reasoning disabled (an empty block)
     text_excludes: tuple[str, ...] = _THINK
     none_excludes: tuple[str, ...] | None = None  # free text under tool_choice "none" (default: text_excludes)
+    args_excludes: tuple[str, ...] = ()  # texts no string in the arguments may contain (json_schema excludes)
 
     def render_calls(self, calls: list[tuple[str, dict]]) -> str:
         """(tool name, arguments) calls as the model writes them (in its calls section, if it has one): for
@@ -83,6 +84,7 @@ class ModelFormat:
 
 _SPECIAL_GLM = ("<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>",
                 "</arg_value>")
+_GEMMA_4_MARKERS = ("<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>")
 _SPECIAL_MIMO = ("<tool_call>", "<think>", "</think>", "</tool_call>", "<function=")
 
 MODEL_FORMATS: dict[str, ModelFormat] = {
@@ -129,14 +131,17 @@ MODEL_FORMATS: dict[str, ModelFormat] = {
                         call_index="\\d+", call_index_end="<|tool_call_argument_begin|>", think_excludes=(),
                         think_auto_excludes=_THINK,
                         text_excludes=("<think>", "</think>", "<|tool_call_begin|>"), none_excludes=_THINK),
+    "gemma_4": ModelFormat("<|tool_call>", "<|tool_call>call:{name}", "<tool_call|>", style="gemma",
+                           think=("<|channel>thought\n", "<channel|>"), think_enabled_begin="<|channel>thought\n",
+                           think_excludes=_GEMMA_4_MARKERS[:3], text_excludes=_GEMMA_4_MARKERS[:2],
+                           none_excludes=_GEMMA_4_MARKERS[:3], args_excludes=_GEMMA_4_MARKERS),
     "minimax": ModelFormat("<minimax:tool_call>", '<invoke name="{name}">\n', "</invoke>\n", style="minimax_xml",
                            section=("<minimax:tool_call>\n", "</minimax:tool_call>"), required_prefix="\n",
                            think_excludes=(),
                            think_auto_excludes=_THINK, after_think="\n\n", disabled_prefix="\n</think>\n\n"),
 }
 # Keys xgrammar 0.2.9 registers whose formats are not built here yet.
-_NOT_BUILT = {"gemma_4": "the gemma argument style",
-              "cohere": "the cohere_xml argument style", "minimax_m3": "the minimax_m3_xml argument style"}
+_NOT_BUILT = {"cohere": "the cohere_xml argument style", "minimax_m3": "the minimax_m3_xml argument style"}
 _REGISTRY: dict[str, Callable[..., dict]] = {}
 #: Every model key built here: the MODEL_FORMATS ones and Harmony (its own builder).
 SUPPORTED_MODELS = tuple(sorted([*MODEL_FORMATS, "harmony", "kimi_k3"]))
@@ -221,7 +226,7 @@ def _assemble(spec: ModelFormat, tools: list[tuple[str, Any]], mode: str, reason
 
     def call(name: str, params: Any) -> dict:
         content = {"type": "json_schema", "json_schema": params, "style": spec.style, "any_order": any_order,
-                   "max_whitespace_cnt": max_whitespace_cnt}
+                   "max_whitespace_cnt": max_whitespace_cnt, "excludes": excl(spec.args_excludes)}
         if spec.call_index is not None:
             content = {"type": "sequence", "elements": [{"type": "regex", "pattern": spec.call_index},
                                                         _const(spec.call_index_end), content]}

@@ -38,8 +38,8 @@ Lowering. Every format becomes one rule (``root`` refers to the top one):
   followed as well as one that spells them; free text and JSON never produce a special token.
 
 Not supported (a :class:`StructuralTagError` names the feature): ``exclude_token`` and ``any_tokens`` (free text
-over tokens), the ``json_schema`` styles ``cohere_xml``, ``minimax_m3_xml`` and ``gemma`` (the others are
-``xg2jax.xml_styles``), and the ``max_tokens`` / ``max_chars`` budgets of
+over tokens), the ``json_schema`` styles ``cohere_xml`` and ``minimax_m3_xml`` (``gemma`` is the native JSON
+Schema front end's, the others are ``xg2jax.xml_styles``), and the ``max_tokens`` / ``max_chars`` budgets of
 ``any_text``.
 Errors name the JSON path of the bad node (``/format/tags/0/content``).
 """
@@ -207,13 +207,14 @@ class _Lowering:
         self.embedded.append(str(type(grammar)(handle.with_rule_prefix(prefix))).rstrip("\n"))
         return prefix + grammar.root_rule_name
 
-    def embed_native_json_schema(self, schema_text: str, *, string_excludes=(), **options) -> str | None:
+    def embed_native_json_schema(self, schema_text: str, *, string_excludes=(), string_style: str = "json",
+                                 **options) -> str | None:
         """The fast path of a ``json_schema`` format: the native front end writes the grammar with its rules
         already prefixed (``sub<k>_``) and the lexical (``j_``) and format (``fmt_``) rules under their own names,
         shared by every schema converted under the same options. None when the native front end does not take
         the schema, or when a shared rule would get another body (other options): the caller then takes the
         general path, which also reports errors. ``string_excludes``: texts no JSON string may contain
-        (``JsonSchemaOptions::string_excludes``)."""
+        (``JsonSchemaOptions::string_excludes``); ``string_style``: "json" or "gemma" (``StringStyle``)."""
         from xg2jax import _core
         from xg2jax.json_schema import native_arguments
 
@@ -222,7 +223,7 @@ class _Lowering:
             return None
         prefix = f"sub{len(self.embedded)}_"
         text = _core.json_schema_to_ebnf_native(native[1], *native[2], rule_prefix=prefix,
-                                                string_excludes=list(string_excludes))[0]
+                                                string_excludes=list(string_excludes), string_style=string_style)[0]
         if text is None:
             return None
         own, new_shared = [], {}
@@ -326,16 +327,17 @@ class _Lowering:
 
         schema = self.field(fmt, "json_schema", path, "json_schema", (dict, bool), "an object or a boolean")
         style = self.field(fmt, "style", path, "json_schema", str, "a string", "json")
-        if style not in ("json",) + tuple(XML_STYLES) + UNSUPPORTED_STYLES:
-            self.fail(f"{path}/style", f"json_schema style must be one of json, {', '.join(XML_STYLES)}; got {style!r}")
+        if style not in ("json", "gemma") + tuple(XML_STYLES) + UNSUPPORTED_STYLES:
+            self.fail(f"{path}/style", f"json_schema style must be one of json, gemma, {', '.join(XML_STYLES)}; "
+                                       f"got {style!r}")
         if style in UNSUPPORTED_STYLES:
-            self.fail(f"{path}/style", f"json_schema style {style!r} is not supported yet (supported: json, "
+            self.fail(f"{path}/style", f"json_schema style {style!r} is not supported yet (supported: json, gemma, "
                                        f"{', '.join(XML_STYLES)})")
         any_order = self.field(fmt, "any_order", path, "json_schema", bool, "a boolean", False)
         max_ws = self.field(fmt, "max_whitespace_cnt", path, "json_schema", (int, type(None)), "an integer or null",
                             None)
         excludes = _unique(self.strings(fmt, "excludes", path, "json_schema", non_empty_list=False, default=[]))
-        if style != "json":
+        if style not in ("json", "gemma"):
             try:
                 return xml_arguments_rule(self, schema, style, strict_mode=True, any_order=any_order,
                                           max_whitespace_cnt=max_ws, excludes=excludes)
@@ -347,14 +349,14 @@ class _Lowering:
             pass  # not JSON (a NaN, a non-string key): the front end reports it
         if isinstance(schema, str):
             root = self.embed_native_json_schema(schema, any_order=any_order, max_whitespace_cnt=max_ws,
-                                                 string_excludes=excludes)
+                                                 string_excludes=excludes, string_style=style)
             if root is not None:
                 return root
-        if excludes:  # only the native front end writes strings that avoid texts
+        if excludes or style == "gemma":  # only the native front end writes these
             from xg2jax.json_schema import native_grammar
             try:
-                grammar = native_grammar(schema, string_excludes=excludes, any_whitespace=True, strict_mode=True,
-                                         any_order=any_order, max_whitespace_cnt=max_ws)
+                grammar = native_grammar(schema, string_excludes=excludes, string_style=style, any_whitespace=True,
+                                         strict_mode=True, any_order=any_order, max_whitespace_cnt=max_ws)
             except ValueError as exc:
                 self.fail(f"{path}/excludes", str(exc))
             return self.embed(grammar, "json_schema")

@@ -37,8 +37,9 @@ lengths follow that constraint and are not checked for the texts (an approximati
 
 Not supported (an ``UnsupportedSchemaError`` names the keyword): root keywords other than ``type: object``,
 ``properties``, ``required``, ``additionalProperties`` and annotations; string values constrained by more than
-one of ``pattern`` / ``format`` / lengths, or by ``allOf`` / ``oneOf`` / ``not``; the ``cohere_xml``,
-``minimax_m3_xml`` and ``gemma`` styles.
+one of ``pattern`` / ``format`` / lengths, or by ``allOf`` / ``oneOf`` / ``not``; the ``cohere_xml`` and
+``minimax_m3_xml`` styles. (The ``gemma`` style is JSON with other strings and keys: the native JSON Schema front
+end writes it, ``xg2jax.json_schema.native_grammar``.)
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ XML_STYLES = {
     "kimi_k3_xml": XmlStyle('<|open|>argument key="', '"<|sep|>', "<|close|>argument<|sep|>", type_head='" type="'),
 }
 # Styles xgrammar 0.2.9 has that this module does not write yet.
-UNSUPPORTED_STYLES = ("cohere_xml", "minimax_m3_xml", "gemma")
+UNSUPPORTED_STYLES = ("cohere_xml", "minimax_m3_xml")
 
 _ROOT_KEYWORDS = {"type", "properties", "required", "additionalProperties", "minProperties", "maxProperties",
                   "$defs", "definitions", "$schema", "$id", "$comment"}
@@ -102,9 +103,13 @@ _BASE = "urn:xg2jax:tool-arguments"
 
 def render_arguments(json_format: str, arguments: dict) -> str:
     """``arguments`` (a dict of JSON values) written in ``json_format``, as a model writes them: strings raw,
-    other values as compact JSON; Kimi's type names from the values (``integer`` written ``number``)."""
+    other values as compact JSON; Kimi's type names from the values (``integer`` written ``number``); ``"gemma"``:
+    Gemma 4's JSON dialect (``{city:<|"|>Paris<|"|>,days:3}``)."""
+    if json_format == "gemma":
+        return _gemma_value(arguments)
     if json_format not in XML_STYLES:
-        raise ValueError(f"render_arguments: json_format must be one of {', '.join(XML_STYLES)}, got {json_format!r}")
+        raise ValueError(f"render_arguments: json_format must be one of gemma, {', '.join(XML_STYLES)}, "
+                         f"got {json_format!r}")
     st, out = XML_STYLES[json_format], []
     for name, value in arguments.items():
         raw = isinstance(value, str)
@@ -119,6 +124,16 @@ def render_arguments(json_format: str, arguments: dict) -> str:
         else:
             out.append(f"{st.open_head}{name}{st.open_tail}{st.value_head}{text}{st.close}")
     return "".join(out)
+
+
+def _gemma_value(value: Any) -> str:
+    if isinstance(value, str):
+        return f'<|"|>{value}<|"|>'
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_gemma_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_gemma_value(v) for v in value) + "]"
+    return json.dumps(value)
 
 
 def xml_arguments_ebnf(schema: Any, json_format: str, *, strict_mode: bool = True, **json_options) -> str:

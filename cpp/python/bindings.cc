@@ -424,13 +424,19 @@ PYBIND11_MODULE(_core, m) {
       [](const std::string& schema_text, bool any_whitespace,
          std::optional<std::pair<std::string, std::string>> separators, std::optional<int64_t> max_whitespace_cnt,
          bool plain_integers, bool enforce_formats, bool any_order,
-         const std::string& rule_prefix,
-         std::vector<std::string> string_excludes) -> std::pair<std::optional<std::string>, std::string> {
+         const std::string& rule_prefix, std::vector<std::string> string_excludes,
+         const std::string& string_style) -> std::pair<std::optional<std::string>, std::string> {
         json_schema::JsonSchemaOptions options = SchemaOptions(any_whitespace, std::move(separators),
                                                                max_whitespace_cnt, plain_integers, enforce_formats,
                                                                any_order);
         options.rule_prefix = rule_prefix;
         options.string_excludes = std::move(string_excludes);
+        if (string_style == "gemma") {
+          options.string_style = json_schema::StringStyle::kGemma;
+        } else if (string_style != "json") {
+          throw py::value_error("json_schema_to_ebnf_native: string_style must be \"json\" or \"gemma\", got \"" +
+                                string_style + "\"");
+        }
         json_schema::NativeConversion out;
         {
           py::gil_scoped_release release;
@@ -441,6 +447,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("schema_text"), py::arg("any_whitespace"), py::arg("separators"), py::arg("max_whitespace_cnt"),
       py::arg("plain_integers"), py::arg("enforce_formats") = true, py::arg("any_order") = false,
       py::arg("rule_prefix") = "", py::arg("string_excludes") = std::vector<std::string>{},
+      py::arg("string_style") = "json",
       "The native JSON Schema front end: (EBNF text, \"\") for a schema it handles, else (None, what it does not "
       "handle); rule_prefix names its rules for embedding (JsonSchemaOptions::rule_prefix). See "
       "cpp/frontends/json_schema/json_schema_to_ebnf.h.");

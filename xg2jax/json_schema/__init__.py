@@ -51,7 +51,9 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
 
     ``json_format`` (as xgrammar's): ``"json"``, or a model family's XML-style argument list for a tool's
     parameters schema (``"qwen_xml"``, ``"minimax_xml"``, ``"glm_xml"``, ``"deepseek_xml"``,
-    ``"deepseek_v4_1_xml"``, ``"kimi_k3_xml"``; ``xg2jax.xml_styles`` says how each is read).
+    ``"deepseek_v4_1_xml"``, ``"kimi_k3_xml"``; ``xg2jax.xml_styles`` says how each is read), or ``"gemma"``:
+    Gemma 4's JSON dialect for tool arguments (strings between ``<|"|>`` markers, raw; bare keys:
+    ``{city:<|"|>Paris<|"|>,days:3}``), written by the native front end (:func:`native_grammar`).
 
     ``enforce_formats`` (an xg2jax extension): check ``format`` for the formats in ``_formats.FORMATS``, as
     xgrammar does and as generation wants. JSON Schema's default treats ``format`` as an annotation only; pass
@@ -74,6 +76,11 @@ def json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int
     depth, enum length, counts, automaton sizes, ...); beyond one, a :class:`SchemaError` names the keyword's
     pointer and the limit before anything large is built.
     """
+    if json_format == "gemma":
+        return str(native_grammar(schema, string_style="gemma", any_whitespace=any_whitespace, indent=indent,
+                                  separators=separators, strict_mode=strict_mode,
+                                  max_whitespace_cnt=max_whitespace_cnt, any_order=any_order,
+                                  enforce_formats=enforce_formats, refs=refs, plain_integers=plain_integers))
     if json_format != "json":
         from xg2jax.xml_styles import xml_arguments_ebnf
 
@@ -146,10 +153,11 @@ def native_arguments(schema: Any, *, any_whitespace: bool = True, indent: int | 
                           bool(enforce_formats), bool(any_order))
 
 
-def native_grammar(schema: Any, *, string_excludes=(), **options):
+def native_grammar(schema: Any, *, string_excludes=(), string_style: str = "json", **options):
     """The :class:`~xg2jax.Grammar` of ``schema`` from the native front end, for what only it writes:
-    ``string_excludes``, texts no string value may contain (checked on the value, so an escaped spelling is refused
-    too; enum / const values and declared property names stay as the schema gives them).
+    ``string_excludes``, texts no string may contain (a free string's text, an automaton string's value; enum /
+    const values and declared property names stay as the schema gives them), and ``string_style="gemma"``
+    (Gemma 4's tool arguments: strings between ``<|"|>`` markers, raw; bare keys; undeclared keys identifiers).
 
     Raises
     ------
@@ -162,14 +170,19 @@ def native_grammar(schema: Any, *, string_excludes=(), **options):
 
     native = native_arguments(schema, **options)
     if native is None:
-        raise UnsupportedSchemaError("", "string excludes are written by the native JSON Schema front end, which does "
-                                     "not take these options (refs=, indent=) or this schema value")
-    text, why = _core.json_schema_to_ebnf_native(native[1], *native[2], string_excludes=list(string_excludes))
+        raise UnsupportedSchemaError("", f"{_native_only(string_style)} written by the native JSON Schema front "
+                                     "end, which does not take these options (refs=, indent=) or this schema value")
+    text, why = _core.json_schema_to_ebnf_native(native[1], *native[2], string_excludes=list(string_excludes),
+                                                 string_style=string_style)
     if text is None:
         python_json_schema_to_ebnf(schema, **options)  # a schema error is reported as such
-        raise UnsupportedSchemaError("", "string excludes are written by the native JSON Schema front end, which "
-                                     f"does not convert this schema: {why}")
+        raise UnsupportedSchemaError("", f"{_native_only(string_style)} written by the native JSON Schema front "
+                                     f"end, which does not convert this schema: {why}")
     return Grammar.from_ebnf(text)
+
+
+def _native_only(string_style: str) -> str:
+    return "the gemma style is" if string_style == "gemma" else "string excludes are"
 
 
 def python_json_schema_to_ebnf(schema: Any, *, any_whitespace: bool = True, indent: int | None = None,

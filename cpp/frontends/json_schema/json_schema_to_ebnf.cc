@@ -56,7 +56,11 @@ class Converter {
         any_order_(o.any_order),
         root_name_(o.rule_prefix + "root"),
         rules_(LexicalRules(o)) {
-    if (!o.string_excludes.empty()) ExcludeFromStrings(o.string_excludes);
+    if (o.string_style == StringStyle::kGemma) {
+      UseGemmaStrings(o.string_excludes);
+    } else if (!o.string_excludes.empty()) {
+      ExcludeFromStrings(o.string_excludes);
+    }
     rules_.SetPrefix(o.rule_prefix);
   }
 
@@ -106,37 +110,77 @@ class Converter {
   void ExcludeFromStrings(const std::vector<std::string>& texts) {
     for (const std::string& t : texts) {
       if (t.empty()) Stop("an empty string in string_excludes");
-      std::string regex;
-      for (char c : t) {
-        if (c != '\0' && std::strchr("^$\\.*+?()[]{}|/", c) != nullptr) regex.push_back('\\');
-        regex.push_back(c);
-      }
-      excluded_texts_.push_back(std::move(regex));
+      excluded_texts_.push_back(RegexFor(t));
     }
     rules_.SetPrefix("j_x_");
     rules_.Define("j_string", JsonStringAvoiding(texts, &rules_));
   }
 
+  // StringStyle::kGemma: strings between `<|"|>` markers, raw, their free text a TagDispatch that stops before the
+  // marker (and the excluded texts); keys of free objects identifiers. Automaton strings exclude the marker and
+  // the texts by value (ExcludingString), undeclared keys are identifiers other than the declared names.
+  void UseGemmaStrings(const std::vector<std::string>& excludes) {
+    static const std::string kMarker = "<|\"|>";
+    gemma_ = true;
+    value_spelling_ = {/*raw=*/true, Literal(kMarker), Literal(kMarker)};
+    key_spelling_ = {/*raw=*/true, "", std::string(kEmpty)};
+    std::vector<std::string> ends = {kMarker};
+    for (const std::string& t : excludes) {
+      if (t.empty()) Stop("an empty string in string_excludes");
+      if (std::find(ends.begin(), ends.end(), t) == ends.end()) ends.push_back(t);
+    }
+    std::string dispatch = "TagDispatch(loop_after_dispatch=false, excludes=(";
+    for (size_t i = 0; i < ends.size(); ++i) {
+      dispatch += (i ? ", " : "") + Literal(ends[i]);
+      excluded_texts_.push_back(RegexFor(ends[i]));
+    }
+    rules_.SetPrefix("j_x_");
+    const std::string text = rules_.Add("gemma_text", dispatch + "))");
+    rules_.Define("j_string", Seq({value_spelling_.open, text, value_spelling_.close}));
+    const std::string key = rules_.Add("gemma_key", "[a-zA-Z_] [a-zA-Z0-9_]*");
+    rules_.Define("j_member", Seq({key, key_sep_, "j_value"}));
+  }
+
+  // A regex that finds `text` (its syntax characters escaped).
+  static std::string RegexFor(const std::string& text) {
+    std::string regex;
+    for (char c : text) {
+      if (c != '\0' && std::strchr("^$\\.*+?()[]{}|/", c) != nullptr) regex.push_back('\\');
+      regex.push_back(c);
+    }
+    return regex;
+  }
+
+  // A string value equal to `v`.
+  std::string StringLiteral(std::string_view v) const {
+    return gemma_ ? Literal("<|\"|>" + std::string(v) + "<|\"|>") : JsonStringLiteral(v);
+  }
+  // A member's key equal to `k`.
+  std::string KeyLiteral(std::string_view k) const { return gemma_ ? Literal(k) : JsonStringLiteral(k); }
+
   // StringAutomaton with the excluded texts (JsonSchemaOptions::string_excludes) among the excluded patterns.
   std::string ExcludingString(const std::string* pattern, const std::string* format_regex,
                               const std::vector<std::string>& names, std::vector<std::string> excluded_patterns,
-                              int64_t lo, int64_t hi) {
+                              int64_t lo, int64_t hi, bool key = false) {
     excluded_patterns.insert(excluded_patterns.end(), excluded_texts_.begin(), excluded_texts_.end());
-    std::string key;
+    std::string out;
     try {
-      key = StringAutomaton(pattern, format_regex, names, excluded_patterns, lo, hi, &rules_);
+      out = StringAutomaton(pattern, format_regex, names, excluded_patterns, lo, hi, &rules_,
+                            key ? key_spelling_ : value_spelling_);
     } catch (const std::exception& e) {
       Stop(std::string(format_regex ? "a 'format' automaton beyond the limits ("
                                     : "a string automaton beyond the limits (") + e.what() + ")");
     }
-    if (key == "j_never") throw Unsatisfiable{"no string satisfies the pattern, format, lengths and exclusions"};
-    return key;
+    if (out == "j_never") throw Unsatisfiable{"no string satisfies the pattern, format, lengths and exclusions"};
+    return out;
   }
 
-  // Keys other than `names` (undeclared members).
+  // Keys other than `names` (undeclared members); Gemma's are identifiers.
   std::string KeysOtherThan(const std::vector<std::string_view>& names) {
     if (excluded_texts_.empty()) return KeyExcept(names, &rules_);
-    return ExcludingString(nullptr, nullptr, std::vector<std::string>(names.begin(), names.end()), {}, 0, -1);
+    static const std::string kIdentifier = "^[a-zA-Z_][a-zA-Z0-9_]*$";
+    return ExcludingString(gemma_ ? &kIdentifier : nullptr, nullptr,
+                           std::vector<std::string>(names.begin(), names.end()), {}, 0, -1, /*key=*/gemma_);
   }
 
   // _converter.visit: booleans, the budget, then a schema with allOf through _visit_inlined.
@@ -619,7 +663,7 @@ class Converter {
   // _value_expr: a grammar for exactly one JSON value.
   std::string Value(const JsonValue& v) {
     switch (v.kind) {
-      case JsonValue::Kind::kString: return JsonStringLiteral(v.text);
+      case JsonValue::Kind::kString: return StringLiteral(v.text);
       case JsonValue::Kind::kNull: return "\"null\"";
       case JsonValue::Kind::kBool: return v.boolean ? "\"true\"" : "\"false\"";
       case JsonValue::Kind::kNumber: {
@@ -630,13 +674,13 @@ class Converter {
         if (v.members.empty()) return Seq({"\"{\"", ws_, "\"}\""});
         if (any_order_ && v.members.size() > 1) {
           std::vector<std::pair<std::string, bool>> entries;
-          for (const auto& [k, x] : v.members) entries.emplace_back(Seq({JsonStringLiteral(k), key_sep_, Value(x)}), true);
+          for (const auto& [k, x] : v.members) entries.emplace_back(Seq({KeyLiteral(k), key_sep_, Value(x)}), true);
           return AnyOrderItems(entries, "", std::vector<uint64_t>(entries.size(), 0));
         }
         std::string body;
         for (const auto& [k, x] : v.members) {
           if (!body.empty()) body += " " + item_sep_ + " ";
-          body += Seq({JsonStringLiteral(k), key_sep_, Value(x)});
+          body += Seq({KeyLiteral(k), key_sep_, Value(x)});
         }
         return Seq({"\"{\"", ws_, body, ws_, "\"}\""});
       }
@@ -747,6 +791,7 @@ class Converter {
     const JsonValue* pattern = s.Find("pattern");
     const JsonValue* not_strings = s.Find(kNotStrings);  // from complements: strings other than these
     const JsonValue* not_patterns = s.Find(kNotPatterns);  // and in which none of these finds a match
+    // With excludes (or Gemma's raw strings) every constrained string is an automaton over the value.
     const bool excluding = !excluded_texts_.empty() && (lo || hi || pattern || fmt || not_strings);
     if (excluding || not_patterns || (not_strings && (lo || hi || pattern || fmt)) || (fmt && (lo || hi || pattern))) {
       // _string_automaton: one product of the pattern's, format's, lengths' and excluded automata
@@ -988,7 +1033,7 @@ class Converter {
     // patternProperties: the automaton of the keys each regex matches (_pattern_dfas).
     std::vector<Pattern> patterns;
     if (const JsonValue* pp = s.Find("patternProperties")) {
-      if (!excluded_texts_.empty()) Stop("'patternProperties' with string excludes");
+      if (!excluded_texts_.empty()) Stop("'patternProperties' with string excludes or the gemma style");
       for (const auto& [regex, sub] : pp->members) {
         try {
           patterns.push_back({&sub, KeyDfa(regex)});
@@ -1014,7 +1059,7 @@ class Converter {
         if (req) throw;
         continue;
       }
-      entries.emplace_back(Seq({JsonStringLiteral(name), key_sep_, value}), req);
+      entries.emplace_back(Seq({KeyLiteral(name), key_sep_, value}), req);
       entry_names.push_back(name);
     }
     if (dependent) {
@@ -1178,7 +1223,9 @@ class Converter {
   // _name_filters: the automata every key must match (propertyNames with the string keywords `type`, `pattern`,
   // `minLength` / `maxLength`, `const` / `enum`; keywords of other types ignored); nullopt when keys are free.
   std::optional<std::vector<CodepointDfa>> NameFilters(const JsonValue& s) {
-    if (!excluded_texts_.empty() && s.Find("propertyNames")) Stop("'propertyNames' with string excludes");
+    if (!excluded_texts_.empty() && s.Find("propertyNames")) {
+      Stop("'propertyNames' with string excludes or the gemma style");
+    }
     const JsonValue* names = s.Find("propertyNames");
     if (!names) return std::nullopt;
     const JsonValue* sub = merger_.Deref(names);
@@ -1385,7 +1432,10 @@ class Converter {
   bool any_order_;
   std::string root_name_;  // JsonSchemaOptions::rule_prefix + "root"
   RuleTable rules_;
-  std::vector<std::string> excluded_texts_;  // JsonSchemaOptions::string_excludes as regexes
+  std::vector<std::string> excluded_texts_;  // JsonSchemaOptions::string_excludes as regexes (Gemma: its marker too)
+  bool gemma_ = false;                      // StringStyle::kGemma
+  StringSpelling value_spelling_;           // how automaton strings are written (JSON by default)
+  StringSpelling key_spelling_;
 };
 
 }  // namespace

@@ -23,6 +23,11 @@
 
 namespace xg::json_schema {
 
+// How strings and keys are written: JSON, or Gemma's tool-call arguments (xgrammar's "gemma" style): strings
+// between `<|"|>` markers, raw (no escapes; never holding the marker), keys bare (`{city:<|"|>Paris<|"|>}`; an
+// undeclared key is an identifier). Numbers, booleans, null, arrays and objects are as in JSON.
+enum class StringStyle { kJson, kGemma };
+
 struct JsonSchemaOptions {
   bool any_whitespace = true;
   // With any_whitespace=false: (item, key) separators; default (", ", ": ").
@@ -44,6 +49,7 @@ struct JsonSchemaOptions {
   // gives them. With excludes, the free string rule j_string is the excluding automaton (its rules named j_x_...),
   // and keys restricted by patternProperties or propertyNames are not converted.
   std::vector<std::string> string_excludes;
+  StringStyle string_style = StringStyle::kJson;
 };
 
 struct NativeConversion {

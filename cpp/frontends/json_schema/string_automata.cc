@@ -117,6 +117,23 @@ std::vector<std::string> Spell(const CodepointRanges& ivs) {
   return out;
 }
 
+// The code points of `ivs` written as themselves (a raw string: no quotes, no escapes), surrogates left out.
+std::string RawClass(const CodepointRanges& ivs) {
+  std::string cls = "[";
+  for (const auto& [lo, hi] : ivs) {
+    for (const auto& [wlo, whi] : {std::pair<uint32_t, uint32_t>{0, 0xD7FF}, {0xE000, kMaxCodepoint}}) {
+      const uint32_t x = std::max(lo, wlo), y = std::min(hi, whi);
+      if (x > y) continue;
+      AppendClassChar(x, &cls);
+      if (x != y) {
+        cls.push_back('-');
+        AppendClassChar(y, &cls);
+      }
+    }
+  }
+  return cls == "[" ? "j_never" : cls + "]";
+}
+
 }  // namespace
 
 void AppendClassChar(uint32_t cp, std::string* out) {  // _ebnf_class's ch()
@@ -184,7 +201,7 @@ std::optional<std::string> RegexSyntaxError(const std::string& pattern) {
   return std::nullopt;
 }
 
-std::string DfaString(const CodepointDfa& dfa, RuleTable* rules) {
+std::string DfaString(const CodepointDfa& dfa, RuleTable* rules, const StringSpelling& spelling) {
   EmissionPlan plan = PlanEmission(dfa, kMaxMergeWork);
   if (plan.start < 0) return "j_never";
   const int32_t n = static_cast<int32_t>(plan.states.size());
@@ -215,21 +232,22 @@ std::string DfaString(const CodepointDfa& dfa, RuleTable* rules) {
     if (depth[i] == 0) names[i] = rules->Reserve("key_" + std::to_string(plan.states[i].id));
   }
   // The body of state i, its inlined successors written in place (recursion depth <= kMaxInlineDepth).
+  auto spell = [&](const CodepointRanges& ranges) { return spelling.raw ? RawClass(ranges) : Choice(Spell(ranges)); };
   auto body_of = [&](auto&& self, int32_t i) -> std::string {
     const EmissionPlan::State& st = plan.states[i];
-    std::string body = st.accepting ? "\"\\\"\"" : "";
+    std::string body = st.accepting ? spelling.close : "";
     for (const auto& [target, ranges] : st.edges) {
       const int32_t t = at.at(target);
       if (!body.empty()) body += " | ";
-      body += Seq({Choice(Spell(ranges)), depth[t] == 0 ? names[t] : "( " + self(self, t) + " )"});
+      body += Seq({spell(ranges), depth[t] == 0 ? names[t] : "( " + self(self, t) + " )"});
     }
     if (body.empty()) body = "j_never";
-    return st.loop.empty() ? body : "( " + Choice(Spell(st.loop)) + " )* ( " + body + " )";
+    return st.loop.empty() ? body : "( " + spell(st.loop) + " )* ( " + body + " )";
   };
   for (int32_t i = 0; i < n; ++i) {
     if (depth[i] == 0) rules->Define(names[i], body_of(body_of, i));
   }
-  return Seq({"\"\\\"\"", names[at.at(plan.start)]});
+  return Seq({spelling.open, names[at.at(plan.start)]});
 }
 
 std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, RuleTable* rules) {
@@ -240,7 +258,7 @@ std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, Ru
 std::string StringAutomaton(const std::string* pattern, const std::string* format_regex,
                             const std::vector<std::string>& excluded_names,
                             const std::vector<std::string>& excluded_patterns, int64_t lo, int64_t hi,
-                            RuleTable* rules) {
+                            RuleTable* rules, const StringSpelling& spelling) {
   std::vector<CodepointDfa> automata;  // the ones that must match, then the ones that must not
   if (pattern) automata.push_back(SearchDfa(HoistAnchors(*pattern), kMaxDfaStates));
   if (format_regex) automata.push_back(SearchDfa(HoistAnchors("^(?:" + *format_regex + ")$"), kMaxDfaStates));
@@ -249,7 +267,7 @@ std::string StringAutomaton(const std::string* pattern, const std::string* forma
   for (const auto& p : excluded_patterns) automata.push_back(SearchDfa(HoistAnchors(p), kMaxDfaStates));
   std::vector<const CodepointDfa*> dfas;
   for (const auto& d : automata) dfas.push_back(&d);
-  return DfaString(ProductWithLength(dfas, must, lo, hi, kMaxDfaStates), rules);
+  return DfaString(ProductWithLength(dfas, must, lo, hi, kMaxDfaStates), rules, spelling);
 }
 
 CodepointDfa KeyDfa(const std::string& pattern) { return SearchDfa(HoistAnchors(pattern), kMaxDfaStates); }

@@ -16,6 +16,14 @@
 
 namespace xg::json_schema {
 
+// How an automaton's strings are written: JSON (quotes, escapes), or raw code points between `open` and `close`
+// (EBNF expressions; Gemma's `<|"|>` strings, bare keys).
+struct StringSpelling {
+  bool raw = false;
+  std::string open = "\"\\\"\"";   // the EBNF expression before the content
+  std::string close = "\"\\\"\"";  // after it (where the automaton accepts)
+};
+
 // `pattern` with a `^` that opens groups at the very start and a `$` that closes groups at the very end moved
 // outside those groups (where they mean the same).
 std::string HoistAnchors(const std::string& pattern);
@@ -34,10 +42,10 @@ std::string PatternString(const std::string& pattern, int64_t lo, int64_t hi, Ru
 std::string StringAutomaton(const std::string* pattern, const std::string* format_regex,
                             const std::vector<std::string>& excluded_names,
                             const std::vector<std::string>& excluded_patterns, int64_t lo, int64_t hi,
-                            RuleTable* rules);
+                            RuleTable* rules, const StringSpelling& spelling = {});
 // A JSON string (with its quotes) whose content the automaton (component 0) accepts: _key_rule's rules, one per
 // state of the trimmed, merged automaton; "j_never" when it accepts nothing.
-std::string DfaString(const CodepointDfa& dfa, RuleTable* rules);
+std::string DfaString(const CodepointDfa& dfa, RuleTable* rules, const StringSpelling& spelling = {});
 // The keys a `patternProperties` regex matches (search semantics); throws as PatternString does.
 CodepointDfa KeyDfa(const std::string& pattern);
 // The product of key automata within the Python front end's state limit (_automata.product); throws LimitError.
