@@ -43,6 +43,9 @@ namespace xg::json_schema {
 
 namespace {
 
+// What Gemma's tool arguments put around a string (StringStyle::kGemma).
+constexpr std::string_view kGemmaQuote = "<|\"|>";
+
 class Converter {
  public:
   Converter(const JsonSchemaOptions& o, const References& refs, int draft)
@@ -120,11 +123,10 @@ class Converter {
   // marker (and the excluded texts); keys of free objects identifiers. Automaton strings exclude the marker and
   // the texts by value (ExcludingString), undeclared keys are identifiers other than the declared names.
   void UseGemmaStrings(const std::vector<std::string>& excludes) {
-    static const std::string kMarker = "<|\"|>";
     gemma_ = true;
-    value_spelling_ = {/*raw=*/true, Literal(kMarker), Literal(kMarker)};
+    value_spelling_ = {/*raw=*/true, Literal(kGemmaQuote), Literal(kGemmaQuote)};
     key_spelling_ = {/*raw=*/true, "", std::string(kEmpty)};
-    std::vector<std::string> ends = {kMarker};
+    std::vector<std::string> ends = {std::string(kGemmaQuote)};
     for (const std::string& t : excludes) {
       if (t.empty()) Stop("an empty string in string_excludes");
       if (std::find(ends.begin(), ends.end(), t) == ends.end()) ends.push_back(t);
@@ -153,7 +155,11 @@ class Converter {
 
   // A string value equal to `v`.
   std::string StringLiteral(std::string_view v) const {
-    return gemma_ ? Literal("<|\"|>" + std::string(v) + "<|\"|>") : JsonStringLiteral(v);
+    if (!gemma_) return JsonStringLiteral(v);
+    std::string text(kGemmaQuote);
+    text.append(v);
+    text.append(kGemmaQuote);
+    return Literal(text);
   }
   // A member's key equal to `k`.
   std::string KeyLiteral(std::string_view k) const { return gemma_ ? Literal(k) : JsonStringLiteral(k); }
