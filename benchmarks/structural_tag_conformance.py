@@ -201,6 +201,16 @@ def gemma_params(value) -> str:
     return json.dumps(value)
 
 
+def minimax_m3_params(value) -> str:
+    """Arguments as MiniMax M3 writes them: an element per member, <item> elements per array item, raw strings."""
+    m = "]<]minimax[>["
+    if isinstance(value, dict):
+        return "".join(f"{m}<{k}>{minimax_m3_params(v)}{m}</{k}>" for k, v in value.items())
+    if isinstance(value, list):
+        return "".join(f"{m}<item>{minimax_m3_params(v)}{m}</item>" for v in value)
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def xml_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
     """One tag per (BFCL request, style): the request's first tool's arguments in the style."""
     cases, stats = [], {}
@@ -212,12 +222,12 @@ def xml_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
             fn = req["function"][0]
             schema = convert_bfcl_schema(fn["parameters"], stats)
             calls = [_first_values(a) for gt in answers.get(req["id"], []) for n, a in gt.items() if n == fn["name"]]
-            for style in XML_STYLES + ("gemma",):
+            for style in XML_STYLES + ("gemma", "minimax_m3_xml"):
                 strings = []
                 for args in calls[:1]:
-                    if style == "gemma":  # JSON with other strings and keys: the JSON spelling must not pass
-                        strings += [gemma_params(args), gemma_params({}), json.dumps(args),
-                                    gemma_params({**args, "zz_undeclared": "x"})]
+                    if style in ("gemma", "minimax_m3_xml"):  # nested values: the JSON spelling must not pass
+                        render = gemma_params if style == "gemma" else minimax_m3_params
+                        strings += [render(args), render({}), json.dumps(args), render({**args, "zz_undeclared": "x"})]
                     else:
                         strings += [xml_params(style, schema, args), xml_params(style, schema, {}),
                                     xml_params(style, schema, args, quote_strings=True),
@@ -225,7 +235,8 @@ def xml_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
                     if args:
                         k = next(iter(args))
                         bad = {**args, k: [[{"bad": None}]]}
-                        strings.append(gemma_params(bad) if style == "gemma" else xml_params(style, schema, bad))
+                        strings.append(gemma_params(bad) if style == "gemma" else minimax_m3_params(bad)
+                                       if style == "minimax_m3_xml" else xml_params(style, schema, bad))
                 content = {"type": "json_schema", "json_schema": schema, "style": style}
                 cases.append((f"{req['id']}:{style}", st(tag("<args>", content, "</args>")),
                               [f"<args>{x}</args>" for x in strings]))
@@ -244,6 +255,8 @@ def model_outputs(spec, variant: dict, calls: list[tuple[str, dict, dict]]) -> l
     def args_text(schema, args):
         if spec.style == "gemma":
             return gemma_params(args)
+        if spec.style == "minimax_m3_xml":
+            return minimax_m3_params(args)
         return json.dumps(args) if spec.style == "json" else xml_params(spec.style, schema, args)
 
     def call(name, schema, args):
@@ -262,7 +275,7 @@ def model_outputs(spec, variant: dict, calls: list[tuple[str, dict, dict]]) -> l
               (calls_text([one, one]), None), (calls_text([call("not_a_listed_tool", {}, {})]), "unknown"),
               (calls_text([one])[:-3], None)]
     # A wrongly typed value: any argument in JSON; in an XML style one that is not a string (raw text is a string)
-    typed = [k for k in args if spec.style in ("json", "gemma") or
+    typed = [k for k in args if spec.style in ("json", "gemma", "minimax_m3_xml") or
              (schema.get("properties", {}).get(k) or {}).get("type") not in ("string", None)]
     if typed:
         bodies.append((calls_text([call(name, schema, {**args, typed[0]: [[{"bad": None}]]})]), "bad_args"))
@@ -350,7 +363,7 @@ def model_format_cases(data: Path, per_file: int | None, variants=MODEL_VARIANTS
     request when `per_file` is None; with `checks_only`, only the strings of the per-format checks."""
     from xgrammar.builtin_structural_tag import get_model_structural_tag as xgr_tag
 
-    from xg2jax.model_formats import MODEL_FORMATS, SUPPORTED_MODELS, get_model_structural_tag
+    from xg2jax.model_formats import MINIMAX_M3_CALLS, MODEL_FORMATS, SUPPORTED_MODELS, get_model_structural_tag
 
     cases, stats = [], {}
     for f in FILES:
@@ -379,7 +392,7 @@ def model_format_cases(data: Path, per_file: int | None, variants=MODEL_VARIANTS
                         mine = exc
                     strings = (harmony_outputs(variant, calls) if model == "harmony" else
                                kimi_k3_outputs(variant, calls) if model == "kimi_k3" else
-                               model_outputs(MODEL_FORMATS[model], variant, calls))
+                               model_outputs({**MODEL_FORMATS, "minimax_m3": MINIMAX_M3_CALLS}[model], variant, calls))
                     strings = [x for x in strings if x[1]] if checks_only else [(x, None) for x, _ in strings]
                     cases.append((f"{req['id']}:{model}:{json.dumps(variant)}", mine, theirs, strings))
     return cases

@@ -24,8 +24,8 @@ Assembly. A format is a reasoning part, then a tool part:
 
 Each format's markers are in :data:`MODEL_FORMATS`; ``register_model_structural_tag(name, fn)`` adds a builder.
 ``harmony`` (gpt-oss) has its own layout: assistant messages on channels, builtin tools included (``_harmony``);
-so has ``kimi_k3``: a message of reasoning, response and tools sections (``_kimi_k3``).
-Not built yet (a ``ValueError`` names them): ``cohere``, ``minimax_m3``
+so have ``kimi_k3`` (a message of reasoning, response and tools sections: ``_kimi_k3``) and ``minimax_m3``
+(calls as nested XML elements: ``_minimax_m3``). Not built yet (a ``ValueError`` names it): ``cohere``
 (their argument styles or channel layouts), and ``token_markers=True`` (markers as special tokens).
 """
 
@@ -35,7 +35,7 @@ import dataclasses
 import json
 from typing import Any, Callable
 
-__all__ = ["KIMI_K3_CALLS", "MODEL_FORMATS", "SUPPORTED_MODELS", "ModelFormat", "get_model_structural_tag",
+__all__ = ["KIMI_K3_CALLS", "MINIMAX_M3_CALLS", "MODEL_FORMATS", "SUPPORTED_MODELS", "ModelFormat", "get_model_structural_tag",
            "register_model_structural_tag"]
 
 _THINK = ("<think>", "</think>")
@@ -141,10 +141,10 @@ MODEL_FORMATS: dict[str, ModelFormat] = {
                            think_auto_excludes=_THINK, after_think="\n\n", disabled_prefix="\n</think>\n\n"),
 }
 # Keys xgrammar 0.2.9 registers whose formats are not built here yet.
-_NOT_BUILT = {"cohere": "the cohere_xml argument style", "minimax_m3": "the minimax_m3_xml argument style"}
+_NOT_BUILT = {"cohere": "the cohere_xml argument style"}
 _REGISTRY: dict[str, Callable[..., dict]] = {}
 #: Every model key built here: the MODEL_FORMATS ones and Harmony (its own builder).
-SUPPORTED_MODELS = tuple(sorted([*MODEL_FORMATS, "harmony", "kimi_k3"]))
+SUPPORTED_MODELS = tuple(sorted([*MODEL_FORMATS, "harmony", "kimi_k3", "minimax_m3"]))
 
 
 def register_model_structural_tag(name: str, fn: Callable[..., dict] | None = None):
@@ -202,7 +202,7 @@ def get_model_structural_tag(model: str, tools: list | None = None, tool_choice:
     if model in _NOT_BUILT:
         raise ValueError(f"get_model_structural_tag: the {model!r} format is not supported yet ({_NOT_BUILT[model]}); "
                          f"supported: {', '.join(SUPPORTED_MODELS)}")
-    if model not in MODEL_FORMATS and model not in ("harmony", "kimi_k3"):
+    if model not in MODEL_FORMATS and model not in ("harmony", "kimi_k3", "minimax_m3"):
         raise ValueError(f"get_model_structural_tag: unknown model {model!r}; supported: "
                          f"{', '.join(sorted(set(SUPPORTED_MODELS) | set(_REGISTRY)))}")
     if token_markers:
@@ -215,6 +215,8 @@ def get_model_structural_tag(model: str, tools: list | None = None, tool_choice:
     chosen_pairs = [(t.name, t.params) for t in chosen]
     if model == "kimi_k3":
         return {"type": "structural_tag", "format": _kimi_k3(chosen_pairs, mode, reasoning, **options)}
+    if model == "minimax_m3":
+        return {"type": "structural_tag", "format": _minimax_m3(chosen_pairs, mode, reasoning, **options)}
     return {"type": "structural_tag",
             "format": _assemble(MODEL_FORMATS[model], chosen_pairs, mode, reasoning, **options)}
 
@@ -358,6 +360,58 @@ def _kimi_k3(tools: list[tuple[str, Any]], mode: str, reasoning: str, *, any_ord
             elements.append({"type": "sequence", "elements": [_const(begin), body, _const(end)]})
     elements.append(_const("<|close|>message<|sep|>"))
     return {"type": "sequence", "elements": elements}
+
+
+_MM = "]<]minimax[>["  # MiniMax M3's namespace marker (xg2jax.xml_values.MINIMAX_M3_MARKER)
+_MINIMAX_M3_MARKERS = (_MM + "<tool_call>", "<mm:think>", "</mm:think>", _MM + "</tool_call>", _MM + "<invoke",
+                       _MM + "</invoke>")
+#: MiniMax M3's calls: a ``<tool_call>`` section of ``<invoke name="...">`` elements whose arguments are
+#: ``minimax_m3_xml`` elements (the rest of the layout is ``_minimax_m3``).
+MINIMAX_M3_CALLS = ModelFormat(_MM + "<tool_call>", _MM + '<invoke name="{name}">', _MM + "</invoke>\n",
+                               style="minimax_m3_xml", section=(_MM + "<tool_call>\n", _MM + "</tool_call>"),
+                               think=("<mm:think>", "</mm:think>"), think_excludes=_MINIMAX_M3_MARKERS,
+                               text_excludes=_MINIMAX_M3_MARKERS[1:], none_excludes=_MINIMAX_M3_MARKERS)
+
+
+def _minimax_m3(tools: list[tuple[str, Any]], mode: str, reasoning: str, *, any_order: bool,
+                exclude_special_tokens: bool, max_whitespace_cnt: int | None, parallel_tool_calls: bool) -> dict:
+    """MiniMax M3: reasoning up to ``</mm:think>`` (under "auto" a ``<mm:think>`` block or its bare end), then
+    free text in which a ``<tool_call>`` section (:data:`MINIMAX_M3_CALLS`) holds the calls; a required call is
+    triggered like an optional one, but at least once; a named tool is its section alone."""
+    del max_whitespace_cnt  # nothing in the elements takes whitespace counts
+    spec = MINIMAX_M3_CALLS
+
+    def excl(x):
+        return list(x) if exclude_special_tokens else []
+
+    def call(name: str, params: Any) -> dict:
+        return {"type": "tag", "begin": spec.call_begin.replace("{name}", name),
+                "content": {"type": "json_schema", "json_schema": params, "style": spec.style,
+                            "any_order": any_order, "excludes": []},
+                "end": spec.call_end}
+
+    think_text = {"type": "any_text", "excludes": excl(spec.think_excludes)}
+    prefix = []
+    if reasoning == "enabled":
+        prefix = [{"type": "tag", "begin": "", "content": think_text, "end": spec.think[1]}]
+    elif reasoning == "auto":
+        prefix = [{"type": "optional", "content": {"type": "or", "elements": [
+            {"type": "tag", "begin": spec.think[0], "content": think_text, "end": spec.think[1]},
+            _const(spec.think[1])]}}]
+    calls = [call(n, p) for n, p in tools] if mode != "none" else []
+    begin, end = spec.section
+    if not calls:
+        body = {"type": "any_text", "excludes": excl(spec.none_excludes)}
+    elif mode == "forced":
+        body = {"type": "tag", "begin": begin, "content": calls[0], "end": end}
+    else:
+        section = {"type": "tag", "begin": begin, "end": end, "content": {
+            "type": "tags_with_separator", "tags": calls, "separator": "", "at_least_one": True,
+            "stop_after_first": not parallel_tool_calls}}
+        body = {"type": "triggered_tags", "triggers": [spec.trigger], "tags": [section],
+                "at_least_one": mode == "required", "stop_after_first": not parallel_tool_calls,
+                "excludes": excl(spec.text_excludes)}
+    return {"type": "sequence", "elements": prefix + [body]} if prefix else body
 
 
 def _reasoning_prefix(spec: ModelFormat, reasoning: str, excl) -> list[dict]:

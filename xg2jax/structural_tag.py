@@ -38,8 +38,9 @@ Lowering. Every format becomes one rule (``root`` refers to the top one):
   followed as well as one that spells them; free text and JSON never produce a special token.
 
 Not supported (a :class:`StructuralTagError` names the feature): ``exclude_token`` and ``any_tokens`` (free text
-over tokens), the ``json_schema`` styles ``cohere_xml`` and ``minimax_m3_xml`` (``gemma`` is the native JSON
-Schema front end's, the others are ``xg2jax.xml_styles``), and the ``max_tokens`` / ``max_chars`` budgets of
+over tokens), the ``json_schema`` style ``cohere_xml`` (``gemma`` is the native JSON Schema front end's,
+``minimax_m3_xml`` is ``xg2jax.xml_values``, the others are ``xg2jax.xml_styles``), and the ``max_tokens`` /
+``max_chars`` budgets of
 ``any_text``.
 Errors name the JSON path of the bad node (``/format/tags/0/content``).
 """
@@ -52,6 +53,7 @@ from typing import Any
 
 from xg2jax.json_schema._ebnf import literal
 from xg2jax.xml_styles import UNSUPPORTED_STYLES, XML_STYLES, xml_arguments_rule
+from xg2jax.xml_values import XML_VALUE_STYLES, xml_value_rule
 
 __all__ = ["StructuralTagError", "StructuralTagItem", "structural_tag_value", "legacy_structural_tag",
            "structural_tag_to_ebnf"]
@@ -327,16 +329,21 @@ class _Lowering:
 
         schema = self.field(fmt, "json_schema", path, "json_schema", (dict, bool), "an object or a boolean")
         style = self.field(fmt, "style", path, "json_schema", str, "a string", "json")
-        if style not in ("json", "gemma") + tuple(XML_STYLES) + UNSUPPORTED_STYLES:
-            self.fail(f"{path}/style", f"json_schema style must be one of json, gemma, {', '.join(XML_STYLES)}; "
-                                       f"got {style!r}")
+        supported = ("json", "gemma") + tuple(XML_STYLES) + XML_VALUE_STYLES
+        if style not in supported + UNSUPPORTED_STYLES:
+            self.fail(f"{path}/style", f"json_schema style must be one of {', '.join(supported)}; got {style!r}")
         if style in UNSUPPORTED_STYLES:
-            self.fail(f"{path}/style", f"json_schema style {style!r} is not supported yet (supported: json, gemma, "
-                                       f"{', '.join(XML_STYLES)})")
+            self.fail(f"{path}/style", f"json_schema style {style!r} is not supported yet (supported: "
+                                       f"{', '.join(supported)})")
         any_order = self.field(fmt, "any_order", path, "json_schema", bool, "a boolean", False)
         max_ws = self.field(fmt, "max_whitespace_cnt", path, "json_schema", (int, type(None)), "an integer or null",
                             None)
         excludes = _unique(self.strings(fmt, "excludes", path, "json_schema", non_empty_list=False, default=[]))
+        if style in XML_VALUE_STYLES:
+            try:
+                return xml_value_rule(self, schema, style, excludes=excludes, any_order=any_order)
+            except ValueError as exc:
+                self.fail(f"{path}/json_schema", str(exc))
         if style not in ("json", "gemma"):
             try:
                 return xml_arguments_rule(self, schema, style, strict_mode=True, any_order=any_order,

@@ -37,9 +37,9 @@ lengths follow that constraint and are not checked for the texts (an approximati
 
 Not supported (an ``UnsupportedSchemaError`` names the keyword): root keywords other than ``type: object``,
 ``properties``, ``required``, ``additionalProperties`` and annotations; string values constrained by more than
-one of ``pattern`` / ``format`` / lengths, or by ``allOf`` / ``oneOf`` / ``not``; the ``cohere_xml`` and
-``minimax_m3_xml`` styles. (The ``gemma`` style is JSON with other strings and keys: the native JSON Schema front
-end writes it, ``xg2jax.json_schema.native_grammar``.)
+one of ``pattern`` / ``format`` / lengths, or by ``allOf`` / ``oneOf`` / ``not``; the ``cohere_xml`` style.
+(``minimax_m3_xml`` nests elements for objects and arrays: ``xg2jax.xml_values``. The ``gemma`` style is JSON with
+other strings and keys: the native JSON Schema front end writes it, ``xg2jax.json_schema.native_grammar``.)
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ XML_STYLES = {
     "kimi_k3_xml": XmlStyle('<|open|>argument key="', '"<|sep|>', "<|close|>argument<|sep|>", type_head='" type="'),
 }
 # Styles xgrammar 0.2.9 has that this module does not write yet.
-UNSUPPORTED_STYLES = ("cohere_xml", "minimax_m3_xml")
+UNSUPPORTED_STYLES = ("cohere_xml",)
 
 _ROOT_KEYWORDS = {"type", "properties", "required", "additionalProperties", "minProperties", "maxProperties",
                   "$defs", "definitions", "$schema", "$id", "$comment"}
@@ -104,11 +104,16 @@ _BASE = "urn:xg2jax:tool-arguments"
 def render_arguments(json_format: str, arguments: dict) -> str:
     """``arguments`` (a dict of JSON values) written in ``json_format``, as a model writes them: strings raw,
     other values as compact JSON; Kimi's type names from the values (``integer`` written ``number``); ``"gemma"``:
-    Gemma 4's JSON dialect (``{city:<|"|>Paris<|"|>,days:3}``)."""
+    Gemma 4's JSON dialect (``{city:<|"|>Paris<|"|>,days:3}``); ``"minimax_m3_xml"``: nested elements
+    (``xg2jax.xml_values``)."""
     if json_format == "gemma":
         return _gemma_value(arguments)
+    if json_format == "minimax_m3_xml":
+        from xg2jax.xml_values import render_xml_value
+
+        return render_xml_value(arguments)
     if json_format not in XML_STYLES:
-        raise ValueError(f"render_arguments: json_format must be one of gemma, {', '.join(XML_STYLES)}, "
+        raise ValueError(f"render_arguments: json_format must be one of gemma, minimax_m3_xml, {', '.join(XML_STYLES)}, "
                          f"got {json_format!r}")
     st, out = XML_STYLES[json_format], []
     for name, value in arguments.items():
@@ -138,12 +143,18 @@ def _gemma_value(value: Any) -> str:
 
 def xml_arguments_ebnf(schema: Any, json_format: str, *, strict_mode: bool = True, **json_options) -> str:
     """EBNF text (root rule ``root``) of the arguments ``schema`` written in ``json_format`` (a key of
-    :data:`XML_STYLES`); ``json_options`` go to the JSON Schema front end for the JSON values."""
+    :data:`XML_STYLES`, or ``minimax_m3_xml``); ``json_options`` go to the JSON Schema front end for the JSON
+    values."""
     from xg2jax.json_schema import schema_as_dict
     from xg2jax.structural_tag import _Lowering
+    from xg2jax.xml_values import XML_VALUE_STYLES, xml_value_rule
 
     lowering = _Lowering()
-    top = xml_arguments_rule(lowering, schema_as_dict(schema), json_format, strict_mode=strict_mode, **json_options)
+    if json_format in XML_VALUE_STYLES:
+        top = xml_value_rule(lowering, schema_as_dict(schema), json_format, **json_options)
+    else:
+        top = xml_arguments_rule(lowering, schema_as_dict(schema), json_format, strict_mode=strict_mode,
+                                 **json_options)
     return "\n".join([f"root ::= {top}"] + [f"{n} ::= {b}" for n, b in lowering.rules] + lowering.embedded) + "\n"
 
 
