@@ -230,7 +230,7 @@ def test_every_model_format_reports_its_calls(model):
     spec = MODEL_FORMATS[model]
     compiled = compile_with([bytes([b]) for b in range(256)],
                             xgr.get_model_structural_tag(model, [WEATHER, ADD], reasoning=True))
-    think = "" if spec.think is None else spec.think_enabled_begin + "Hmm.</think>" + spec.after_think
+    think = "" if spec.think is None else spec.think_enabled_begin + "Hmm." + spec.think[1] + spec.after_think
     call = spec.render_calls([("get_weather", {"city": "Paris", "days": 2}), ("add", {"a": 1, "b": 2})])
     m = xgr.GrammarMatcher(compiled)
     assert m.accept_string(think + "Let me check. ") and not m.is_in_tag()
