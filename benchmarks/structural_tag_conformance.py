@@ -6,9 +6,11 @@ to JSON Schema as in dynamic_tools.py), and hand-written tags covering every str
 per BFCL tag: free text, each ground-truth call (possible_answer) alone and with text around it, the calls back
 to back, a call to an unknown tool, a call missing its required arguments, a call with a wrongly typed
 argument, and an unterminated call. XML-style arguments (``json_schema`` with ``style``: qwen_xml,
-minimax_xml, glm_xml, deepseek_xml, deepseek_v4_1_xml, kimi_k3_xml) and Gemma's JSON dialect (``gemma``) on the
-same BFCL requests: each ground-truth call's arguments written in the style, without its required arguments, with
-a wrongly typed argument, with its strings JSON-quoted (gemma: as plain JSON), and with an undeclared parameter. Each (tag, string) is run through both engines' grammar-level acceptance
+minimax_xml, glm_xml, deepseek_xml, deepseek_v4_1_xml, kimi_k3_xml) and the nested dialects (``gemma``,
+``minimax_m3_xml``) on the same BFCL requests: each ground-truth call's arguments written in the style, without
+its required arguments, with a wrongly typed argument, with its strings JSON-quoted (nested dialects: the plain
+JSON spelling), and with an undeclared parameter. Each (tag, string) is run through both engines' grammar-level
+acceptance
 (xgrammar: ``testing._is_grammar_accept_string``); the table counts agreements and lists every difference.
 
     python benchmarks/structural_tag_conformance.py [--per-file 60]
@@ -333,8 +335,8 @@ def kimi_k3_outputs(variant: dict, calls: list[tuple[str, dict, dict]]) -> list[
     def tools(cs):
         return spec.section[0] + "".join(cs) + spec.section[1]
 
-    think, response, end = "Need a tool.<|close|>think<|sep|>", "<|open|>response<|sep|>Checking.<|close|>response<|sep|>", \
-        "<|close|>message<|sep|>"
+    think, end = "Need a tool.<|close|>think<|sep|>", "<|close|>message<|sep|>"
+    response = "<|open|>response<|sep|>Checking.<|close|>response<|sep|>"
     typed = [k for k in args if (schema.get("properties", {}).get(k) or {}).get("type") not in ("string", None)]
     checked = not variant
     out = [(think + response + tools([call(name, schema, args)]) + end, "gt"),

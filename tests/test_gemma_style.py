@@ -16,13 +16,15 @@ from xg2jax.xml_styles import render_arguments
 SCHEMA = {"type": "object", "properties": {
     "city": {"type": "string"}, "days": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}},
     "opt": {"type": "object", "properties": {"k": {"type": "number"}, "s": {"enum": ["a", "b"]}}, "required": ["k"]},
-    "flag": {"type": "boolean"}, "code": {"type": "string", "maxLength": 3}, "date": {"type": "string", "format": "date"},
+    "flag": {"type": "boolean"}, "code": {"type": "string", "maxLength": 3},
+    "date": {"type": "string", "format": "date"},
     "free": {"type": "object"}}, "required": ["city"], "additionalProperties": {"type": "integer"}}
 
 
 @pytest.mark.parametrize("text, ok", [
     ('{city:<|"|>Paris<|"|>}', True),
-    ('{city:<|"|>Pa"ri\\s<|"|>, days: 3, tags:[<|"|>a<|"|>, <|"|>b<|"|>], opt:{k:1.5, s:<|"|>a<|"|>}, flag:true}', True),
+    ('{city:<|"|>Pa"ri\\s<|"|>, days: 3, tags:[<|"|>a<|"|>, <|"|>b<|"|>], opt:{k:1.5, s:<|"|>a<|"|>}, '
+     'flag:true}', True),
     ('{"city":"Paris"}', False),  # the JSON spelling is not the dialect
     ('{city:"Paris"}', False),
     ('{city:<|"|>P<|"|>, code:<|"|>abcd<|"|>}', False),  # maxLength holds on the raw value

@@ -27,7 +27,9 @@ def render_calls(model: str, calls: list[tuple[str, dict]]) -> str:
 def think(model: str) -> str:
     """The reasoning as the model writes it with reasoning enabled (the template opened the block)."""
     spec = MODEL_FORMATS[model]
-    return "" if spec.think is None else spec.think_enabled_begin + "Need the weather." + spec.think[1] + spec.after_think
+    if spec.think is None:
+        return ""
+    return spec.think_enabled_begin + "Need the weather." + spec.think[1] + spec.after_think
 
 
 def accepts(model: str, text: str, **kw) -> bool:
@@ -118,7 +120,8 @@ def test_kimi_k3_message_sections_calls_and_modes():
     # the markers stay out of texts and argument strings
     assert not accepts("kimi_k3", kimi_k3_message([], response="a <|open|> b"))
     assert not accepts("kimi_k3", kimi_k3_message([("get_weather", {"city": "Pa<|sep|>ris"})]))
-    assert accepts("kimi_k3", kimi_k3_message([("get_weather", {"city": "Pa<|sep|>ris"})]), exclude_special_tokens=False)
+    assert accepts("kimi_k3", kimi_k3_message([("get_weather", {"city": "Pa<|sep|>ris"})]),
+                   exclude_special_tokens=False)
     # reasoning: disabled (the prompt opened response), auto (the model may write the think section)
     quiet = kimi_k3_message([call], think="")[len("<|open|>response<|sep|>"):]
     assert accepts("kimi_k3", quiet, reasoning="disabled")

@@ -104,7 +104,8 @@ def test_free_strings_agree_with_a_substring_check_on_random_texts():
     rng = random.Random(7)
     alphabet = "ab<|é"
     for _ in range(40):
-        texts = list({"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(1, 3))})
+        texts = list({"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3)))
+                      for _ in range(rng.randint(1, 3))})
         g = native_grammar({"type": "string"}, string_excludes=texts)
         for _ in range(15):
             s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))

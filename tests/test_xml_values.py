@@ -41,7 +41,8 @@ def test_whitespace_between_elements_and_raw_strings_stop_at_the_marker():
     g = json_schema_to_ebnf(SCHEMA, json_format="minimax_m3_xml")
     assert is_grammar_accept_string(g, f"\n{M}<s>hi{M}</s>\n{M}<arr>\n{M}<item>{M}</item>\n{M}</arr>\n")
     assert not is_grammar_accept_string(g, f"{M}<s>a{M}b{M}</s>")
-    assert render_xml_value({"s": "x", "arr": [{"q": 1}]}) == f"{M}<s>x{M}</s>{M}<arr>{M}<item>{M}<q>1{M}</q>{M}</item>{M}</arr>"
+    assert (render_xml_value({"s": "x", "arr": [{"q": 1}]}) ==
+            f"{M}<s>x{M}</s>{M}<arr>{M}<item>{M}<q>1{M}</q>{M}</item>{M}</arr>")
 
 
 @pytest.mark.parametrize("schema, message", [

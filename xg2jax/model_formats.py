@@ -35,7 +35,8 @@ import dataclasses
 import json
 from typing import Any, Callable
 
-__all__ = ["KIMI_K3_CALLS", "MINIMAX_M3_CALLS", "MODEL_FORMATS", "SUPPORTED_MODELS", "ModelFormat", "get_model_structural_tag",
+__all__ = ["KIMI_K3_CALLS", "MINIMAX_M3_CALLS", "MODEL_FORMATS", "SUPPORTED_MODELS", "ModelFormat",
+           "get_model_structural_tag",
            "register_model_structural_tag"]
 
 _THINK = ("<think>", "</think>")

@@ -113,7 +113,8 @@ def render_arguments(json_format: str, arguments: dict) -> str:
 
         return render_xml_value(arguments)
     if json_format not in XML_STYLES:
-        raise ValueError(f"render_arguments: json_format must be one of gemma, minimax_m3_xml, {', '.join(XML_STYLES)}, "
+        raise ValueError("render_arguments: json_format must be one of gemma, minimax_m3_xml, "
+                         f"{', '.join(XML_STYLES)}, "
                          f"got {json_format!r}")
     st, out = XML_STYLES[json_format], []
     for name, value in arguments.items():
