@@ -144,7 +144,7 @@ MODEL_FORMATS: dict[str, ModelFormat] = {
 # Keys xgrammar 0.2.9 registers whose formats are not built here yet.
 _NOT_BUILT = {"cohere": "the cohere_xml argument style"}
 _REGISTRY: dict[str, Callable[..., dict]] = {}
-#: Every model key built here: the MODEL_FORMATS ones and Harmony (its own builder).
+#: Every model key built here: the MODEL_FORMATS ones, and Harmony, Kimi K3 and MiniMax M3 (their own builders).
 SUPPORTED_MODELS = tuple(sorted([*MODEL_FORMATS, "harmony", "kimi_k3", "minimax_m3"]))
 
 
