@@ -35,6 +35,8 @@ import dataclasses
 import json
 from typing import Any, Callable
 
+from xg2jax.xml_values import MINIMAX_M3_MARKER
+
 __all__ = ["KIMI_K3_CALLS", "MINIMAX_M3_CALLS", "MODEL_FORMATS", "SUPPORTED_MODELS", "ModelFormat",
            "get_model_structural_tag",
            "register_model_structural_tag"]
@@ -363,7 +365,7 @@ def _kimi_k3(tools: list[tuple[str, Any]], mode: str, reasoning: str, *, any_ord
     return {"type": "sequence", "elements": elements}
 
 
-_MM = "]<]minimax[>["  # MiniMax M3's namespace marker (xg2jax.xml_values.MINIMAX_M3_MARKER)
+_MM = MINIMAX_M3_MARKER
 _MINIMAX_M3_MARKERS = (_MM + "<tool_call>", "<mm:think>", "</mm:think>", _MM + "</tool_call>", _MM + "<invoke",
                        _MM + "</invoke>")
 #: MiniMax M3's calls: a ``<tool_call>`` section of ``<invoke name="...">`` elements whose arguments are

@@ -111,12 +111,9 @@ class Converter {
   // the conversion's rule prefix applies), so schemas embedded side by side under the same options share them as
   // they share the other lexical rules.
   void ExcludeFromStrings(const std::vector<std::string>& texts) {
-    for (const std::string& t : texts) {
-      if (t.empty()) Stop("an empty string in string_excludes");
-      excluded_texts_.push_back(RegexFor(t));
-    }
     rules_.SetPrefix("j_x_");
-    rules_.Define("j_string", JsonStringAvoiding(texts, &rules_));
+    rules_.Define("j_string", JsonStringAvoiding(texts, &rules_));  // checks the texts (none empty, ...)
+    for (const std::string& t : texts) excluded_texts_.push_back(RegexFor(t));
   }
 
   // StringStyle::kGemma: strings between `<|"|>` markers, raw, their free text a TagDispatch that stops before the
