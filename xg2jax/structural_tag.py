@@ -37,8 +37,11 @@ Lowering. Every format becomes one rule (``root`` refers to the top one):
   also triggered by the token, so a model that writes its markers as special tokens (Qwen's ``<tool_call>``) is
   followed as well as one that spells them; free text and JSON never produce a special token.
 
-Not supported (a :class:`StructuralTagError` names the feature): ``exclude_token`` and ``any_tokens`` (free text
-over tokens), the ``json_schema`` style ``cohere_xml`` (``gemma`` is the native JSON Schema front end's,
+- Free text over tokens: ``exclude_token`` is ``ExcludeToken(ids)`` (one token, any but those), ``any_tokens``
+  ``ExcludeToken(ids)*`` (``{0,max_tokens}`` with a budget: each reads exactly one token); inside a tag whose end
+  is a token, that token is excluded too (as xgrammar).
+
+Not supported (a :class:`StructuralTagError` names the feature): the ``json_schema`` style ``cohere_xml`` (``gemma`` is the native JSON Schema front end's,
 ``minimax_m3_xml`` is ``xg2jax.xml_values``, the others are ``xg2jax.xml_styles``), and the ``max_tokens`` /
 ``max_chars`` budgets of
 ``any_text``.
@@ -61,8 +64,8 @@ __all__ = ["StructuralTagError", "StructuralTagItem", "structural_tag_value", "l
 # Formats nest at most this deep (as xgrammar).
 MAX_DEPTH = 100
 
-# Token-level formats that need free text over tokens (any token but some): not expressible over bytes.
-_TOKEN_FREE_TEXT = ("exclude_token", "any_tokens")
+# The largest any_tokens max_tokens written as a bounded repetition (the EBNF parser's repetition bound).
+MAX_TOKEN_BUDGET = 1 << 20
 # A format without "type": the first kind (xgrammar's order) whose required fields are all present.
 _INFERENCE_ORDER = (("tag", ("begin", "content", "end")), ("const_string", ("value",)),
                     ("json_schema", ("json_schema",)), ("any_text", ("excludes",)), ("sequence", ("elements",)),
@@ -312,9 +315,6 @@ class _Lowering:
                 self.fail(path, f"a format without a type must have the fields of one: {json.dumps(fmt)[:200]}")
         if not isinstance(kind, str):
             self.fail(f"{path}/type", "a format's type must be a string")
-        if kind in _TOKEN_FREE_TEXT:
-            self.fail(path, f"the token-level format '{kind}' is not supported yet (free text over tokens: any "
-                            f"token but some)")
         method = getattr(self, "_" + kind, None) if kind in _FORMAT_KINDS else None
         if method is None:
             self.fail(f"{path}/type", f"format type not recognized: {kind!r} (supported: {', '.join(_FORMAT_KINDS)})")
@@ -577,6 +577,27 @@ class _Lowering:
             self.fail(f"{path}/{key}", f"{kind} format's {key} must not be empty")
         return [self.token_id(v, f"{path}/{key}/{i}") for i, v in enumerate(values)]
 
+    def _excluded_tokens(self, fmt, path, kind, ends) -> str:
+        """ExcludeToken(...) of the format's exclude_tokens and the enclosing tag's token end."""
+        excludes = self.token_list(fmt, "exclude_tokens", path, kind, non_empty=False)
+        ids = _unique(excludes + [e for e in ends if isinstance(e, int)])
+        return f"ExcludeToken({', '.join(str(i) for i in ids)})"
+
+    def _exclude_token(self, fmt, path, ends, depth):
+        return self.rule("exclude_token", self._excluded_tokens(fmt, path, "exclude_token", ends))
+
+    def _any_tokens(self, fmt, path, ends, depth):
+        one = self._excluded_tokens(fmt, path, "any_tokens", ends)
+        budget = fmt.get("max_tokens")
+        if budget is None:
+            return self.rule("any_tokens", f"{one}*")
+        if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
+            self.fail(f"{path}/max_tokens", "any_tokens format's max_tokens must be a non-negative integer or null")
+        if budget > MAX_TOKEN_BUDGET:
+            self.fail(f"{path}/max_tokens", f"any_tokens max_tokens above {MAX_TOKEN_BUDGET} is not supported (a "
+                                            f"bounded repetition of one token each); use null for no budget")
+        return self.rule("any_tokens", f"{one}{{0,{budget}}}" if budget else '""')
+
     def _token_triggered_tags(self, fmt, path, ends, depth):
         kind = "token_triggered_tags"
         triggers = self.token_list(fmt, "trigger_tokens", path, kind, non_empty=True)
@@ -620,7 +641,7 @@ class _Lowering:
 
 _FORMAT_KINDS = ("const_string", "json_schema", "grammar", "regex", "any_text", "sequence", "or", "optional", "star",
                  "plus", "repeat", "tag", "triggered_tags", "tags_with_separator", "dispatch", "token",
-                 "token_triggered_tags", "token_dispatch")
+                 "exclude_token", "any_tokens", "token_triggered_tags", "token_dispatch")
 
 
 def _token_ids_by_text(tokenizer_info) -> dict:

@@ -64,6 +64,7 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
   std::vector<int32_t> dispatch_tokens;
   for (const Expr& e : grammar_.exprs) {
     if (e.kind == ExprKind::kToken) token_elements_.push_back(e.min);
+    if (e.kind == ExprKind::kExcludeToken) reads_any_token_ = true;
     if (e.kind == ExprKind::kTagDispatch) {
       for (size_t i = 0; i < e.children.size(); ++i) {
         const Expr& c = grammar_.exprs[e.children[i]];
@@ -93,6 +94,53 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
 }
 
 CompiledGrammar::~CompiledGrammar() = default;
+
+namespace {
+
+// Sets bits [lo, hi) of a packed bitmask.
+void SetBitRange(uint32_t* words, int64_t lo, int64_t hi) {
+  while (lo < hi && (lo & 31)) words[lo >> 5] |= 1u << (lo & 31), ++lo;
+  for (; lo + 32 <= hi; lo += 32) words[lo >> 5] = ~0u;
+  while (lo < hi) words[lo >> 5] |= 1u << (lo & 31), ++lo;
+}
+
+}  // namespace
+
+void CompiledGrammar::OrSentinelTokens(int32_t state, uint32_t* words) const {
+  const int32_t digits = fsm_.Next(state, 0xFF);
+  if (digits < 0) return;
+  const int64_t num_tokens = tok_->NumTokens();
+  // free(q, k): every k digits from q lead on, all through one state per level (a subtree without excluded ids).
+  std::vector<std::pair<int32_t, int32_t>> free_memo;  // (state, k) known free; small, searched linearly
+  auto free = [&](int32_t q, int k) {
+    for (int level = k; level > 0; --level) {
+      for (auto [s, kk] : free_memo)
+        if (s == q && kk == level) return true;
+      const int32_t next = fsm_.Next(q, kFirstReservedByte);
+      if (next < 0) return false;
+      for (int c = 1; c < 8; ++c)
+        if (fsm_.Next(q, kFirstReservedByte + c) != next) return false;
+      q = next;
+    }
+    return true;
+  };
+  // Depth-first over the digits (most significant first); ids at or past the vocabulary's end are cut off.
+  auto walk = [&](auto&& self, int32_t q, int depth, int64_t prefix) -> void {
+    const int rest = kSentinelDigits - depth;  // digits still to read from q
+    const int64_t lo = prefix << (3 * rest);
+    if (lo >= num_tokens) return;
+    if (free(q, rest)) {
+      free_memo.push_back({q, rest});
+      SetBitRange(words, lo, std::min<int64_t>(num_tokens, (prefix + 1) << (3 * rest)));
+      return;
+    }
+    for (int c = 0; c < 8; ++c) {
+      const int32_t next = fsm_.Next(q, kFirstReservedByte + c);
+      if (next >= 0) self(self, next, depth + 1, prefix * 8 + c);
+    }
+  };
+  walk(walk, digits, 0, 0);
+}
 
 const StructuralHasher& CompiledGrammar::Hasher() const {
   std::call_once(hasher_once_, [&] {

@@ -43,7 +43,18 @@ class CompiledGrammar {
   // The tokens the grammar names (Token(...), TokenTagDispatch; grammar.h token elements), sorted: the matcher
   // feeds their sentinels, and a fill checks them after the mask entries (which hold the text readings only).
   const std::vector<int32_t>& TokenElements() const { return token_elements_; }
-  bool NamesToken(int32_t id) const { return std::binary_search(token_elements_.begin(), token_elements_.end(), id); }
+  // Whether the matcher reads token `id` as a token element (its sentinel) too: a named token, or any token in a
+  // grammar with ExcludeToken(...).
+  bool NamesToken(int32_t id) const {
+    return reads_any_token_ || std::binary_search(token_elements_.begin(), token_elements_.end(), id);
+  }
+  // The grammar has ExcludeToken(...) (free text over tokens): a fill adds the tokens whose sentinels the
+  // automata read from a live state (OrSentinelTokens).
+  bool ReadsAnyToken() const { return reads_any_token_; }
+  // Sets the bit of every token id (< the number of tokens) whose sentinel the automata read from scannable
+  // `state`. Exact: every state lies on a path to a final state (grammar_fsm.h), so an item that reads a
+  // sentinel stays alive. Costs the digit states walked: a subtree with no excluded id is one range of bits.
+  void OrSentinelTokens(int32_t state, uint32_t* words) const;
   const Limits& limits() const { return limits_; }
   // The outermost TagDispatch rules and their tags, whose switches matchers report (fsm/dispatch_watch.h).
   const DispatchWatch& dispatch_watch() const { return dispatch_watch_; }
@@ -91,6 +102,7 @@ class CompiledGrammar {
   int32_t start_state_;  // the root rule's start state
   DispatchWatch dispatch_watch_;
   std::vector<int32_t> token_elements_;
+  bool reads_any_token_ = false;
   // Built on first use (Hasher()): a first mask at the start state needs no keys.
   const StructuralHasher& Hasher() const;
   mutable std::once_flag hasher_once_;

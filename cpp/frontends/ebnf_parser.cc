@@ -335,6 +335,31 @@ class EbnfParser {
     return alternatives.size() == 1 ? alternatives[0] : g_.AddNode(ExprKind::kChoice, alternatives);
   }
 
+  // `ExcludeToken(id, ...)`: any one token but the listed ones (grammar.h, token elements); no ids: any token.
+  int32_t ParseExcludeTokenCall() {
+    ++pos_;  // '('
+    SkipSpace();
+    std::vector<int32_t> ids;
+    while (Peek() != ')') {
+      if (AtEnd()) Fail("unbalanced '(' in ExcludeToken(...): no matching ')'");
+      ids.push_back(ParseTokenId("ExcludeToken(...)"));
+      EndArgument("ExcludeToken");
+    }
+    ++pos_;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    Expr e;
+    e.kind = ExprKind::kExcludeToken;
+    for (int32_t id : ids) {
+      if (!e.ranges.empty() && e.ranges.back().second + 1 == static_cast<uint32_t>(id)) {
+        e.ranges.back().second = id;
+      } else {
+        e.ranges.push_back({static_cast<uint32_t>(id), static_cast<uint32_t>(id)});
+      }
+    }
+    return g_.Add(std::move(e));
+  }
+
   // A decimal token id at pos_ (0 .. kMaxTokenElementId), for `what`.
   int32_t ParseTokenId(const std::string& what) {
     const size_t at = pos_;
@@ -766,6 +791,7 @@ class EbnfParser {
       if (Peek() == '(' && name == "TagDispatch") return ParseTagDispatchCall(false);
       if (Peek() == '(' && name == "TokenTagDispatch") return ParseTagDispatchCall(true);
       if (Peek() == '(' && name == "Token") return ParseTokenCall();
+      if (Peek() == '(' && name == "ExcludeToken") return ParseExcludeTokenCall();
       if (Peek() == '(' && IsBuiltinName(name)) {
         pos_ = name_pos;
         Fail("builtin '" + std::string(name) + "(...)' is not supported by this version of xg2jax");

@@ -11,6 +11,7 @@
 //                     named ::= "loop_after_dispatch=" ("true" | "false") | "excludes=(" STRING ("," STRING)* ")"
 //               | "TokenTagDispatch(" as TagDispatch with token ids for the strings ")"
 //               | "Token(" ID ("," ID)* ")"                       special tokens by id (grammar.h)
+//               | "ExcludeToken(" ( ID ("," ID)* )? ")"          any one token but these (grammar.h)
 //
 // Whitespace and newlines are insignificant; a rule ends where the next `NAME ::=` begins. `#`
 // starts a comment to the end of the line. Strings take \n \t \r \" \' \\ \xHH \uHHHH \UHHHHHHHH

@@ -51,13 +51,17 @@ enum class ExprKind : uint8_t {
   // max: 1 to loop after a dispatch, 0 to end there. Always a rule's whole body after LiftTagDispatch.
   kTagDispatch,
   kToken,  // one special token of the vocabulary, id `min` (EBNF `Token(id)`): matched only by that token
+  // One token of the vocabulary, any but the ids in `ranges` (inclusive id intervals, sorted, disjoint; EBNF
+  // `ExcludeToken(id, ...)`): free text over tokens. Read as a token element (its sentinel, see below), whatever
+  // the token's text; stop tokens end the output and are never read by it.
+  kExcludeToken,
 };
 
 struct Expr {
   static constexpr int32_t kUnbounded = -1;
   ExprKind kind = ExprKind::kEmpty;
   std::string bytes;                                  // kBytes
-  std::vector<std::pair<uint32_t, uint32_t>> ranges;  // kCharClass, inclusive, as written
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;  // kCharClass, inclusive, as written; kExcludeToken: ids
   bool negated = false;                               // kCharClass
   int32_t rule = -1;                                  // kRuleRef
   std::vector<int32_t> children;                      // kSequence, kChoice, kRepeat (one child), kAnyOrder
@@ -82,13 +86,17 @@ struct Rule {
 };
 
 // Token elements (`Token(id)`, `TokenTagDispatch((id, rule), ...)`) name tokens by id: special tokens, which have
-// no text, and text tokens (matched by id there, and by their text wherever the grammar allows it). The byte
+// no text, and text tokens (matched by id there, and by their text wherever the grammar allows it);
+// `ExcludeToken(id, ...)` reads any token as one (a grammar with one reads every token both ways). The byte
 // automata see a token element as its sentinel, TokenSentinel(id): 0xFF, then the id's 21 bits as 7 bytes 0xF8 + 3
 // bits (most significant first). No other construct produces a byte >= kFirstReservedByte (text is UTF-8 of code
 // points; TagDispatch free text reads reserved bytes only on the way into a trigger), and a vocabulary token holding
 // such a byte never matches text (TokenizerInfo::MatchesText), so these bytes reach the parser only from the matcher
 // accepting a token the grammar names (a named text token is read both ways: GrammarMatcher::TryAdvanceEither).
+// Sentinel digits are 3 bits, so the automaton of an ExcludeToken is the complement of its ids' 8-ary trie: 7 + 7 *
+// (number of ids) states at most.
 constexpr int kFirstReservedByte = 0xF8;
+constexpr int kSentinelDigits = 7;
 constexpr int32_t kMaxTokenElementId = (1 << 21) - 1;
 inline std::string TokenSentinel(int32_t id) {
   std::string out(1, static_cast<char>(0xFF));

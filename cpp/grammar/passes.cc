@@ -137,7 +137,8 @@ bool ExprNullable(const Grammar& g, int32_t id, const std::vector<uint8_t>& rule
         if (role == kAnyOrderOnce) return false;
       return true;
     case ExprKind::kTagDispatch: return true;  // empty free text
-    case ExprKind::kToken: return false;
+    case ExprKind::kToken:
+    case ExprKind::kExcludeToken: return false;
   }
   return true;
 }

@@ -121,6 +121,14 @@ void Print(const Grammar& g, int32_t id, int prec, std::string* out) {
       return;
     }
     case ExprKind::kToken: *out += "Token(" + std::to_string(e.min) + ")"; return;
+    case ExprKind::kExcludeToken: {
+      *out += "ExcludeToken(";
+      bool first = true;
+      for (auto [lo, hi] : e.ranges)
+        for (uint32_t id = lo; id <= hi; ++id) *out += (first ? "" : ", ") + std::to_string(id), first = false;
+      *out += ")";
+      return;
+    }
     case ExprKind::kRepeat: {
       bool paren = prec > 2;
       if (paren) *out += "(";

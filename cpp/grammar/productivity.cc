@@ -66,6 +66,12 @@ std::vector<uint8_t> ProductiveRules(const Grammar& g) {
       case ExprKind::kToken:
         prove(e);
         break;
+      case ExprKind::kExcludeToken: {  // a sentinel of some id outside the excluded ones
+        int64_t excluded = 0;
+        for (auto [lo, hi] : x.ranges) excluded += static_cast<int64_t>(hi) - lo + 1;
+        if (excluded <= kMaxTokenElementId) prove(e);
+        break;
+      }
     }
   }
   for (int32_t r = 0; r < num_rules; ++r) {

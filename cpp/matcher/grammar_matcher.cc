@@ -470,6 +470,16 @@ void GrammarMatcher::FillUnchecked(uint32_t* words, int32_t num_words) {
       words[id >> 5] |= 1u << (id & 31);
     }
   }
+  if (grammar_->ReadsAnyToken()) {  // ExcludeToken(...): every token whose sentinel a live state reads
+    std::vector<uint32_t> stop_words;  // stop tokens are never read as tokens (they end the output)
+    for (int32_t id : stop_ids_) stop_words.push_back(words[id >> 5]);
+    for (int32_t s : states_) grammar_->OrSentinelTokens(s, words);
+    for (size_t i = 0; i < stop_ids_.size(); ++i) {
+      const uint32_t bit = 1u << (stop_ids_[i] & 31);
+      uint32_t& w = words[stop_ids_[i] >> 5];
+      w = (w & ~bit) | (stop_words[i] & bit);
+    }
+  }
   if (parser_.CanAcceptEnd()) set_stops();
 }
 

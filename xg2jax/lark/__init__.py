@@ -7,8 +7,9 @@ folding), ``/regex/flags`` (``i``, ``s``, ``u``), character ranges ``"a".."z"``,
 ``%import common (A, B)``, ``%ignore``, ``%grammar_options {"allow_initial_skip": ...}``, ``%json {schema}``,
 nested grammars ``%lark { ... }``, named grammars ``@name`` (``Grammar.from_lark(named_grammars=...)``) and
 ``%regex {"substring_chunks": [...]}`` / ``{"substring_chars": "..."}``, special tokens ``<|name|>`` / ``<[0,5-7]>``
-(``Token(...)``). Everything else raises :class:`LarkError` naming the construct (priorities, templates,
-``%declare``, token wildcards ``<[*]>`` / ``<[^...]>``, rule attributes, other modules). See ``_convert.py`` for how the language is read.
+(``Token(...)``) and free text over tokens: ``<[*]>`` (any one token) and ``<[^0,5-7]>`` (any one token but those:
+``ExcludeToken(...)``). Everything else raises :class:`LarkError` naming the construct (priorities, templates,
+``%declare``, rule attributes, other modules). See ``_convert.py`` for how the language is read.
 """
 
 from xg2jax.lark._convert import lark_to_ebnf

@@ -172,7 +172,7 @@ class _Converter:
         if kind == "special":
             if in_terminal:
                 self.fail(pos, "special tokens cannot be used in terminals (terminals are text)")
-            return f"Token({', '.join(str(i) for i in self.special_token_ids(node[1], pos))})"
+            return self.special_tokens(node[1], pos)
         if kind in ("lark", "named"):
             if in_terminal:
                 self.fail(pos, f"{'%lark' if kind == 'lark' else '@' + node[1]} cannot be used in terminals")
@@ -196,19 +196,33 @@ class _Converter:
             return '""'
         return "Substring(" + ", ".join(literal(c) if c else '""' for c in chunks) + ")"
 
+    def special_tokens(self, spelled: str, pos: int) -> str:
+        """The EBNF of a special-token atom: ``Token(ids)`` for ``<[1,5-7]>`` and ``<|name|>``; free text over
+        tokens for the wildcard ``<[*]>`` (any one token, ``ExcludeToken()``) and the negated set ``<[^1,5-7]>``
+        (any one token but those)."""
+        if spelled.startswith("<[") and spelled.endswith("]>"):
+            body = spelled[2:-2].strip()
+            if body == "*":
+                return "ExcludeToken()"
+            if body.startswith("^"):
+                if body[1:].strip() == "*":
+                    self.fail(pos, f"negated wildcard special token is not supported ({spelled} matches no token)")
+                ids = self.special_token_ids("<[" + body[1:] + "]>", pos)
+                return f"ExcludeToken({', '.join(str(i) for i in ids)})"
+        return f"Token({', '.join(str(i) for i in self.special_token_ids(spelled, pos))})"
+
     def special_token_ids(self, spelled: str, pos: int) -> list[int]:
         """The ids of ``<[1,5-7]>`` (ids and ranges), or of ``<|name|>``: every vocabulary entry spelled so."""
         if spelled.startswith("<[") and spelled.endswith("]>"):
             body = spelled[2:-2].strip()
             if not body:
                 self.fail(pos, "empty numeric special-token range <[]>")
-            if body.startswith("^"):
-                self.fail(pos, f"negated special-token sets ({spelled}) are not supported (any token but some)")
             ids: set[int] = set()
             for part in body.split(","):
                 part = part.strip()
                 if part == "*":
-                    self.fail(pos, f"wildcard special tokens ({spelled}) are not supported (any token)")
+                    self.fail(pos, f"wildcard cannot be mixed with ids or ranges ({spelled}); <[*]> alone is any "
+                                   f"token")
                 m = re.fullmatch(r"([0-9]+)(?:\s*-\s*([0-9]+))?", part)
                 if not m:
                     self.fail(pos, f"invalid numeric special-token range {part!r} in {spelled}")
