@@ -165,8 +165,8 @@ def test_a_tool_call_format_walks_with_oracle_masks():
     (st({"type": "exclude_token", "exclude_tokens": [5]}), "/format",
      "token-level format 'exclude_token' is not supported yet"),
     (st({"type": "token", "token": -1}), "/format/token", "a token id must be non-negative"),
-    (st({"type": "json_schema", "json_schema": WEATHER, "style": "cohere_xml"}), "/format/style",
-     "style 'cohere_xml' is not supported yet"),
+    (st({"type": "json_schema", "json_schema": WEATHER, "style": "cohere_yaml"}), "/format/style",
+     "style must be one of json, gemma"),
     (st(tag({"type": "token", "token": "<x>"}, const("x"), "y")), "/format/begin/token", "which needs a tokenizer"),
 ])
 def test_errors_name_the_json_path(fmt, path, fragment):
