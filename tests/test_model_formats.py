@@ -89,7 +89,6 @@ def test_reasoning_modes():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(model="qwen_9"), "unknown model 'qwen_9'"),
-    (dict(model="cohere"), "the 'cohere' format is not supported yet"),
     (dict(model="qwen_3", tool_choice={"type": "web_search_preview"}), "the tool 'web_search_preview'"),
     (dict(model="qwen_3", token_markers=True), "token_markers=True"),
     (dict(model="qwen_3", tool_choice="required", tools=[]), "tool_choice 'required' needs at least one"),
