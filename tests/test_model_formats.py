@@ -89,6 +89,9 @@ def test_reasoning_modes():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(model="qwen_9"), "unknown model 'qwen_9'"),
+    (dict(model="qwen_3", tool_choice={"type": "allowed_tools", "allowed_tools": {
+        "mode": "auto", "tools": [{"type": "function", "function": {"name": "get_tim"}}]}}),
+     "allowed_tools names function tools that are not in tools: 'get_tim'"),
     (dict(model="qwen_3", tool_choice={"type": "web_search_preview"}), "the tool 'web_search_preview'"),
     (dict(model="qwen_3", token_markers=True), "token_markers=True"),
     (dict(model="qwen_3", tool_choice="required", tools=[]), "tool_choice 'required' needs at least one"),

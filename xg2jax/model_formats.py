@@ -505,8 +505,14 @@ def _tool_choice(choice: Any, tools: list[_Tool]) -> tuple[str, list[_Tool]]:
         if mode not in ("auto", "required"):
             raise ValueError(f"get_model_structural_tag: allowed_tools mode must be 'auto' or 'required', "
                              f"got {mode!r}")
-        refs = [_plain(r) for r in allowed.get("tools", [])]
-        keep = [t for t in tools if any(_names(r, t) for r in refs if isinstance(r, dict))]
+        refs = [r for r in (_plain(r) for r in allowed.get("tools", [])) if isinstance(r, dict)]
+        known = {t.name for t in tools if t.builtin_type is None}
+        unknown = sorted({(r.get("function") or {}).get("name") for r in refs if r.get("type") == "function"} - known,
+                         key=str)
+        if unknown:  # a typo in the allowed list would otherwise silently narrow the tools (xgrammar refuses too)
+            raise ValueError(f"get_model_structural_tag: allowed_tools names function tools that are not in tools: "
+                             f"{', '.join(map(repr, unknown))}")
+        keep = [t for t in tools if any(_names(r, t) for r in refs)]
         return _tool_choice(mode, keep)
     if isinstance(choice, dict) and isinstance(choice.get("type"), str):
         match = [t for t in tools if _names(choice, t)]
