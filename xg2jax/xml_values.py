@@ -52,8 +52,9 @@ written; an object member also carries ``name="KEY"`` (the key XML-escaped: ``&a
 - ``dict``: an object: its declared properties in schema order (required ones present, optional ones
   skippable), then undeclared members where ``additionalProperties`` allows them (absent: closed under
   ``strict_mode``), each after optional whitespace, then optional whitespace. Undeclared keys are any escaped
-  text but the declared names. ``{"type": "object"}`` with neither ``properties`` nor ``additionalProperties``
-  is any object;
+  text but the declared names; ``required`` names that ``properties`` does not declare are not enforced (as in
+  xgrammar). ``{"type": "object"}`` without ``properties``, ``additionalProperties`` or ``required`` is any
+  object;
 - ``list``: an array: its items back to back (``minItems`` / ``maxItems`` counted), whitespace only around them;
   without ``items``, no items under ``strict_mode`` (any items otherwise);
 - ``anyOf``, ``oneOf`` (read as ``anyOf``, as xgrammar does), a list of types and ``enum`` values are
@@ -462,19 +463,14 @@ class _CohereValues:
 
     def object(self, s: dict, pointer: str) -> str:
         """The members of an object (the content of its element, or the arguments)."""
-        if not any(k in s for k in ("properties", "additionalProperties")):
+        if not any(k in s for k in _OBJECT_KEYWORDS):
             return self.any_rules()["object"]
         props, required = s.get("properties", {}), s.get("required", [])
         if not isinstance(props, dict) or not isinstance(required, list):
             raise UnsupportedSchemaError(pointer, "properties must be an object and required a list")
-        missing = sorted(set(required) - set(props))
+        # Required names that properties does not declare are not enforced, as xgrammar reads them (the
+        # members come in schema order, so an undeclared one could only be an undeclared member anyway).
         extra = s.get("additionalProperties", not self.strict_mode)
-        if missing and extra is False:
-            raise UnsatisfiableSchemaError(f"{pointer}/required", f"required properties {missing} are not "
-                                           "declared and no other property is allowed")
-        if missing:
-            raise UnsupportedSchemaError(f"{pointer}/required", f"required properties {missing} that are not "
-                                         "declared in properties are not supported by cohere_xml")
         parts = []
         for name, sub in props.items():
             where = f"{pointer}/properties/{escape_pointer(name)}"
