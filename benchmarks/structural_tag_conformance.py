@@ -7,11 +7,11 @@ per BFCL tag: free text, each ground-truth call (possible_answer) alone and with
 to back, a call to an unknown tool, a call missing its required arguments, a call with a wrongly typed
 argument, and an unterminated call. XML-style arguments (``json_schema`` with ``style``: qwen_xml,
 minimax_xml, glm_xml, deepseek_xml, deepseek_v4_1_xml, kimi_k3_xml) and the nested dialects (``gemma``,
-``minimax_m3_xml``, ``cohere_xml``) on the same BFCL requests: each ground-truth call's arguments written in the style, without
-its required arguments, with a wrongly typed argument, with its strings JSON-quoted (nested dialects: the plain
-JSON spelling), and with an undeclared parameter. Each (tag, string) is run through both engines' grammar-level
-acceptance
-(xgrammar: ``testing._is_grammar_accept_string``); the table counts agreements and lists every difference.
+``minimax_m3_xml``, ``cohere_xml``) on the same BFCL requests: each ground-truth call's arguments written in the
+style, without its required arguments, with a wrongly typed argument, with its strings JSON-quoted (nested
+dialects: the plain JSON spelling), and with an undeclared parameter. Each (tag, string) is run through both
+engines' grammar-level acceptance (xgrammar: ``testing._is_grammar_accept_string``); the table counts agreements
+and lists every difference.
 
     python benchmarks/structural_tag_conformance.py [--per-file 60]
 

@@ -1,6 +1,7 @@
-"""Tool arguments as nested XML elements (xg2jax.xml_values: the ``minimax_m3_xml`` and ``cohere_xml`` styles): objects as an element
-per declared property, arrays as <item> elements, raw strings up to the namespace marker, JSON scalars; what cannot
-be written is an error naming the keyword; and the minimax_m3 model format end to end."""
+"""Tool arguments as nested XML elements (xg2jax.xml_values). ``minimax_m3_xml``: objects as an element per declared
+property, arrays as <item> elements, raw strings up to the namespace marker, JSON scalars; ``cohere_xml``: typed
+<cofl:value> elements (raw / json / dict / list), escaped keys, undeclared members, references; what cannot be
+written is an error naming the keyword; the minimax_m3 model format end to end; masks equal the token oracle."""
 
 from __future__ import annotations
 

@@ -38,8 +38,9 @@ lengths follow that constraint and are not checked for the texts (an approximati
 Not supported (an ``UnsupportedSchemaError`` names the keyword): root keywords other than ``type: object``,
 ``properties``, ``required``, ``additionalProperties`` and annotations; string values constrained by more than
 one of ``pattern`` / ``format`` / lengths, or by ``allOf`` / ``oneOf`` / ``not``.
-(``minimax_m3_xml`` and ``cohere_xml`` nest elements for objects and arrays: ``xg2jax.xml_values``. The ``gemma`` style is JSON with
-other strings and keys: the native JSON Schema front end writes it, ``xg2jax.json_schema.native_grammar``.)
+(``minimax_m3_xml`` and ``cohere_xml`` nest elements for objects and arrays: ``xg2jax.xml_values``. The ``gemma``
+style is JSON with other strings and keys: the native JSON Schema front end writes it,
+``xg2jax.json_schema.native_grammar``.)
 """
 
 from __future__ import annotations
@@ -146,8 +147,8 @@ def _gemma_value(value: Any) -> str:
 
 def xml_arguments_ebnf(schema: Any, json_format: str, *, strict_mode: bool = True, **json_options) -> str:
     """EBNF text (root rule ``root``) of the arguments ``schema`` written in ``json_format`` (a key of
-    :data:`XML_STYLES`, ``minimax_m3_xml`` or ``cohere_xml``); ``json_options`` go to the JSON Schema front end for the JSON
-    values."""
+    :data:`XML_STYLES`, ``minimax_m3_xml`` or ``cohere_xml``); ``json_options`` go to the JSON Schema front end for
+    the JSON values."""
     from xg2jax.json_schema import schema_as_dict
     from xg2jax.structural_tag import _Lowering
     from xg2jax.xml_values import XML_VALUE_STYLES, xml_value_rule

@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import json
 from typing import Any
-
 from urllib.parse import unquote
 
 from xg2jax.json_schema._common import (
