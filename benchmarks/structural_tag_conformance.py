@@ -7,11 +7,11 @@ per BFCL tag: free text, each ground-truth call (possible_answer) alone and with
 to back, a call to an unknown tool, a call missing its required arguments, a call with a wrongly typed
 argument, and an unterminated call. XML-style arguments (``json_schema`` with ``style``: qwen_xml,
 minimax_xml, glm_xml, deepseek_xml, deepseek_v4_1_xml, kimi_k3_xml) and the nested dialects (``gemma``,
-``minimax_m3_xml``) on the same BFCL requests: each ground-truth call's arguments written in the style, without
-its required arguments, with a wrongly typed argument, with its strings JSON-quoted (nested dialects: the plain
-JSON spelling), and with an undeclared parameter. Each (tag, string) is run through both engines' grammar-level
-acceptance
-(xgrammar: ``testing._is_grammar_accept_string``); the table counts agreements and lists every difference.
+``minimax_m3_xml``, ``cohere_xml``) on the same BFCL requests: each ground-truth call's arguments written in the
+style, without its required arguments, with a wrongly typed argument, with its strings JSON-quoted (nested
+dialects: the plain JSON spelling), and with an undeclared parameter. Each (tag, string) is run through both
+engines' grammar-level acceptance (xgrammar: ``testing._is_grammar_accept_string``); the table counts agreements
+and lists every difference.
 
     python benchmarks/structural_tag_conformance.py [--per-file 60]
 
@@ -213,6 +213,16 @@ def minimax_m3_params(value) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def cohere_params(value) -> str:
+    """Arguments as Cohere writes them: typed <cofl:value> elements (xg2jax.xml_values.render_cohere_value)."""
+    from xg2jax.xml_values import render_cohere_value
+
+    return render_cohere_value(value)
+
+
+NESTED = {"gemma": gemma_params, "minimax_m3_xml": minimax_m3_params, "cohere_xml": cohere_params}
+
+
 def xml_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
     """One tag per (BFCL request, style): the request's first tool's arguments in the style."""
     cases, stats = [], {}
@@ -224,11 +234,11 @@ def xml_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
             fn = req["function"][0]
             schema = convert_bfcl_schema(fn["parameters"], stats)
             calls = [_first_values(a) for gt in answers.get(req["id"], []) for n, a in gt.items() if n == fn["name"]]
-            for style in XML_STYLES + ("gemma", "minimax_m3_xml"):
+            for style in XML_STYLES + tuple(NESTED):
                 strings = []
                 for args in calls[:1]:
-                    if style in ("gemma", "minimax_m3_xml"):  # nested values: the JSON spelling must not pass
-                        render = gemma_params if style == "gemma" else minimax_m3_params
+                    if style in NESTED:  # nested values: the JSON spelling must not pass
+                        render = NESTED[style]
                         strings += [render(args), render({}), json.dumps(args), render({**args, "zz_undeclared": "x"})]
                     else:
                         strings += [xml_params(style, schema, args), xml_params(style, schema, {}),
@@ -237,8 +247,7 @@ def xml_cases(data: Path, per_file: int) -> list[tuple[str, dict, list[str]]]:
                     if args:
                         k = next(iter(args))
                         bad = {**args, k: [[{"bad": None}]]}
-                        strings.append(gemma_params(bad) if style == "gemma" else minimax_m3_params(bad)
-                                       if style == "minimax_m3_xml" else xml_params(style, schema, bad))
+                        strings.append(NESTED[style](bad) if style in NESTED else xml_params(style, schema, bad))
                 content = {"type": "json_schema", "json_schema": schema, "style": style}
                 cases.append((f"{req['id']}:{style}", st(tag("<args>", content, "</args>")),
                               [f"<args>{x}</args>" for x in strings]))
@@ -255,14 +264,12 @@ def model_outputs(spec, variant: dict, calls: list[tuple[str, dict, dict]]) -> l
     tool; ``bad_args``: a wrongly typed argument; None: other): reasoning spellings x bodies (free text, one call,
     text then a call, two calls, an unknown tool, a wrongly typed argument, a call cut short)."""
     def args_text(schema, args):
-        if spec.style == "gemma":
-            return gemma_params(args)
-        if spec.style == "minimax_m3_xml":
-            return minimax_m3_params(args)
+        if spec.style in NESTED:
+            return NESTED[spec.style](args)
         return json.dumps(args) if spec.style == "json" else xml_params(spec.style, schema, args)
 
     def call(name, schema, args):
-        index = "0" + spec.call_index_end if spec.call_index else ""
+        index = "0" + spec.call_index_end.replace("{name}", name) if spec.call_index else ""
         return spec.call_begin.replace("{name}", name) + index + args_text(schema, args) + spec.call_end
 
     def calls_text(cs):
@@ -277,7 +284,7 @@ def model_outputs(spec, variant: dict, calls: list[tuple[str, dict, dict]]) -> l
               (calls_text([one, one]), None), (calls_text([call("not_a_listed_tool", {}, {})]), "unknown"),
               (calls_text([one])[:-3], None)]
     # A wrongly typed value: any argument in JSON; in an XML style one that is not a string (raw text is a string)
-    typed = [k for k in args if spec.style in ("json", "gemma", "minimax_m3_xml") or
+    typed = [k for k in args if spec.style in ("json", *NESTED) or
              (schema.get("properties", {}).get(k) or {}).get("type") not in ("string", None)]
     if typed:
         bodies.append((calls_text([call(name, schema, {**args, typed[0]: [[{"bad": None}]]})]), "bad_args"))

@@ -89,7 +89,9 @@ def test_reasoning_modes():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(model="qwen_9"), "unknown model 'qwen_9'"),
-    (dict(model="cohere"), "the 'cohere' format is not supported yet"),
+    (dict(model="qwen_3", tool_choice={"type": "allowed_tools", "allowed_tools": {
+        "mode": "auto", "tools": [{"type": "function", "function": {"name": "get_tim"}}]}}),
+     "allowed_tools names function tools that are not in tools: 'get_tim'"),
     (dict(model="qwen_3", tool_choice={"type": "web_search_preview"}), "the tool 'web_search_preview'"),
     (dict(model="qwen_3", token_markers=True), "token_markers=True"),
     (dict(model="qwen_3", tool_choice="required", tools=[]), "tool_choice 'required' needs at least one"),
@@ -242,3 +244,117 @@ def test_the_tool_calling_example_steers_a_forbidden_argument(model):
     spec.loader.exec_module(example)
     text = example.main(model)
     assert "celsius" in text and "kelvin" not in text
+
+
+# cohere ---------------------------------------------------------------------------------------------------------
+
+_COHERE_MARKERS = ["<|START_THINKING|>", "<|END_THINKING|>"]
+
+
+def _cohere_call(name: str, params) -> dict:
+    """The tag of one call in the cohere format, written out by hand."""
+    return {"type": "tag", "begin": '<cofl:tool_call id="', "end": "</cofl:tool_call>", "content": {
+        "type": "sequence", "elements": [
+            {"type": "regex", "pattern": "\\d+"}, {"type": "const_string", "value": f'" name="{name}">'},
+            {"type": "json_schema", "json_schema": params, "style": "cohere_xml", "any_order": False,
+             "excludes": []}]}}
+
+
+_COHERE_CALLS = [_cohere_call("get_weather", WEATHER["function"]["parameters"]), _cohere_call("get_time", True)]
+_COHERE_THINK_ENABLED = {"type": "tag", "begin": "", "end": "<|END_THINKING|>",
+                         "content": {"type": "any_text", "excludes": []}}
+# (options, the tag's format), as xgrammar 0.2.9's model_dump_json(exclude_none=True) writes them
+COHERE_FIXTURES = [
+    ({}, {"type": "sequence", "elements": [_COHERE_THINK_ENABLED, {
+        "type": "triggered_tags", "triggers": ["<cofl:tool_calls>"], "tags": [{
+            "type": "tag", "begin": "<cofl:tool_calls>", "end": "</cofl:tool_calls>", "content": {
+                "type": "tags_with_separator", "tags": _COHERE_CALLS, "separator": "", "at_least_one": True,
+                "stop_after_first": False}}],
+        "at_least_one": False, "stop_after_first": False, "excludes": _COHERE_MARKERS}]}),
+    (dict(tool_choice="required", reasoning="auto", parallel_tool_calls=False), {"type": "sequence", "elements": [
+        {"type": "optional", "content": {"type": "tag", "begin": "<|START_THINKING|>", "end": "<|END_THINKING|>",
+                                         "content": {"type": "any_text", "excludes": _COHERE_MARKERS}}},
+        {"type": "sequence", "elements": [
+            {"type": "const_string", "value": "<cofl:tool_calls>"},
+            {"type": "tags_with_separator", "tags": _COHERE_CALLS, "separator": "", "at_least_one": True,
+             "stop_after_first": True},
+            {"type": "const_string", "value": "</cofl:tool_calls>"}]}]}),
+    (dict(tool_choice={"type": "function", "function": {"name": "get_time"}}, reasoning=False),
+     {"type": "sequence", "elements": [{"type": "const_string", "value": "<cofl:tool_calls>"}, _COHERE_CALLS[1],
+                                       {"type": "const_string", "value": "</cofl:tool_calls>"}]}),
+    (dict(tool_choice="none", reasoning="auto", exclude_special_tokens=False), {"type": "sequence", "elements": [
+        {"type": "optional", "content": {"type": "tag", "begin": "<|START_THINKING|>", "end": "<|END_THINKING|>",
+                                         "content": {"type": "any_text", "excludes": []}}},
+        {"type": "any_text", "excludes": []}]}),
+]
+
+
+def _drop_none(value):
+    """As pydantic's exclude_none: members whose value is None left out."""
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("options, expected", COHERE_FIXTURES)
+def test_cohere_tag_layout(options, expected):
+    tag = xgr.get_model_structural_tag("cohere", TOOLS + [{"type": "web_search_preview"}], **options)
+    assert _drop_none(tag) == {"type": "structural_tag", "format": expected}
+
+
+def test_cohere_tag_equals_xgrammars_for_every_option():
+    """JSON-equal to xgrammar's tag for every tool choice, reasoning mode and flag (a dev extra: skipped
+    without it)."""
+    import itertools
+
+    builtin = pytest.importorskip("xgrammar.builtin_structural_tag")
+    named = {"type": "function", "function": {"name": "get_time"}}
+    choices = ["auto", "none", "required", named,
+               {"type": "allowed_tools", "allowed_tools": {"mode": "required", "tools": [named]}}]
+    for tools, choice, reasoning, parallel, exclude, ws in itertools.product(
+            [TOOLS, [TIME], [WEATHER, {"type": "web_search_preview"}]], choices, [True, False, "auto"],
+            [True, False], [True, False], [None, 3]):
+        kw = dict(tool_choice=choice, reasoning=reasoning, parallel_tool_calls=parallel,
+                  exclude_special_tokens=exclude, max_whitespace_cnt=ws)
+        try:
+            theirs = json.loads(builtin.get_model_structural_tag("cohere", tools, **kw).model_dump_json(
+                exclude_none=True))
+        except ValueError:
+            with pytest.raises(ValueError):
+                xgr.get_model_structural_tag("cohere", tools, **kw)
+            continue
+        assert _drop_none(xgr.get_model_structural_tag("cohere", tools, **kw)) == theirs, kw
+
+
+def cohere_message(calls, think="Need the weather.<|END_THINKING|>", text="") -> str:
+    return think + text + MODEL_FORMATS["cohere"].render_calls(calls) if calls else think + text
+
+
+def test_cohere_format_language():
+    call = ("get_weather", {"city": "Paris", "days": 3})
+    one = cohere_message([call])
+    assert one.endswith('<cofl:tool_calls><cofl:tool_call id="0" name="get_weather"><cofl:value name="city" '
+                        'type="raw">Paris</cofl:value><cofl:value name="days" type="json">3</cofl:value>'
+                        '</cofl:tool_call></cofl:tool_calls>')
+    assert accepts("cohere", one)
+    assert accepts("cohere", cohere_message([call, ("get_time", {"zone": ["UTC"]})], text="Checking. "))
+    assert accepts("cohere", one.replace('id="0"', 'id="17"'))  # any call id
+    assert not accepts("cohere", one.replace('id="0"', 'id="x"'))
+    assert not accepts("cohere", one.replace('type="json">3', 'type="raw">3'))  # the kind follows the schema
+    assert not accepts("cohere", cohere_message([("get_weather", {"days": 3})]))
+    assert not accepts("cohere", cohere_message([], text="a <|START_THINKING|> b"))
+    assert accepts("cohere", cohere_message([], text="a <|START_THINKING|> b"), exclude_special_tokens=False)
+    assert accepts("cohere", cohere_message([call], think="<|START_THINKING|>hm<|END_THINKING|>"), reasoning="auto")
+    assert accepts("cohere", cohere_message([call], think=""), reasoning="disabled")
+    assert not accepts("cohere", cohere_message([call, call]), parallel_tool_calls=False)
+    assert not accepts("cohere", cohere_message([], text="No call."), tool_choice="required")
+
+
+@pytest.mark.parametrize("vocab", ["qwen2"])
+def test_cohere_masks_equal_the_oracle_on_a_real_vocabulary(vocab):
+    tok = xgr.TokenizerInfo.from_loaded_vocab(require(vocab))
+    compiled = xgr.GrammarCompiler(tok).compile_structural_tag(xgr.get_model_structural_tag("cohere", TOOLS))
+    check_masks_along(compiled, cohere_message([("get_weather", {"city": "Lyon", "days": 2}),
+                                                ("get_time", {"zone": {"name": "CET"}})], text="Checking. "))

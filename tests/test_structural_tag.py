@@ -166,8 +166,8 @@ def test_a_tool_call_format_walks_with_oracle_masks():
     (st({"type": "any_tokens", "max_tokens": -1}), "/format/max_tokens", "must be a non-negative integer"),
     (st({"type": "any_tokens", "max_tokens": 1 << 21}), "/format/max_tokens", "above 1048576 is not supported"),
     (st({"type": "token", "token": -1}), "/format/token", "a token id must be non-negative"),
-    (st({"type": "json_schema", "json_schema": WEATHER, "style": "cohere_xml"}), "/format/style",
-     "style 'cohere_xml' is not supported yet"),
+    (st({"type": "json_schema", "json_schema": WEATHER, "style": "cohere_yaml"}), "/format/style",
+     "style must be one of json, gemma"),
     (st(tag({"type": "token", "token": "<x>"}, const("x"), "y")), "/format/begin/token", "which needs a tokenizer"),
 ])
 def test_errors_name_the_json_path(fmt, path, fragment):

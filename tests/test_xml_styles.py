@@ -126,7 +126,8 @@ def test_empty_arguments():
 
 
 @pytest.mark.parametrize("schema, style, message", [
-    (WEATHER, "cohere_xml", "the json_format 'cohere_xml' is not supported yet"),
+    ({"type": "object", "properties": {"v": {"not": {"type": "string"}}}}, "cohere_xml",
+     "'not' is not supported by cohere_xml"),
     ({"type": "array"}, "qwen_xml", 'must have type "object"'),
     ({"type": "object", "patternProperties": {"^x": {}}}, "qwen_xml", "the keyword 'patternProperties' at the root"),
     ({"type": "object", "properties": {"v": {"type": "string", "pattern": "a", "minLength": 2}}}, "qwen_xml",
@@ -154,10 +155,12 @@ def test_structural_tag_style_field():
     assert is_grammar_accept_string(grammar, "Checking. " + call + " Done.")
     assert not is_grammar_accept_string(grammar, "<tool_call>\n<function=get_weather>\n" + qwen("days", "2")
                                         + "\n</function>\n</tool_call>")
-    bad = {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": WEATHER, "style": "cohere_xml"}}
-    with pytest.raises(StructuralTagError, match="at '/format/style'.*'cohere_xml' is not supported yet"):
+    bad = {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": WEATHER, "style": "cohere_xml",
+                                                "any_order": True}}
+    with pytest.raises(StructuralTagError, match="at '/format/json_schema'.*any_order is not supported by cohere_xml"):
         xgr.Grammar.from_structural_tag(bad)
     bad["format"]["style"] = "qwen_xml"
+    del bad["format"]["any_order"]
     bad["format"]["json_schema"] = {"type": "string"}
     with pytest.raises(StructuralTagError, match="at '/format/json_schema'.*must have type"):
         xgr.Grammar.from_structural_tag(bad)

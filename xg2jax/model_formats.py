@@ -25,8 +25,9 @@ Assembly. A format is a reasoning part, then a tool part:
 Each format's markers are in :data:`MODEL_FORMATS`; ``register_model_structural_tag(name, fn)`` adds a builder.
 ``harmony`` (gpt-oss) has its own layout: assistant messages on channels, builtin tools included (``_harmony``);
 so have ``kimi_k3`` (a message of reasoning, response and tools sections: ``_kimi_k3``) and ``minimax_m3``
-(calls as nested XML elements: ``_minimax_m3``). Not built yet (a ``ValueError`` names it): ``cohere``
-(their argument styles or channel layouts), and ``token_markers=True`` (markers as special tokens).
+(calls as nested XML elements: ``_minimax_m3``). ``cohere`` numbers its calls (``<cofl:tool_call id="N"
+name="NAME">``) and writes arguments as ``cohere_xml`` elements (``xg2jax.xml_values``). Not built yet (a
+``ValueError`` names it): ``token_markers=True`` (markers as special tokens).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class ModelFormat:
     required_prefix: str = ""
     one_section: bool = False  # at most one calls section, however many calls it holds
     call_index: str | None = None  # a regex between the call's begin and its arguments (a call id)
-    call_index_end: str = ""  # the text after that id
+    call_index_end: str = ""  # the text after that id (may hold {name}: the name comes after the id)
     think: tuple[str, str] | None = _THINK  # (begin when the model opens it, end); None: no reasoning block
     think_enabled_begin: str = ""  # what the model writes to open reasoning when the prompt did not
     think_excludes: tuple[str, ...] = _THINK
@@ -78,7 +79,7 @@ class ModelFormat:
         texts = []
         for i, (name, args) in enumerate(calls):
             body = json.dumps(args) if self.style == "json" else render_arguments(self.style, args)
-            index = f"{i}{self.call_index_end}" if self.call_index else ""
+            index = f"{i}{self.call_index_end.replace('{name}', name)}" if self.call_index else ""
             texts.append(self.call_begin.replace("{name}", name) + index + body + self.call_end)
         if self.section is None:
             return "".join(texts)
@@ -89,6 +90,7 @@ _SPECIAL_GLM = ("<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>
                 "</arg_value>")
 _GEMMA_4_MARKERS = ("<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>")
 _SPECIAL_MIMO = ("<tool_call>", "<think>", "</think>", "</tool_call>", "<function=")
+_COHERE_THINK = ("<|START_THINKING|>", "<|END_THINKING|>")
 
 MODEL_FORMATS: dict[str, ModelFormat] = {
     "llama": ModelFormat('{"name": ', '{"name": "{name}", "parameters": ', "}", think=None),
@@ -142,9 +144,12 @@ MODEL_FORMATS: dict[str, ModelFormat] = {
                            section=("<minimax:tool_call>\n", "</minimax:tool_call>"), required_prefix="\n",
                            think_excludes=(),
                            think_auto_excludes=_THINK, after_think="\n\n", disabled_prefix="\n</think>\n\n"),
+    # Cohere (Command): a <cofl:tool_calls> section of calls numbered by id, the arguments as cohere_xml elements.
+    "cohere": ModelFormat("<cofl:tool_calls>", '<cofl:tool_call id="', "</cofl:tool_call>", style="cohere_xml",
+                          section=("<cofl:tool_calls>", "</cofl:tool_calls>"), call_index="\\d+",
+                          call_index_end='" name="{name}">', think=_COHERE_THINK, think_excludes=(),
+                          think_auto_excludes=_COHERE_THINK, text_excludes=_COHERE_THINK),
 }
-# Keys xgrammar 0.2.9 registers whose formats are not built here yet.
-_NOT_BUILT = {"cohere": "the cohere_xml argument style"}
 _REGISTRY: dict[str, Callable[..., dict]] = {}
 #: Every model key built here: the MODEL_FORMATS ones, and Harmony, Kimi K3 and MiniMax M3 (their own builders).
 SUPPORTED_MODELS = tuple(sorted([*MODEL_FORMATS, "harmony", "kimi_k3", "minimax_m3"]))
@@ -191,7 +196,7 @@ def get_model_structural_tag(model: str, tools: list | None = None, tool_choice:
     Raises
     ------
     ValueError
-        An unknown model, a format not built yet, ``token_markers=True``, a required call without tools, a
+        An unknown model, ``token_markers=True``, a required call without tools, a
         named tool that is not in ``tools``, or a malformed tool / tool choice.
     """
     del force_reasoning  # deprecated in xgrammar; the reasoning mode decides
@@ -202,9 +207,6 @@ def get_model_structural_tag(model: str, tools: list | None = None, tool_choice:
                    max_whitespace_cnt=max_whitespace_cnt, parallel_tool_calls=parallel_tool_calls)
     if model in _REGISTRY:
         return _REGISTRY[model](function_tools, tool_choice, reasoning, **options)
-    if model in _NOT_BUILT:
-        raise ValueError(f"get_model_structural_tag: the {model!r} format is not supported yet ({_NOT_BUILT[model]}); "
-                         f"supported: {', '.join(SUPPORTED_MODELS)}")
     if model not in MODEL_FORMATS and model not in ("harmony", "kimi_k3", "minimax_m3"):
         raise ValueError(f"get_model_structural_tag: unknown model {model!r}; supported: "
                          f"{', '.join(sorted(set(SUPPORTED_MODELS) | set(_REGISTRY)))}")
@@ -234,7 +236,8 @@ def _assemble(spec: ModelFormat, tools: list[tuple[str, Any]], mode: str, reason
                    "max_whitespace_cnt": max_whitespace_cnt, "excludes": excl(spec.args_excludes)}
         if spec.call_index is not None:
             content = {"type": "sequence", "elements": [{"type": "regex", "pattern": spec.call_index},
-                                                        _const(spec.call_index_end), content]}
+                                                        _const(spec.call_index_end.replace("{name}", name)),
+                                                        content]}
         return {"type": "tag", "begin": spec.call_begin.replace("{name}", name), "content": content,
                 "end": spec.call_end}
 
@@ -502,8 +505,14 @@ def _tool_choice(choice: Any, tools: list[_Tool]) -> tuple[str, list[_Tool]]:
         if mode not in ("auto", "required"):
             raise ValueError(f"get_model_structural_tag: allowed_tools mode must be 'auto' or 'required', "
                              f"got {mode!r}")
-        refs = [_plain(r) for r in allowed.get("tools", [])]
-        keep = [t for t in tools if any(_names(r, t) for r in refs if isinstance(r, dict))]
+        refs = [r for r in (_plain(r) for r in allowed.get("tools", [])) if isinstance(r, dict)]
+        known = {t.name for t in tools if t.builtin_type is None}
+        unknown = sorted({(r.get("function") or {}).get("name") for r in refs if r.get("type") == "function"} - known,
+                         key=str)
+        if unknown:  # a typo in the allowed list would otherwise silently narrow the tools (xgrammar refuses too)
+            raise ValueError(f"get_model_structural_tag: allowed_tools names function tools that are not in tools: "
+                             f"{', '.join(map(repr, unknown))}")
+        keep = [t for t in tools if any(_names(r, t) for r in refs)]
         return _tool_choice(mode, keep)
     if isinstance(choice, dict) and isinstance(choice.get("type"), str):
         match = [t for t in tools if _names(choice, t)]

@@ -41,9 +41,10 @@ Lowering. Every format becomes one rule (``root`` refers to the top one):
   ``ExcludeToken(ids)*`` (``{0,max_tokens}`` with a budget: each reads exactly one token); inside a tag whose end
   is a token, that token is excluded too (as xgrammar).
 
-Not supported (a :class:`StructuralTagError` names the feature): the ``json_schema`` style ``cohere_xml`` (``gemma`` is the native JSON Schema front end's,
-``minimax_m3_xml`` is ``xg2jax.xml_values``, the others are ``xg2jax.xml_styles``), and the ``max_tokens`` /
-``max_chars`` budgets of
+The ``json_schema`` styles: ``json`` and ``gemma`` are the native JSON Schema front end's, ``minimax_m3_xml``
+and ``cohere_xml`` are ``xg2jax.xml_values``, the others are ``xg2jax.xml_styles``.
+
+Not supported (a :class:`StructuralTagError` names the feature): the ``max_tokens`` / ``max_chars`` budgets of
 ``any_text``.
 Errors name the JSON path of the bad node (``/format/tags/0/content``).
 """
@@ -55,7 +56,7 @@ import json
 from typing import Any
 
 from xg2jax.json_schema._ebnf import literal
-from xg2jax.xml_styles import UNSUPPORTED_STYLES, XML_STYLES, xml_arguments_rule
+from xg2jax.xml_styles import XML_STYLES, xml_arguments_rule
 from xg2jax.xml_values import XML_VALUE_STYLES, xml_value_rule
 
 __all__ = ["StructuralTagError", "StructuralTagItem", "structural_tag_value", "legacy_structural_tag",
@@ -330,18 +331,16 @@ class _Lowering:
         schema = self.field(fmt, "json_schema", path, "json_schema", (dict, bool), "an object or a boolean")
         style = self.field(fmt, "style", path, "json_schema", str, "a string", "json")
         supported = ("json", "gemma") + tuple(XML_STYLES) + XML_VALUE_STYLES
-        if style not in supported + UNSUPPORTED_STYLES:
+        if style not in supported:
             self.fail(f"{path}/style", f"json_schema style must be one of {', '.join(supported)}; got {style!r}")
-        if style in UNSUPPORTED_STYLES:
-            self.fail(f"{path}/style", f"json_schema style {style!r} is not supported yet (supported: "
-                                       f"{', '.join(supported)})")
         any_order = self.field(fmt, "any_order", path, "json_schema", bool, "a boolean", False)
         max_ws = self.field(fmt, "max_whitespace_cnt", path, "json_schema", (int, type(None)), "an integer or null",
                             None)
         excludes = _unique(self.strings(fmt, "excludes", path, "json_schema", non_empty_list=False, default=[]))
         if style in XML_VALUE_STYLES:
             try:
-                return xml_value_rule(self, schema, style, excludes=excludes, any_order=any_order)
+                return xml_value_rule(self, schema, style, excludes=excludes, any_order=any_order,
+                                      max_whitespace_cnt=max_ws)
             except ValueError as exc:
                 self.fail(f"{path}/json_schema", str(exc))
         if style not in ("json", "gemma"):

@@ -37,9 +37,10 @@ lengths follow that constraint and are not checked for the texts (an approximati
 
 Not supported (an ``UnsupportedSchemaError`` names the keyword): root keywords other than ``type: object``,
 ``properties``, ``required``, ``additionalProperties`` and annotations; string values constrained by more than
-one of ``pattern`` / ``format`` / lengths, or by ``allOf`` / ``oneOf`` / ``not``; the ``cohere_xml`` style.
-(``minimax_m3_xml`` nests elements for objects and arrays: ``xg2jax.xml_values``. The ``gemma`` style is JSON with
-other strings and keys: the native JSON Schema front end writes it, ``xg2jax.json_schema.native_grammar``.)
+one of ``pattern`` / ``format`` / lengths, or by ``allOf`` / ``oneOf`` / ``not``.
+(``minimax_m3_xml`` and ``cohere_xml`` nest elements for objects and arrays: ``xg2jax.xml_values``. The ``gemma``
+style is JSON with other strings and keys: the native JSON Schema front end writes it,
+``xg2jax.json_schema.native_grammar``.)
 """
 
 from __future__ import annotations
@@ -88,8 +89,6 @@ XML_STYLES = {
                                   string_marks=('" string="true">', '" string="false">')),
     "kimi_k3_xml": XmlStyle('<|open|>argument key="', '"<|sep|>', "<|close|>argument<|sep|>", type_head='" type="'),
 }
-# Styles xgrammar 0.2.9 has that this module does not write yet.
-UNSUPPORTED_STYLES = ("cohere_xml",)
 
 _ROOT_KEYWORDS = {"type", "properties", "required", "additionalProperties", "minProperties", "maxProperties",
                   "$defs", "definitions", "$schema", "$id", "$comment"}
@@ -104,16 +103,20 @@ _BASE = "urn:xg2jax:tool-arguments"
 def render_arguments(json_format: str, arguments: dict) -> str:
     """``arguments`` (a dict of JSON values) written in ``json_format``, as a model writes them: strings raw,
     other values as compact JSON; Kimi's type names from the values (``integer`` written ``number``); ``"gemma"``:
-    Gemma 4's JSON dialect (``{city:<|"|>Paris<|"|>,days:3}``); ``"minimax_m3_xml"``: nested elements
-    (``xg2jax.xml_values``)."""
+    Gemma 4's JSON dialect (``{city:<|"|>Paris<|"|>,days:3}``); ``"minimax_m3_xml"`` and ``"cohere_xml"``:
+    nested elements (``xg2jax.xml_values``)."""
     if json_format == "gemma":
         return _gemma_value(arguments)
     if json_format == "minimax_m3_xml":
         from xg2jax.xml_values import render_xml_value
 
         return render_xml_value(arguments)
+    if json_format == "cohere_xml":
+        from xg2jax.xml_values import render_cohere_value
+
+        return render_cohere_value(arguments)
     if json_format not in XML_STYLES:
-        raise ValueError("render_arguments: json_format must be one of gemma, minimax_m3_xml, "
+        raise ValueError("render_arguments: json_format must be one of gemma, minimax_m3_xml, cohere_xml, "
                          f"{', '.join(XML_STYLES)}, "
                          f"got {json_format!r}")
     st, out = XML_STYLES[json_format], []
@@ -144,15 +147,15 @@ def _gemma_value(value: Any) -> str:
 
 def xml_arguments_ebnf(schema: Any, json_format: str, *, strict_mode: bool = True, **json_options) -> str:
     """EBNF text (root rule ``root``) of the arguments ``schema`` written in ``json_format`` (a key of
-    :data:`XML_STYLES`, or ``minimax_m3_xml``); ``json_options`` go to the JSON Schema front end for the JSON
-    values."""
+    :data:`XML_STYLES`, ``minimax_m3_xml`` or ``cohere_xml``); ``json_options`` go to the JSON Schema front end for
+    the JSON values."""
     from xg2jax.json_schema import schema_as_dict
     from xg2jax.structural_tag import _Lowering
     from xg2jax.xml_values import XML_VALUE_STYLES, xml_value_rule
 
     lowering = _Lowering()
     if json_format in XML_VALUE_STYLES:
-        top = xml_value_rule(lowering, schema_as_dict(schema), json_format, **json_options)
+        top = xml_value_rule(lowering, schema_as_dict(schema), json_format, strict_mode=strict_mode, **json_options)
     else:
         top = xml_arguments_rule(lowering, schema_as_dict(schema), json_format, strict_mode=strict_mode,
                                  **json_options)
@@ -164,12 +167,9 @@ def xml_arguments_rule(lowering, schema: Any, json_format: str, *, strict_mode: 
     """The rule (defined in ``lowering``, a structural-tag lowering) for the arguments ``schema`` (a parsed
     JSON value) written in ``json_format``; no string value contains a text of ``excludes`` (see the module
     docstring for what that covers)."""
-    if json_format in UNSUPPORTED_STYLES:
-        raise UnsupportedSchemaError("", f"the json_format {json_format!r} is not supported yet (supported: json, "
-                                     f"{', '.join(XML_STYLES)})")
     if json_format not in XML_STYLES:
-        raise ValueError(f"json_format must be one of json, {', '.join(XML_STYLES)}, "
-                         f"{', '.join(UNSUPPORTED_STYLES)}; got {json_format!r}")
+        raise ValueError(f"json_format must be one of json, {', '.join(XML_STYLES)}, minimax_m3_xml, "
+                         f"cohere_xml; got {json_format!r}")
     return _Arguments(lowering, schema, XML_STYLES[json_format], strict_mode, json_options, list(excludes)).root()
 
 
@@ -413,9 +413,11 @@ def _unique(items: list) -> list:
     return list(dict.fromkeys(items))
 
 
-def _search_regex(pattern: str) -> str:
+def _search_regex(pattern: str, search: bool = True) -> str:
     """A regex matching the whole of exactly the strings in which `pattern` finds a match (JSON Schema's search
-    semantics): each top-level alternative gets ``[^]*`` on each side where it is not anchored."""
+    semantics): each top-level alternative gets ``[^]*`` on each side where it is not anchored. With
+    ``search=False`` the anchors are dropped and nothing is added: the whole string matches `pattern` (how
+    ``cohere_xml`` reads a raw string's pattern, as xgrammar does)."""
     alternatives = top_level_alternatives(hoist_anchors(pattern))
     out = []
     for alt in alternatives:
@@ -425,5 +427,5 @@ def _search_regex(pattern: str) -> str:
         tail = alt.endswith("$") and (len(alt) - len(alt[:-1].rstrip("\\")) - 1) % 2 == 0
         if tail:
             alt = alt[:-1]
-        out.append(("" if head else "[^]*") + f"(?:{alt})" + ("" if tail else "[^]*"))
+        out.append(("" if head or not search else "[^]*") + f"(?:{alt})" + ("" if tail or not search else "[^]*"))
     return "|".join(out)
