@@ -139,7 +139,7 @@ def test_printed_grammar_parses_back_to_itself():
     ('root ::= "a" (= TagDispatch(("a", r)))\nr ::= "a"', "TagDispatch(...) is not allowed in the lookahead"),
     # token elements (the vocabulary of _special_tokenizer below: 16 tokens, 0 stop, 1-3 special)
     ('root ::= Token(0)', "Token(0) names a stop token"),
-    ('root ::= TokenTagDispatch((4, r))\nr ::= "x"', "token 4 ('a') is a text token: the token triggers and excludes"),
+    ('root ::= TagDispatch((4, r))\nr ::= "x"', "token 4 ('a') is a text token: the token triggers and excludes"),
     ('root ::= Token(99)', "Token id 99 in the grammar is out of the vocabulary range [0, 16)"),
     ('root ::= Token()', "Token(...) needs at least one token id"),
     ('root ::= Token("a")', "Token(...) takes token ids"),
@@ -285,12 +285,29 @@ def test_special_token_triggers_and_ends():
     m = _walk_with_oracle(compiled, [4, 14, 8, 9, 10, 11, 1, 6, 4, 5, 7, 2, 15, 1, 6, 7, 2])
     assert m.accept_token(0) and m.is_terminated()
     m = xgr.GrammarMatcher(compiled)
-    assert m.accept_string("a<tool_call>b")  # the trigger's text is free text: only the token triggers
-    assert not m.accept_token(2)  # an end token outside a call
-    assert not m.accept_token(3)  # a special token the grammar does not name
-    for t in (12, 13):  # text tokens with bytes >= 0xF8 (never UTF-8) never match
-        assert not m.accept_token(t)
+    # The free text is tokens (as xgrammar): the trigger's text typed as text tokens, an end token outside a call,
+    # a special token the grammar does not name, text tokens with bytes >= 0xF8 are all free text; only the trigger
+    # token dispatches. Text is not free text (no token ids).
+    assert not m.fork().accept_string("a")
+    for t in (8, 9, 10, 11, 2, 3, 12, 13):
+        assert m.accept_token(t)
     assert m.accept_token(1) and not m.accept_token(1) and not m.accept_token(4) and m.accept_token(6)
+
+
+def test_token_tag_dispatch_excludes_and_text_token_triggers():
+    """TokenTagDispatch over text tokens (xgrammar's token-level dispatch): a text token may trigger, excluded
+    tokens never appear in the free text, and a trigger token always dispatches."""
+    tok = xgr.TokenizerInfo(["<s>", "</s>", "hello", "trigger", "content", "bad"], stop_token_ids=[1])
+    compiled = xgr.GrammarCompiler(tok).compile_grammar(
+        'body ::= Token(4)\nroot ::= TokenTagDispatch((3, body), excludes=(5,))')
+    m = _walk_with_oracle(compiled, [2, 0, 4, 3, 4, 2], vocab=tok)
+    assert not m.fork().accept_token(5)
+    assert m.accept_token(3) and not m.fork().accept_token(2)  # "trigger" dispatches: its body follows
+    assert m.accept_token(4) and m.accept_token(1) and m.is_terminated()
+    once = xgr.GrammarCompiler(tok).compile_grammar(
+        'body ::= Token(4)\nroot ::= TokenTagDispatch((3, body), loop_after_dispatch=false)')
+    m = _walk_with_oracle(once, [2, 3, 4], vocab=tok)
+    assert not m.fork().accept_token(2) and m.accept_token(1)
 
 
 def test_token_elements_may_name_text_tokens():

@@ -59,25 +59,29 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
       start_state_(fsm_.RuleStart(fsm_.Root())),
       dispatch_watch_(grammar_, fsm_) {
   // Token elements name tokens of this vocabulary by id (grammar.h; a stop token ends the output and cannot be
-  // one). A dispatch's token triggers and excludes must be special tokens: its free text is text, so a text token
-  // there would be read as free text too, where a token-level dispatch means "this token always dispatches".
+  // one). The token triggers of a TagDispatch must be special tokens: its free text is text, so a text token there
+  // would be read as free text too, where a token trigger means "this token always dispatches" (a TokenTagDispatch
+  // reads its free text as tokens, so any token may trigger there).
   std::vector<int32_t> dispatch_tokens;
   for (const Expr& e : grammar_.exprs) {
     if (e.kind == ExprKind::kToken) token_elements_.push_back(e.min);
     if (e.kind == ExprKind::kExcludeToken) reads_any_token_ = true;
     if (e.kind == ExprKind::kTagDispatch) {
+      reads_any_token_ = reads_any_token_ || e.token_free_text;
       for (size_t i = 0; i < e.children.size(); ++i) {
         const Expr& c = grammar_.exprs[e.children[i]];
         const int32_t id = TokenSentinelId(static_cast<int32_t>(i) < e.min ? grammar_.exprs[c.children[0]].bytes : c.bytes);
-        if (id >= 0) token_elements_.push_back(id), dispatch_tokens.push_back(id);
+        if (id < 0) continue;
+        token_elements_.push_back(id);
+        if (!e.token_free_text) dispatch_tokens.push_back(id);
       }
     }
   }
   for (int32_t id : dispatch_tokens) {
     XG_USER_CHECK(id >= tok_->NumTokens() || !tok_->MatchesText(id))
         << "token " << id << " ('" << EscapeBytes(tok_->Token(id).substr(0, 40)) << "') is a text token: the token "
-        << "triggers and excludes of TokenTagDispatch(...) / TagDispatch(...) must be special tokens (free text over "
-        << "tokens is not supported)";
+        << "triggers and excludes of TagDispatch(...) must be special tokens (its free text is text; TokenTagDispatch(...) "
+        << "reads tokens)";
   }
   std::sort(token_elements_.begin(), token_elements_.end());
   token_elements_.erase(std::unique(token_elements_.begin(), token_elements_.end()), token_elements_.end());

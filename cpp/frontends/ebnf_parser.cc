@@ -306,6 +306,7 @@ class EbnfParser {
     node.kind = ExprKind::kTagDispatch;
     node.min = static_cast<int32_t>(pairs.size());
     node.max = loop ? 1 : 0;
+    node.token_free_text = token_level;
     node.children = std::move(pairs);
     node.children.insert(node.children.end(), excludes.begin(), excludes.end());
     return g_.Add(std::move(node));

@@ -297,7 +297,7 @@ void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std:
       for (uint8_t role : e.roles) out->Put(role);
       for (auto [i, j] : e.implies) out->Put((static_cast<int64_t>(i) << 32) | j);
       break;
-    case ExprKind::kTagDispatch: out->Put(e.min), out->Put(e.max); break;
+    case ExprKind::kTagDispatch: out->Put(e.min), out->Put(e.max), out->Put(e.token_free_text ? 1 : 0); break;
     case ExprKind::kToken: out->Put(e.min); return;
     case ExprKind::kExcludeToken:
       out->Put(static_cast<int64_t>(e.ranges.size()));
@@ -329,7 +329,7 @@ bool SameBody(const Grammar& g, int32_t a, int32_t b, const std::vector<int32_t>
       if (x.roles != y.roles || x.implies != y.implies) return false;
       break;
     case ExprKind::kTagDispatch:
-      if (x.min != y.min || x.max != y.max) return false;
+      if (x.min != y.min || x.max != y.max || x.token_free_text != y.token_free_text) return false;
       break;
     case ExprKind::kToken: return x.min == y.min;
     case ExprKind::kExcludeToken: return x.ranges == y.ranges;

@@ -2,6 +2,7 @@
 #include "fsm/tag_dispatch_dfa.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,103 @@
 #include "support/check.h"
 
 namespace xg {
+
+namespace {
+
+ByteRun Run(int lo, int hi, int32_t target) { return {static_cast<int16_t>(lo), static_cast<int16_t>(hi), target}; }
+
+// TokenTagDispatch: free text over tokens. The free state F (the start, final) reads a token sentinel (grammar.h):
+// 0xFF, then the id's digits along the 8-ary trie of the trigger and exclude ids; a digit under which no such id
+// lies goes to a shared chain that reads the remaining digits back to F (any other token is free text), a whole
+// trigger id reaches its trigger state (not final, rule edges to F or to the done state), a whole exclude id has no
+// edge. States: the chain's 7, about 7 per trigger and exclude, one per trigger, F and the done state.
+LocalDfa TokenDispatchDfa(const Expr& e, const std::vector<std::string>& patterns, const std::vector<int32_t>& tag_rule,
+                          int64_t max_states) {
+  struct State {
+    std::vector<ByteRun> runs;  // ascending
+    std::vector<std::pair<int32_t, int32_t>> edges;  // (rule, target)
+    bool final = false;
+  };
+  const int32_t num_tags = e.min;
+  const bool loop = e.max != 0;
+  // (id, pattern index) of the triggers and excludes, by id; a trigger may name several rules.
+  std::vector<std::pair<int32_t, int32_t>> special;
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    const int32_t id = TokenSentinelId(patterns[i]);
+    XG_ICHECK(id >= 0) << "TokenTagDispatch: triggers and excludes are token sentinels (the parser writes them)";
+    special.push_back({id, static_cast<int32_t>(i)});
+  }
+  std::sort(special.begin(), special.end());
+  std::vector<State> states(1);  // 0: F
+  states[0].final = true;
+  auto add = [&]() {
+    XG_LIMIT_CHECK(static_cast<int64_t>(states.size()) + 1 < max_states)
+        << "a TokenTagDispatch(...) automaton would exceed " << max_states << " states (Limits.max_automaton_states)";
+    states.emplace_back();
+    return static_cast<int32_t>(states.size() - 1);
+  };
+  const int32_t done = loop ? 0 : add();
+  if (!loop) states[done].final = true;
+  std::array<int32_t, kSentinelDigits + 1> chain;  // chain[k]: any k digits back to F
+  chain[0] = 0;
+  for (int k = 1; k <= kSentinelDigits; ++k) {
+    chain[k] = add();
+    states[chain[k]].runs.push_back(Run(kFirstReservedByte, 0xFF, chain[k - 1]));
+  }
+  // The trie below `state` (digits of `prefix` read, `depth` of them) over special[first, last).
+  auto trie = [&](auto&& self, int32_t state, int64_t prefix, int depth, size_t first, size_t last) -> void {
+    const int rest = kSentinelDigits - 1 - depth;
+    int free_from = -1;
+    auto close_run = [&](int end) {
+      if (free_from >= 0) {
+        states[state].runs.push_back(Run(kFirstReservedByte + free_from, kFirstReservedByte + end - 1, chain[rest]));
+      }
+      free_from = -1;
+    };
+    for (int c = 0; c < 8; ++c) {
+      const int64_t lo = (prefix * 8 + c) << (3 * rest), hi = lo + (int64_t{1} << (3 * rest));
+      size_t end = first;
+      while (end < last && special[end].first < hi) ++end;
+      if (end == first) {
+        if (free_from < 0) free_from = c;
+        continue;
+      }
+      close_run(c);
+      const uint8_t byte = static_cast<uint8_t>(kFirstReservedByte + c);
+      if (rest > 0) {
+        const int32_t next = add();
+        states[state].runs.push_back(Run(byte, byte, next));
+        self(self, next, prefix * 8 + c, depth + 1, first, end);
+      } else {  // the id lo: a trigger (of one or more rules) or an exclude
+        std::vector<int32_t> rules;
+        for (size_t i = first; i < end; ++i)
+          if (special[i].second < num_tags) rules.push_back(tag_rule[special[i].second]);
+        if (!rules.empty() && rules.size() == end - first) {
+          const int32_t trigger = add();
+          states[state].runs.push_back(Run(byte, byte, trigger));
+          std::sort(rules.begin(), rules.end());
+          rules.erase(std::unique(rules.begin(), rules.end()), rules.end());
+          for (int32_t rule : rules) states[trigger].edges.push_back({rule, done});
+        }
+      }
+      first = end;
+    }
+    close_run(8);
+  };
+  const int32_t root = add();
+  states[0].runs.push_back(Run(0xFF, 0xFF, root));
+  trie(trie, root, 0, 0, 0, special.size());
+  LocalDfa dfa;
+  for (const State& st : states) {
+    for (const ByteRun& r : st.runs) dfa.AppendRun(r.lo, r.hi, r.target);
+    for (auto [rule, target] : st.edges) dfa.AddEdge(rule, target);
+    dfa.final.push_back(st.final);
+    dfa.CloseState();
+  }
+  return dfa;
+}
+
+}  // namespace
 
 LocalDfa TagDispatchDfa(const Grammar& g, int32_t body, int64_t max_states) {
   const Expr& e = g.exprs[body];
@@ -33,6 +131,7 @@ LocalDfa TagDispatchDfa(const Grammar& g, int32_t body, int64_t max_states) {
     XG_ICHECK(!patterns.back().empty()) << "TagDispatch: triggers and excludes are non-empty (the parser checks)";
     bytes += static_cast<int64_t>(patterns.back().size());
   }
+  if (e.token_free_text) return TokenDispatchDfa(e, patterns, tag_rule, max_states);
   XG_LIMIT_CHECK(bytes + 2 < max_states)
       << "a TagDispatch(...) automaton would exceed " << max_states
       << " states (Limits.max_automaton_states; its triggers and excludes have " << bytes << " bytes)";

@@ -27,7 +27,9 @@
 // the end of the construct (no loop). No exclude may occur in the free text (inside r_i it may). The free text
 // is any bytes. Like AnyOrder it is a rule's whole body (LiftTagDispatch, passes.h), and the FSM builder gives
 // that rule the Aho-Corasick automaton of the triggers and excludes (automata/aho_corasick.h) with one rule edge
-// per trigger, so a free-text step costs the same with any number of tags.
+// per trigger, so a free-text step costs the same with any number of tags. TokenTagDispatch(...) (xgrammar's
+// token-level dispatch; `token_free_text`) has token ids for triggers and excludes, and its free text is tokens:
+// any token but a trigger or an exclude, read as a token element (ExcludeToken's), so text tokens may trigger.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +65,7 @@ struct Expr {
   std::string bytes;                                  // kBytes
   std::vector<std::pair<uint32_t, uint32_t>> ranges;  // kCharClass, inclusive, as written; kExcludeToken: ids
   bool negated = false;                               // kCharClass
+  bool token_free_text = false;                       // kTagDispatch: TokenTagDispatch, free text over tokens
   int32_t rule = -1;                                  // kRuleRef
   std::vector<int32_t> children;                      // kSequence, kChoice, kRepeat (one child), kAnyOrder
   int32_t min = 0, max = kUnbounded;                  // kRepeat; kTagDispatch (see ExprKind)

@@ -95,11 +95,7 @@ void Print(const Grammar& g, int32_t id, int prec, std::string* out) {
     case ExprKind::kTagDispatch: {
       // A token-level dispatch (TokenTagDispatch) has token sentinels as its triggers and excludes; a TagDispatch
       // may mix token triggers (ids) with text ones.
-      auto pattern_of = [&](size_t i) -> const std::string& {
-        return g.exprs[static_cast<int32_t>(i) < e.min ? g.exprs[e.children[i]].children[0] : e.children[i]].bytes;
-      };
-      bool tokens = !e.children.empty();
-      for (size_t i = 0; i < e.children.size(); ++i) tokens = tokens && TokenSentinelId(pattern_of(i)) >= 0;
+      const bool tokens = e.token_free_text;
       auto pattern = [&](const std::string& bytes) {
         const int32_t id = TokenSentinelId(bytes);
         return id >= 0 ? std::to_string(id) : "\"" + EscapeBytes(bytes) + "\"";
