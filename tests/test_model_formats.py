@@ -93,7 +93,7 @@ def test_reasoning_modes():
         "mode": "auto", "tools": [{"type": "function", "function": {"name": "get_tim"}}]}}),
      "allowed_tools names function tools that are not in tools: 'get_tim'"),
     (dict(model="qwen_3", tool_choice={"type": "web_search_preview"}), "the tool 'web_search_preview'"),
-    (dict(model="qwen_3", token_markers=True), "token_markers=True"),
+    (dict(model="llama", token_markers=True), "token_markers is not supported for model 'llama'"),
     (dict(model="qwen_3", tool_choice="required", tools=[]), "tool_choice 'required' needs at least one"),
     (dict(model="qwen_3", tool_choice={"type": "function", "function": {"name": "nope"}}), "the tool 'nope'"),
     (dict(model="qwen_3", reasoning="sometimes"), "reasoning must be"),
@@ -358,3 +358,76 @@ def test_cohere_masks_equal_the_oracle_on_a_real_vocabulary(vocab):
     compiled = xgr.GrammarCompiler(tok).compile_structural_tag(xgr.get_model_structural_tag("cohere", TOOLS))
     check_masks_along(compiled, cohere_message([("get_weather", {"city": "Lyon", "days": 2}),
                                                 ("get_time", {"zone": {"name": "CET"}})], text="Checking. "))
+
+
+def test_token_markers_write_the_markers_as_special_tokens():
+    """token_markers=True (qwen_3, qwen_3_5, qwen_3_coder, glm_4_7): the calls open and close with token formats,
+    the reasoning is any_tokens up to the </think> token, triggered tags are token_triggered_tags; the layout
+    otherwise follows the text format (hand-written from xgrammar 0.2.9's output)."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    tag = xgr.get_model_structural_tag("qwen_3", tools, token_markers=True)["format"]
+    think, body = tag["elements"]
+    assert think == {"type": "sequence", "elements": [
+        {"type": "tag", "begin": "", "content": {"type": "any_tokens", "exclude_tokens": ["<think>", "</think>"]},
+         "end": {"type": "token", "token": "</think>"}},
+        {"type": "const_string", "value": "\n\n"}]}
+    assert body["type"] == "token_triggered_tags" and body["trigger_tokens"] == ["<tool_call>"]
+    assert body["exclude_tokens"] == ["<think>", "</think>"]
+    call = body["tags"][0]
+    assert call["begin"] == {"type": "token", "token": "<tool_call>"}
+    assert call["end"] == {"type": "token", "token": "</tool_call>"}
+    first, args, last = call["content"]["elements"]
+    assert first == {"type": "const_string", "value": '\n{"name": "f", "arguments": '}
+    assert args["type"] == "json_schema" and last == {"type": "const_string", "value": "}\n"}
+    glm = xgr.get_model_structural_tag("glm_4_7", tools, tool_choice="none", token_markers=True)["format"]
+    assert "<tool_call>" in glm["elements"][1]["excludes"]  # no call can begin: every marker stays out
+
+
+def test_token_markers_match_xgrammar():
+    xgrammar = pytest.importorskip("xgrammar")
+    tools = [{"type": "function", "function": {"name": "f", "parameters": WEATHER["function"]["parameters"]}},
+             {"type": "function", "function": {"name": "g"}}]
+    for model in ("qwen_3", "qwen_3_5", "qwen_3_coder", "glm_4_7"):
+        for choice in ("auto", "required", "none", {"type": "function", "function": {"name": "f"}}):
+            for reasoning in ("enabled", "disabled", "auto"):
+                ours = xgr.get_model_structural_tag(model, tools, tool_choice=choice, reasoning=reasoning,
+                                                    token_markers=True)
+                theirs = xgrammar.get_model_structural_tag(model, tools, tool_choice=choice, reasoning=reasoning,
+                                                           token_markers=True)
+                assert _without_none(ours) == json.loads(theirs.model_dump_json(exclude_none=True)), (model, choice)
+
+
+def _without_none(v):
+    if isinstance(v, dict):
+        return {k: _without_none(w) for k, w in v.items() if w is not None}
+    if isinstance(v, list):
+        return [_without_none(w) for w in v]
+    return v
+
+
+def test_token_markers_on_qwen3_follow_the_special_tokens():
+    """The qwen_3 token-marker format on Qwen3's vocabulary: reasoning as tokens up to </think> (151668), free
+    text as tokens (special ones too, but not the markers), a call opened by <tool_call> (151657) and closed by
+    </tool_call> (151658); masks equal the oracle at every step."""
+    from xg2jax.testing import greedy_token_ids, mask_oracle_diff
+
+    qwen2 = require("qwen2")
+    decoded = [bytes(b) for b in qwen2.decoded_vocab()]
+    assert len(decoded) == 151665  # Qwen3's tokenizer is Qwen2's with these four special tokens added
+    tok = xgr.TokenizerInfo(decoded + [b"<tool_response>", b"</tool_response>", b"<think>", b"</think>"],
+                            vocab_type=xgr.VocabType.RAW, stop_token_ids=list(qwen2.stop_token_ids),
+                            special_token_ids=list(qwen2.special_token_ids) + [151665, 151666, 151667, 151668])
+    think_end, open_id, close_id = 151668, 151657, 151658
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER["function"]["parameters"]}}]
+    compiled = xgr.GrammarCompiler(tok).compile_structural_tag(
+        xgr.get_model_structural_tag("qwen_3", tools, token_markers=True))
+    tokens = (greedy_token_ids(tok, b"hmm") + [think_end] + greedy_token_ids(tok, b"\n\nChecking.") + [open_id] +
+              greedy_token_ids(tok, b'\n{"name": "get_weather", "arguments": {"city": "Lyon"}}\n') + [close_id] +
+              greedy_token_ids(tok, b" Done."))
+    m = xgr.GrammarMatcher(compiled)
+    for t in tokens:
+        extra, missing = mask_oracle_diff(m)
+        assert len(extra) == 0 and len(missing) == 0, (t, extra[:5], missing[:5])
+        assert m.accept_token(t), (t, tok.decoded_vocab[t])
+    assert m.is_completed()
+    assert not m.fork().accept_token(151667)  # <think> stays out of the free text

@@ -26,8 +26,8 @@ Each format's markers are in :data:`MODEL_FORMATS`; ``register_model_structural_
 ``harmony`` (gpt-oss) has its own layout: assistant messages on channels, builtin tools included (``_harmony``);
 so have ``kimi_k3`` (a message of reasoning, response and tools sections: ``_kimi_k3``) and ``minimax_m3``
 (calls as nested XML elements: ``_minimax_m3``). ``cohere`` numbers its calls (``<cofl:tool_call id="N"
-name="NAME">``) and writes arguments as ``cohere_xml`` elements (``xg2jax.xml_values``). Not built yet (a
-``ValueError`` names it): ``token_markers=True`` (markers as special tokens).
+name="NAME">``) and writes arguments as ``cohere_xml`` elements (``xg2jax.xml_values``). With
+``token_markers=True`` (qwen_3, qwen_3_5, qwen_3_coder, glm_4_7, as xgrammar) the markers are special tokens.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 from xg2jax.xml_values import MINIMAX_M3_MARKER
 
-__all__ = ["KIMI_K3_CALLS", "MINIMAX_M3_CALLS", "MODEL_FORMATS", "SUPPORTED_MODELS", "ModelFormat",
+__all__ = ["KIMI_K3_CALLS", "MINIMAX_M3_CALLS", "MODEL_FORMATS", "SUPPORTED_MODELS", "TOKEN_MARKER_MODELS", "ModelFormat",
            "get_model_structural_tag",
            "register_model_structural_tag"]
 
@@ -191,12 +191,13 @@ def get_model_structural_tag(model: str, tools: list | None = None, tool_choice:
     parallel_tool_calls : bool
         False: at most one call (exactly one where a call is required).
     token_markers : bool
-        Markers as special tokens: not supported yet (raises).
+        Write the format's markers (``<think>``, ``<tool_call>``, ...) as special tokens: token ``begin`` / ``end``,
+        ``token_triggered_tags``, reasoning as ``any_tokens`` (:data:`TOKEN_MARKER_MODELS`; others raise).
 
     Raises
     ------
     ValueError
-        An unknown model, ``token_markers=True``, a required call without tools, a
+        An unknown model, ``token_markers=True`` for another model, a required call without tools, a
         named tool that is not in ``tools``, or a malformed tool / tool choice.
     """
     del force_reasoning  # deprecated in xgrammar; the reasoning mode decides
@@ -206,13 +207,16 @@ def get_model_structural_tag(model: str, tools: list | None = None, tool_choice:
     options = dict(any_order=any_order, exclude_special_tokens=exclude_special_tokens,
                    max_whitespace_cnt=max_whitespace_cnt, parallel_tool_calls=parallel_tool_calls)
     if model in _REGISTRY:
+        if token_markers:
+            raise ValueError(f"get_model_structural_tag: token_markers=True is not supported for the registered "
+                             f"builder {model!r}")
         return _REGISTRY[model](function_tools, tool_choice, reasoning, **options)
     if model not in MODEL_FORMATS and model not in ("harmony", "kimi_k3", "minimax_m3"):
         raise ValueError(f"get_model_structural_tag: unknown model {model!r}; supported: "
                          f"{', '.join(sorted(set(SUPPORTED_MODELS) | set(_REGISTRY)))}")
-    if token_markers:
-        raise ValueError("get_model_structural_tag: token_markers=True (markers as special tokens) is not supported "
-                         "yet; build the tag with token formats (docs/tool_calling.md) instead")
+    if token_markers and model not in TOKEN_MARKER_MODELS:
+        raise ValueError(f"get_model_structural_tag: token_markers is not supported for model {model!r} (supported "
+                         f"models: {', '.join(TOKEN_MARKER_MODELS)})")
     if model == "harmony":
         mode, chosen = _tool_choice(tool_choice, entries)
         return {"type": "structural_tag", "format": _harmony(chosen, mode, reasoning, **options)}
@@ -222,12 +226,18 @@ def get_model_structural_tag(model: str, tools: list | None = None, tool_choice:
         return {"type": "structural_tag", "format": _kimi_k3(chosen_pairs, mode, reasoning, **options)}
     if model == "minimax_m3":
         return {"type": "structural_tag", "format": _minimax_m3(chosen_pairs, mode, reasoning, **options)}
+    if token_markers:
+        # Free text where no call can begin keeps every special marker out, <tool_call> included (as xgrammar).
+        spec = dataclasses.replace(MODEL_FORMATS[model], none_excludes=MODEL_FORMATS[model].think_excludes)
+        fmt = _assemble(spec, chosen_pairs, mode, reasoning, nest_reasoning=True, **options)
+        return {"type": "structural_tag", "format": _with_token_markers(fmt, TOKEN_MARKER_MODELS[model])}
     return {"type": "structural_tag",
             "format": _assemble(MODEL_FORMATS[model], chosen_pairs, mode, reasoning, **options)}
 
 
 def _assemble(spec: ModelFormat, tools: list[tuple[str, Any]], mode: str, reasoning: str, *, any_order: bool,
-              exclude_special_tokens: bool, max_whitespace_cnt: int | None, parallel_tool_calls: bool) -> dict:
+              exclude_special_tokens: bool, max_whitespace_cnt: int | None, parallel_tool_calls: bool,
+              nest_reasoning: bool = False) -> dict:
     def excl(x):
         return list(x) if exclude_special_tokens else []
 
@@ -265,7 +275,48 @@ def _assemble(spec: ModelFormat, tools: list[tuple[str, Any]], mode: str, reason
         else:
             body = {"type": "sequence", "elements": [_const(spec.required_prefix + begin), inner, _const(end)]}
     prefix = _reasoning_prefix(spec, reasoning, excl)
+    if nest_reasoning and len(prefix) > 1:  # the reasoning block and its separator as one element
+        prefix = [{"type": "sequence", "elements": prefix}]
     return {"type": "sequence", "elements": prefix + [body]} if prefix else body
+
+
+#: The formats whose markers ``token_markers=True`` writes as special tokens, and those markers (as xgrammar).
+TOKEN_MARKER_MODELS = dict.fromkeys(("qwen_3_coder", "qwen_3_5", "qwen_3", "glm_4_7"),
+                                    ("<think>", "</think>", "<tool_call>", "</tool_call>"))
+
+
+def _with_token_markers(fmt: Any, markers: tuple[str, ...]) -> Any:
+    """The format with its markers as special tokens (``token_markers=True``): a tag that a marker opens or closes
+    has a token ``begin`` / ``end`` and the rest of the text in its content; its free text (``any_text``) becomes
+    ``any_tokens``; ``triggered_tags`` triggered by a marker become ``token_triggered_tags``. The free text outside
+    tags stays text."""
+    if isinstance(fmt, list):
+        return [_with_token_markers(f, markers) for f in fmt]
+    if not isinstance(fmt, dict):
+        return fmt
+    kind = fmt.get("type")
+    if kind == "tag":
+        begin, end = fmt["begin"], fmt["end"]
+        content = _with_token_markers(fmt["content"], markers)
+        head = next((m for m in markers if isinstance(begin, str) and begin.startswith(m)), None)
+        tail = next((m for m in markers if isinstance(end, str) and end.endswith(m)), None)
+        if tail is not None and content.get("type") == "any_text":
+            content = {"type": "any_tokens", "exclude_tokens": content["excludes"]}
+        parts = ([_const(begin[len(head):])] if head is not None and begin != head else []) + [content] + \
+            ([_const(end[:-len(tail)])] if tail is not None and end != tail else [])
+        return {"type": "tag",
+                "begin": {"type": "token", "token": head} if head is not None else begin,
+                "content": parts[0] if len(parts) == 1 else {"type": "sequence", "elements": parts},
+                "end": {"type": "token", "token": tail} if tail is not None else end}
+    if kind == "triggered_tags":
+        heads = [next((m for m in markers if t.startswith(m)), None) for t in fmt["triggers"]]
+        if None not in heads:
+            return {"type": "token_triggered_tags", "trigger_tokens": list(dict.fromkeys(heads)),
+                    "tags": _with_token_markers(fmt["tags"], markers), "exclude_tokens": fmt.get("excludes", []),
+                    "at_least_one": fmt.get("at_least_one", False),
+                    "stop_after_first": fmt.get("stop_after_first", False)}
+    return {k: _with_token_markers(v, markers) if k in ("content", "elements", "tags") else v
+            for k, v in fmt.items()}
 
 
 _HARMONY_SEPARATOR = "<|start|>assistant"

@@ -29,8 +29,9 @@ Lowering. Every format becomes one rule (``root`` refers to the top one):
   end in its own ``excludes``). A ``tag`` whose content is unbounded free text needs a non-empty end.
 
 - Token-level formats (``token``, ``token_triggered_tags``, ``token_dispatch``, a token ``begin`` / ``end``)
-  name special tokens (``<tool_call>`` as one token): ``Token(id)`` and ``TokenTagDispatch(...)``. A token given
-  by its text is looked up in the compiler's vocabulary (first id with that text, as xgrammar).
+  name tokens by id (``<tool_call>`` as one token): ``Token(id)`` and ``TokenTagDispatch(...)``, whose free text
+  is tokens (any token but the triggers and excludes). A token given by its text is looked up in the compiler's
+  vocabulary (first id with that text, as xgrammar).
 - Markers as special tokens: compiled for a vocabulary (``compile_structural_tag``), a ``begin``, ``end``,
   ``const_string`` or separator that holds the text of one of its special tokens (not a stop token) also accepts
   that token in its place (``("<tool_call>" | Token(151657))``), and a trigger that begins with such a text is
