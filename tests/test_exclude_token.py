@@ -1,5 +1,5 @@
-"""Free text over tokens: `ExcludeToken(ids)` (one token, any but those), the structural-tag formats
-`exclude_token` / `any_tokens` and Lark's `<[*]>` / `<[^...]>` that lower to it.
+"""Free text over tokens: `ExcludeToken(ids)` (one token, any but those), `TokenTagDispatch(...)` (whose free text
+is tokens), the structural-tag formats `exclude_token` / `any_tokens` and Lark's `<[*]>` / `<[^...]>`.
 
 The random test checks the engine against an independent reference (tests/random_grammars.Reference, a
 character-level Earley recognizer sharing no code with it): every token t has two readings, its text and the
@@ -77,11 +77,15 @@ def test_exclude_token_matches_the_reference(seed):
         assert not ref.ok, text  # only a grammar whose root derives nothing may fail
         return
     assert ref.ok, text
+    _walk_against_reference(compiled, ref, vocab, rng, text)
+
+
+def _walk_against_reference(compiled, ref, vocab, rng, text, steps=8):
     for _walk in range(3):
         m = xgr.GrammarMatcher(compiled)
         live = [""]  # the readings of the tokens so far that are valid prefixes
         seq: list[int] = []
-        for _ in range(8):
+        for _ in range(steps):
             extra, missing = mask_oracle_diff(m)
             assert len(extra) == 0 and len(missing) == 0, (text, seq, extra, missing)
             allowed = [t for t in range(len(vocab)) if m.fork().accept_token(t)]
@@ -93,6 +97,45 @@ def test_exclude_token_matches_the_reference(seed):
                 seq.append(t)
                 live = extended
         assert m.fork().accept_token(len(vocab)) == any(ref.accepts(s) for s in live), (text, seq)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_token_tag_dispatch_matches_the_reference(seed):
+    """TokenTagDispatch((t, root), ..., excludes=E) over a random grammar: free text is any token but the triggers
+    and E (read as a token element), a trigger token always dispatches to the random grammar."""
+    rng = random.Random(1000 + seed)
+    base = rg.gen_grammar(seed)
+    vocab = rg.gen_vocab(base, seed, size=40)
+    placeholders = frozenset(chr(PLACEHOLDER + t) for t in range(len(vocab)))
+    ids = rng.sample(range(len(vocab)), rng.randint(1, 5))
+    triggers, excludes = ids[:rng.randint(1, min(2, len(ids)))], ids[2:]
+    loop = rng.random() < 0.5
+
+    def no_elements(n):  # a negated class never reads a token element
+        if n[0] == "cls" and n[2]:
+            return ("cls", n[1] | placeholders, True)
+        if n[0] in ("seq", "alt"):
+            return (n[0], [no_elements(c) for c in n[1]])
+        if n[0] == "rep":
+            return ("rep", no_elements(n[1]), n[2], n[3])
+        return n
+
+    free = ("cls", placeholders - {chr(PLACEHOLDER + t) for t in triggers + excludes}, False)
+    tags = [("seq", [("lit", chr(PLACEHOLDER + t)), ("ref", "root")]) for t in triggers]
+    body = ("rep", ("alt", [free] + tags), 0, None) if loop else \
+        ("seq", [("rep", free, 0, None), ("alt", [("lit", "")] + tags)])
+    ref = rg.Reference(rg.GrammarAst({**{k: no_elements(v) for k, v in base.rules.items()}, "droot": body},
+                                     root="droot"))
+    pairs = ", ".join(f"({t}, root)" for t in triggers)
+    text = (base.text() + f"\ndroot ::= TokenTagDispatch({pairs}, loop_after_dispatch={str(loop).lower()}, "
+            f"excludes=({', '.join(map(str, excludes))}))\n")
+    tok = xgr.TokenizerInfo(vocab + [b"</s>"], stop_token_ids=[len(vocab)])
+    try:
+        compiled = xgr.GrammarCompiler(tok, cache_enabled=False).compile_grammar(text, root_rule_name="droot")
+    except ValueError:
+        assert not ref.ok, text
+        return
+    _walk_against_reference(compiled, ref, vocab, rng, text)
 
 
 VOCAB = ["<s>", "</s>", "<tool>", "a", "b", "ab", "<end>", "x", "<bad>", "hello"]
