@@ -77,6 +77,9 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
       }
     }
   }
+  XG_USER_CHECK(!reads_any_token_ || tok_->NumTokens() <= kMaxTokenElementId + 1)
+      << "free text over tokens (ExcludeToken(...), TokenTagDispatch(...)) needs token ids below "
+      << kMaxTokenElementId + 1 << "; this vocabulary has " << tok_->NumTokens() << " tokens";
   for (int32_t id : dispatch_tokens) {
     XG_USER_CHECK(id >= tok_->NumTokens() || !tok_->MatchesText(id))
         << "token " << id << " ('" << EscapeBytes(tok_->Token(id).substr(0, 40)) << "') is a text token: the token "
