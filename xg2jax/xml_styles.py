@@ -95,7 +95,7 @@ _ROOT_KEYWORDS = {"type", "properties", "required", "additionalProperties", "min
 _STRING_KEYWORDS = {"minLength", "maxLength", "pattern", "format"}
 _TYPE_NAMES = ("string", "number", "integer", "boolean", "object", "array", "null")
 _WS = "[ \\n\\t\\r]*"
-_ANY_CHAR = "[\\x00-\\U0010FFFF]"
+ANY_CHAR = "[\\x00-\\U0010FFFF]"  # any one code point, in EBNF (shared with xml_values)
 # The base URI the root document is registered under when parameters' schemas hold references.
 _BASE = "urn:xg2jax:tool-arguments"
 
@@ -372,7 +372,7 @@ class _Arguments:
             raise UnsupportedSchemaError(pointer, f"an XML-style string value constrained by {' and '.join(used)} "
                                          "together is not supported")
         if "pattern" in sub:
-            return self.lw.rule("xml_raw", f"Regex({literal(_search_regex(sub['pattern']))})"), False
+            return self.lw.rule("xml_raw", f"Regex({literal(search_regex(sub['pattern']))})"), False
         if "format" in sub and self.json_options.get("enforce_formats", True):
             from xg2jax.json_schema._formats import FORMATS
 
@@ -381,7 +381,7 @@ class _Arguments:
         if "minLength" in sub or "maxLength" in sub:
             lo, hi = sub.get("minLength", 0), sub.get("maxLength")
             bound = f"{{{lo},}}" if hi is None else f"{{{lo},{hi}}}"
-            return self.lw.rule("xml_raw", f"{_ANY_CHAR}{bound}"), False
+            return self.lw.rule("xml_raw", f"{ANY_CHAR}{bound}"), False
         return self.free_text(), True
 
     def resolve(self, ref: Any, pointer: str) -> tuple[str, Any]:
@@ -413,7 +413,7 @@ def _unique(items: list) -> list:
     return list(dict.fromkeys(items))
 
 
-def _search_regex(pattern: str, search: bool = True) -> str:
+def search_regex(pattern: str, search: bool = True) -> str:
     """A regex matching the whole of exactly the strings in which `pattern` finds a match (JSON Schema's search
     semantics): each top-level alternative gets ``[^]*`` on each side where it is not anchored. With
     ``search=False`` the anchors are dropped and nothing is added: the whole string matches `pattern` (how

@@ -84,6 +84,7 @@ from xg2jax.json_schema._common import (
     follow_pointer,
 )
 from xg2jax.json_schema._ebnf import literal
+from xg2jax.xml_styles import ANY_CHAR, search_regex
 
 __all__ = ["COHERE_CLOSE", "COHERE_OPEN", "MINIMAX_M3_MARKER", "XML_VALUE_STYLES", "render_cohere_value",
            "render_xml_value", "xml_value_rule"]
@@ -439,7 +440,6 @@ class _CohereValues:
     def string(self, s: dict, pointer: str) -> str:
         """A raw string: free text, or text of a pattern / format / length with whitespace around it."""
         from xg2jax.json_schema._formats import FORMATS
-        from xg2jax.xml_styles import _ANY_CHAR, _search_regex
 
         fmt = s.get("format") if self.json_options.get("enforce_formats", True) else None
         used = ([k for k in ("pattern",) if k in s] + (["format"] if fmt in FORMATS else []) +
@@ -448,14 +448,14 @@ class _CohereValues:
             raise UnsupportedSchemaError(pointer, f"a cohere_xml string constrained by {' and '.join(used)} "
                                          "together is not supported")
         if "pattern" in s:
-            body = f"Regex({literal(_search_regex(s['pattern'], search=False))})"
+            body = f"Regex({literal(search_regex(s['pattern'], search=False))})"
         elif used == ["format"]:
             body = f"Regex({literal(FORMATS[fmt][1])})"
         elif used == ["lengths"]:
             lo, hi = s.get("minLength", 0), s.get("maxLength")
             if hi is not None and hi < lo:
                 raise UnsatisfiableSchemaError(f"{pointer}/maxLength", "'minLength' > 'maxLength'")
-            body = f"{_ANY_CHAR}{{{lo},{'' if hi is None else hi}}}"
+            body = f"{ANY_CHAR}{{{lo},{'' if hi is None else hi}}}"
         else:
             return self.free_string()
         return self.kind("raw", self.lw.rule("cohere_string", body))
