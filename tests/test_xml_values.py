@@ -160,6 +160,12 @@ def test_cohere_renderer_and_whitespace_bound():
         cv("city", "raw", "Paris") + cv("tags", "list", cv(None, "raw", "a"))
         + cv("opts", "dict", cv("k&amp;", "json", "1.5") + cv("on", "json", "true")) + cv("none", "json", "null"))
     assert cohere_accepts(True, render_cohere_value(value))
+    # objects inside arrays are dict elements (only the arguments object is written as bare members)
+    rows = {"rows": [{"f": "age"}]}
+    assert render_cohere_value(rows) == cv("rows", "list", cv(None, "dict", cv("f", "raw", "age")))
+    rows_schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {
+        "type": "object", "properties": {"f": {"type": "string"}}, "required": ["f"]}}}}
+    assert cohere_accepts(rows_schema, render_cohere_value(rows))
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
     bounded = json_schema_to_ebnf(schema, json_format="cohere_xml", max_whitespace_cnt=2)
     assert is_grammar_accept_string(bounded, "  " + cv("n", "json", "1") + "  ")

@@ -127,14 +127,19 @@ def render_cohere_value(value: Any, *, name: str | None = None) -> str:
         Strings ``raw``, objects ``dict``, arrays ``list``, other values ``json`` (compact JSON); keys escaped.
     """
     if name is None and isinstance(value, dict):
-        return "".join(render_cohere_value(v, name=k) for k, v in value.items())
+        return "".join(_cohere_element(v, k) for k, v in value.items())
+    return _cohere_element(value, name)
+
+
+def _cohere_element(value: Any, name: str | None) -> str:
+    """One ``<cofl:value>`` element (an array item when `name` is None: objects there are ``dict`` elements too)."""
     head = COHERE_OPEN + ("" if name is None else f' name="{_escape_key(name)}"')
     if isinstance(value, str):
         kind, body = "raw", value
     elif isinstance(value, dict):
-        kind, body = "dict", "".join(render_cohere_value(v, name=k) for k, v in value.items())
+        kind, body = "dict", "".join(_cohere_element(v, k) for k, v in value.items())
     elif isinstance(value, list):
-        kind, body = "list", "".join(render_cohere_value(v) for v in value)
+        kind, body = "list", "".join(_cohere_element(v, None) for v in value)
     else:
         kind, body = "json", json.dumps(value, separators=(",", ":"))
     return f'{head} type="{kind}">{body}{COHERE_CLOSE}'
