@@ -12,6 +12,11 @@
 // The start state is the root. The automaton is deterministic: one run per byte, one edge per rule (two
 // triggers of one rule share the edge's target). A free-text step reads one row of this automaton, so it
 // costs the same with 5 tags or 500; the states number at most the triggers' and excludes' bytes plus two.
+//
+// TokenTagDispatch (Expr::token_free_text): the free text is tokens, read as token sentinels (grammar.h). The free
+// state reads 0xFF, then the id's digits along the trie of the trigger and exclude ids: a digit with none of them
+// below goes to a shared chain back to the free state (any other token is free text), a trigger id reaches its
+// trigger state (rule edges as above), an exclude id has no edge.
 #pragma once
 
 #include <cstdint>
