@@ -117,12 +117,10 @@ void CompiledGrammar::OrSentinelTokens(int32_t state, uint32_t* words) const {
   const int32_t digits = fsm_.Next(state, 0xFF);
   if (digits < 0) return;
   const int64_t num_tokens = tok_->NumTokens();
-  // free(q, k): every k digits from q lead on, all through one state per level (a subtree without excluded ids).
-  std::vector<std::pair<int32_t, int32_t>> free_memo;  // (state, k) known free; small, searched linearly
+  // free(q, k): every k digits from q lead on, all through one state per level (a subtree without excluded ids:
+  // the chain of fsm/sentinel_digits.h), so its ids are one range of bits.
   auto free = [&](int32_t q, int k) {
     for (int level = k; level > 0; --level) {
-      for (auto [s, kk] : free_memo)
-        if (s == q && kk == level) return true;
       const int32_t next = fsm_.Next(q, kFirstReservedByte);
       if (next < 0) return false;
       for (int c = 1; c < 8; ++c)
@@ -137,7 +135,6 @@ void CompiledGrammar::OrSentinelTokens(int32_t state, uint32_t* words) const {
     const int64_t lo = prefix << (3 * rest);
     if (lo >= num_tokens) return;
     if (free(q, rest)) {
-      free_memo.push_back({q, rest});
       SetBitRange(words, lo, std::min<int64_t>(num_tokens, (prefix + 1) << (3 * rest)));
       return;
     }

@@ -314,18 +314,8 @@ class EbnfParser {
 
   // `Token(id, ...)`: one of the named special tokens (grammar.h, token elements).
   int32_t ParseTokenCall() {
-    ++pos_;  // '('
-    SkipSpace();
-    std::vector<int32_t> ids;
-    while (Peek() != ')') {
-      if (AtEnd()) Fail("unbalanced '(' in Token(...): no matching ')'");
-      ids.push_back(ParseTokenId("Token(...)"));
-      EndArgument("Token");
-    }
-    ++pos_;
+    const std::vector<int32_t> ids = ParseTokenIdList("Token");
     if (ids.empty()) Fail("Token(...) needs at least one token id");
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     std::vector<int32_t> alternatives;
     for (int32_t id : ids) {
       Expr e;
@@ -338,17 +328,7 @@ class EbnfParser {
 
   // `ExcludeToken(id, ...)`: any one token but the listed ones (grammar.h, token elements); no ids: any token.
   int32_t ParseExcludeTokenCall() {
-    ++pos_;  // '('
-    SkipSpace();
-    std::vector<int32_t> ids;
-    while (Peek() != ')') {
-      if (AtEnd()) Fail("unbalanced '(' in ExcludeToken(...): no matching ')'");
-      ids.push_back(ParseTokenId("ExcludeToken(...)"));
-      EndArgument("ExcludeToken");
-    }
-    ++pos_;
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    const std::vector<int32_t> ids = ParseTokenIdList("ExcludeToken");
     Expr e;
     e.kind = ExprKind::kExcludeToken;
     for (int32_t id : ids) {
@@ -359,6 +339,22 @@ class EbnfParser {
       }
     }
     return g_.Add(std::move(e));
+  }
+
+  // The token ids of `builtin(id, ...)` at pos_ (on its '('), sorted and unique.
+  std::vector<int32_t> ParseTokenIdList(const std::string& builtin) {
+    ++pos_;  // '('
+    SkipSpace();
+    std::vector<int32_t> ids;
+    while (Peek() != ')') {
+      if (AtEnd()) Fail("unbalanced '(' in " + builtin + "(...): no matching ')'");
+      ids.push_back(ParseTokenId(builtin + "(...)"));
+      EndArgument(builtin.c_str());
+    }
+    ++pos_;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
   }
 
   // A decimal token id at pos_ (0 .. kMaxTokenElementId), for `what`.

@@ -10,6 +10,7 @@
 
 #include "automata/partition_refinement.h"
 #include "fsm/rule_dfa_cache.h"
+#include "fsm/sentinel_digits.h"
 #include "fsm/tag_dispatch_dfa.h"
 #include "support/check.h"
 #include "support/limits.h"
@@ -204,46 +205,16 @@ class Nfa {
         }
         const int32_t digits = NewState();
         Byte(from, 0xFF, 0xFF, digits);
-        ExcludedIdDigits(e.ranges.data(), e.ranges.data() + e.ranges.size(), digits, 0, 0, free);
+        SentinelDigitTrie(e.ranges.data(), e.ranges.data() + e.ranges.size(), digits, 0, 0, free,
+                          [&] { return NewState(); },
+                          [&](int32_t a, int lo, int hi, int32_t b) { Byte(a, lo, hi, b); },
+                          [](int32_t, int, int64_t, int) {});  // every id under this digit is excluded: no edge
         return;
       }
     }
   }
 
  private:
-  // The edges from `state`, where the digits of `prefix` (`depth` of them) are read, that spell the rest of an id
-  // outside the excluded intervals [first, last) (those that meet the prefix's ids; sorted, disjoint): a digit whose
-  // ids are all excluded has no edge, one with none excluded goes to the free chain, the others recurse. At most two
-  // digits per interval and depth are partly excluded, so this adds O(digits x intervals) states.
-  using IdInterval = std::pair<uint32_t, uint32_t>;
-  void ExcludedIdDigits(const IdInterval* first, const IdInterval* last, int32_t state, int64_t prefix, int depth,
-                        const std::array<int32_t, kSentinelDigits + 1>& free) {
-    const int rest = kSentinelDigits - 1 - depth;  // digits after this one
-    const int64_t span = int64_t{1} << (3 * rest);
-    int free_from = -1;  // the first of a run of digits going to free[rest]
-    auto close_run = [&](int end) {
-      if (free_from >= 0) Byte(state, kFirstReservedByte + free_from, kFirstReservedByte + end - 1, free[rest]);
-      free_from = -1;
-    };
-    for (int c = 0; c < 8; ++c) {
-      const int64_t lo = (prefix * 8 + c) * span, hi = lo + span - 1;
-      while (first != last && first->second < lo) ++first;  // intervals wholly before this digit's ids
-      const IdInterval* end = first;
-      int64_t covered = 0;
-      for (; end != last && end->first <= hi; ++end)
-        covered += std::min<int64_t>(end->second, hi) - std::max<int64_t>(end->first, lo) + 1;
-      if (covered == 0) {
-        if (free_from < 0) free_from = c;
-        continue;
-      }
-      close_run(c);
-      if (covered == span) continue;  // every id here is excluded
-      const int32_t next = NewState();
-      Byte(state, kFirstReservedByte + c, kFirstReservedByte + c, next);
-      ExcludedIdDigits(first, end, next, prefix * 8 + c, depth + 1, free);
-    }
-    close_run(8);
-  }
 
   int64_t max_states_;
   const std::vector<int32_t>& local_ref_;

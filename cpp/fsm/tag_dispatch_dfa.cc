@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "automata/aho_corasick.h"
+#include "fsm/sentinel_digits.h"
 #include "support/check.h"
 
 namespace xg {
@@ -53,49 +54,29 @@ LocalDfa TokenDispatchDfa(const Expr& e, const std::vector<std::string>& pattern
     chain[k] = add();
     states[chain[k]].runs.push_back(Run(kFirstReservedByte, 0xFF, chain[k - 1]));
   }
-  // The trie below `state` (digits of `prefix` read, `depth` of them) over special[first, last).
-  auto trie = [&](auto&& self, int32_t state, int64_t prefix, int depth, size_t first, size_t last) -> void {
-    const int rest = kSentinelDigits - 1 - depth;
-    int free_from = -1;
-    auto close_run = [&](int end) {
-      if (free_from >= 0) {
-        states[state].runs.push_back(Run(kFirstReservedByte + free_from, kFirstReservedByte + end - 1, chain[rest]));
-      }
-      free_from = -1;
-    };
-    for (int c = 0; c < 8; ++c) {
-      const int64_t lo = (prefix * 8 + c) << (3 * rest), hi = lo + (int64_t{1} << (3 * rest));
-      size_t end = first;
-      while (end < last && special[end].first < hi) ++end;
-      if (end == first) {
-        if (free_from < 0) free_from = c;
-        continue;
-      }
-      close_run(c);
-      const uint8_t byte = static_cast<uint8_t>(kFirstReservedByte + c);
-      if (rest > 0) {
-        const int32_t next = add();
-        states[state].runs.push_back(Run(byte, byte, next));
-        self(self, next, prefix * 8 + c, depth + 1, first, end);
-      } else {  // the id lo: a trigger (of one or more rules) or an exclude
-        std::vector<int32_t> rules;
-        for (size_t i = first; i < end; ++i)
-          if (special[i].second < num_tags) rules.push_back(tag_rule[special[i].second]);
-        if (!rules.empty() && rules.size() == end - first) {
-          const int32_t trigger = add();
-          states[state].runs.push_back(Run(byte, byte, trigger));
-          std::sort(rules.begin(), rules.end());
-          rules.erase(std::unique(rules.begin(), rules.end()), rules.end());
-          for (int32_t rule : rules) states[trigger].edges.push_back({rule, done});
-        }
-      }
-      first = end;
-    }
-    close_run(8);
-  };
+  std::vector<IdInterval> ids;  // the trigger and exclude ids, one interval each (an id may repeat: several rules)
+  for (auto [id, pattern] : special)
+    if (ids.empty() || ids.back().first != static_cast<uint32_t>(id)) ids.push_back({id, id});
   const int32_t root = add();
   states[0].runs.push_back(Run(0xFF, 0xFF, root));
-  trie(trie, root, 0, 0, 0, special.size());
+  SentinelDigitTrie(
+      ids.data(), ids.data() + ids.size(), root, 0, 0, chain, add,
+      [&](int32_t a, int lo, int hi, int32_t b) { states[a].runs.push_back(Run(lo, hi, b)); },
+      [&](int32_t state, int byte, int64_t id, int) {  // the whole id: a trigger's state, or an exclude's no edge
+        std::vector<int32_t> rules;
+        bool exclude = false;
+        for (auto it = std::lower_bound(special.begin(), special.end(), std::make_pair(static_cast<int32_t>(id), -1));
+             it != special.end() && it->first == id; ++it) {
+          if (it->second < num_tags) rules.push_back(tag_rule[it->second]);
+          else exclude = true;
+        }
+        if (exclude) return;
+        const int32_t trigger = add();
+        states[state].runs.push_back(Run(byte, byte, trigger));
+        std::sort(rules.begin(), rules.end());
+        rules.erase(std::unique(rules.begin(), rules.end()), rules.end());
+        for (int32_t rule : rules) states[trigger].edges.push_back({rule, done});
+      });
   LocalDfa dfa;
   for (const State& st : states) {
     for (const ByteRun& r : st.runs) dfa.AppendRun(r.lo, r.hi, r.target);
