@@ -18,6 +18,7 @@ import pytest
 import random_grammars as rg
 import xg2jax as xgr
 from real_vocabularies import require
+from token_reference import compile_or_check_empty, walk_against_reference
 from xg2jax.structural_tag import structural_tag_to_ebnf
 from xg2jax.testing import bitmask_to_ids, mask_oracle_diff
 
@@ -70,33 +71,13 @@ def test_exclude_token_matches_the_reference(seed):
     vocab = rg.gen_vocab(base, seed, size=40)
     ast, text = with_exclude_tokens(base, len(vocab), rng)
     ref = rg.Reference(ast)
-    tok = xgr.TokenizerInfo(vocab + [b"</s>"], stop_token_ids=[len(vocab)])
-    try:
-        compiled = xgr.GrammarCompiler(tok, cache_enabled=False).compile_grammar(text)
-    except ValueError:
-        assert not ref.ok, text  # only a grammar whose root derives nothing may fail
-        return
-    assert ref.ok, text
-    _walk_against_reference(compiled, ref, vocab, rng, text)
+    compiled = compile_or_check_empty(xgr.TokenizerInfo(vocab + [b"</s>"], stop_token_ids=[len(vocab)]), text, ref)
+    if compiled is not None:
+        walk_against_reference(compiled, ref, vocab, rng, lambda t: _both_readings(vocab, t), text, steps=8)
 
 
-def _walk_against_reference(compiled, ref, vocab, rng, text, steps=8):
-    for _walk in range(3):
-        m = xgr.GrammarMatcher(compiled)
-        live = [""]  # the readings of the tokens so far that are valid prefixes
-        seq: list[int] = []
-        for _ in range(steps):
-            extra, missing = mask_oracle_diff(m)
-            assert len(extra) == 0 and len(missing) == 0, (text, seq, extra, missing)
-            allowed = [t for t in range(len(vocab)) if m.fork().accept_token(t)]
-            t = rng.choice(allowed) if allowed and rng.random() < 0.8 else rng.randrange(len(vocab))
-            extended = {p + r for p in live for r in (vocab[t].decode(), chr(PLACEHOLDER + t))}
-            extended = [s for s in extended if ref.accepts_prefix(s)]
-            assert m.accept_token(t) == bool(extended), (text, seq, t)
-            if extended:
-                seq.append(t)
-                live = extended
-        assert m.fork().accept_token(len(vocab)) == any(ref.accepts(s) for s in live), (text, seq)
+def _both_readings(vocab, t):
+    return (vocab[t].decode(), chr(PLACEHOLDER + t))  # every token is its text and a token element
 
 
 @pytest.mark.parametrize("seed", range(25))
@@ -129,13 +110,10 @@ def test_token_tag_dispatch_matches_the_reference(seed):
     pairs = ", ".join(f"({t}, root)" for t in triggers)
     text = (base.text() + f"\ndroot ::= TokenTagDispatch({pairs}, loop_after_dispatch={str(loop).lower()}, "
             f"excludes=({', '.join(map(str, excludes))}))\n")
-    tok = xgr.TokenizerInfo(vocab + [b"</s>"], stop_token_ids=[len(vocab)])
-    try:
-        compiled = xgr.GrammarCompiler(tok, cache_enabled=False).compile_grammar(text, root_rule_name="droot")
-    except ValueError:
-        assert not ref.ok, text
-        return
-    _walk_against_reference(compiled, ref, vocab, rng, text)
+    compiled = compile_or_check_empty(xgr.TokenizerInfo(vocab + [b"</s>"], stop_token_ids=[len(vocab)]), text, ref,
+                                      root="droot")
+    if compiled is not None:
+        walk_against_reference(compiled, ref, vocab, rng, lambda t: _both_readings(vocab, t), text, steps=8)
 
 
 VOCAB = ["<s>", "</s>", "<tool>", "a", "b", "ab", "<end>", "x", "<bad>", "hello"]

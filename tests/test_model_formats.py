@@ -394,15 +394,7 @@ def test_token_markers_match_xgrammar():
                                                     token_markers=True)
                 theirs = xgrammar.get_model_structural_tag(model, tools, tool_choice=choice, reasoning=reasoning,
                                                            token_markers=True)
-                assert _without_none(ours) == json.loads(theirs.model_dump_json(exclude_none=True)), (model, choice)
-
-
-def _without_none(v):
-    if isinstance(v, dict):
-        return {k: _without_none(w) for k, w in v.items() if w is not None}
-    if isinstance(v, list):
-        return [_without_none(w) for w in v]
-    return v
+                assert _drop_none(ours) == json.loads(theirs.model_dump_json(exclude_none=True)), (model, choice)
 
 
 def test_token_markers_on_qwen3_follow_the_special_tokens():
