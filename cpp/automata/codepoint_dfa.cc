@@ -325,6 +325,32 @@ CodepointDfa SearchDfa(const std::string& pattern, int64_t max_states, const Lim
   return Determinize(nfa, start, accept, max_states, limits);
 }
 
+CodepointDfa MatchDfa(const std::string& pattern, const CodepointRanges& dot, bool ignore_case, int64_t max_states,
+                      const Limits& limits) {
+  const std::vector<regex::TopLevelAlternative> alternatives = regex::ParseRegexPattern(pattern, dot, ignore_case);
+  Nfa nfa(limits);
+  const int32_t start = nfa.AddState(), accept = nfa.AddState();
+  for (const regex::TopLevelAlternative& alt : alternatives) {
+    auto [s, e] = nfa.Build(alt.body);
+    nfa.eps[start].push_back(s);
+    nfa.eps[e].push_back(accept);
+  }
+  return Determinize(nfa, start, accept, max_states, limits);
+}
+
+CodepointDfa FirstMatches(const CodepointDfa& dfa) {
+  XG_ICHECK(dfa.num_components() == 1) << "FirstMatches of a product";
+  const size_t num_atoms = dfa.atoms().size();
+  std::vector<int32_t> next(static_cast<size_t>(dfa.num_states()) * num_atoms);
+  std::vector<uint8_t> accepts(dfa.num_states());
+  for (int32_t q = 0; q < dfa.num_states(); ++q) {
+    accepts[q] = dfa.Accepts(q);
+    for (size_t a = 0; a < num_atoms; ++a)
+      next[q * num_atoms + a] = accepts[q] ? -1 : dfa.Next(q, static_cast<int32_t>(a));
+  }
+  return CodepointDfaBuilder::Make(dfa.atoms(), 1, std::move(next), std::move(accepts));
+}
+
 CodepointDfa NamesDfa(const std::vector<std::string>& names) {
   std::vector<std::vector<uint32_t>> decoded;
   std::vector<uint32_t> cuts;

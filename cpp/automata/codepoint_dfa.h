@@ -61,6 +61,16 @@ class CodepointDfa {
 // `.` is any code point but a line terminator.
 CodepointDfa SearchDfa(const std::string& pattern, int64_t max_states, const Limits& limits = DefaultLimits());
 
+// The strings the whole of `pattern` matches (anchors are no-ops), `.` being `dot` and `ignore_case`
+// folding ASCII letters (automata/regex_parser.h).
+CodepointDfa MatchDfa(const std::string& pattern, const CodepointRanges& dot, bool ignore_case, int64_t max_states,
+                      const Limits& limits = DefaultLimits());
+
+// The first matches of a one-component `dfa`: the strings it accepts that have no proper prefix it
+// accepts (L minus L followed by anything non-empty), i.e. a match that ends as soon as it can (Lark's and
+// xgrammar's lazy rules). The accepting states lose their transitions; the states and atoms stay.
+CodepointDfa FirstMatches(const CodepointDfa& dfa);
+
 // Exactly the strings `names` (UTF-8; duplicates allowed).
 CodepointDfa NamesDfa(const std::vector<std::string>& names);
 

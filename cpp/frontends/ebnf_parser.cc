@@ -92,7 +92,7 @@ class EbnfParser {
     const int32_t first_rule = static_cast<int32_t>(g_.rules.size());
     for (int32_t i = 0; i < n; ++i) {
       g_.rules.push_back(Rule{"", -1, -1});
-      helper_rules_.push_back(first_rule + i);
+      helper_rules_.push_back({first_rule + i, "substring_"});
     }
     for (int32_t i = 0; i < n; ++i) {
       std::vector<int32_t> items = {g_.AddBytes(chunks[i])};
@@ -437,11 +437,12 @@ class EbnfParser {
 
   // Names helper rules (Substring's) once every user rule is known, so that no name collides.
   void NameHelperRules() {
-    int32_t k = 0;
-    for (int32_t r : helper_rules_) {
+    std::unordered_map<std::string_view, int32_t> next;  // per prefix, the next number to try
+    for (const auto& [r, prefix] : helper_rules_) {
+      int32_t& k = next[prefix];
       std::string name;
       do {
-        name = "substring_" + std::to_string(k++);
+        name = std::string(prefix) + std::to_string(k++);
       } while (rule_index_.count(name));
       g_.rules[r].name = name;
       rule_index_[helper_names_.emplace_back(std::move(name))] = r;
@@ -914,19 +915,24 @@ class EbnfParser {
     SkipSpace();
     // Keyword arguments: json_string=true|false (xgrammar's: the match spelled as JSON string content),
     // flags="..." (xgrammar's: i = ASCII case folding, s = `.` matches newlines, u = no effect; with
-    // flags, `.` excludes only "\n") and search=true|false (xg2jax's: JSON Schema `pattern` semantics,
-    // an unanchored search with ECMAScript's `.`, which excludes line terminators).
-    bool json_string = false, search = false, has_flags = false, ignore_case = false, dot_all = false;
+    // flags, `.` excludes only "\n"), search=true|false (xg2jax's: JSON Schema `pattern` semantics,
+    // an unanchored search with ECMAScript's `.`, which excludes line terminators) and lazy=true|false
+    // (xg2jax's: only the first matches, the text ending as soon as the pattern is complete; the form
+    // Lark's `[lazy]` rules and `suffix` / `stop` markers take).
+    bool json_string = false, search = false, lazy = false, has_flags = false, ignore_case = false, dot_all = false;
+    size_t lazy_at = 0;
     while (Peek() == ',') {
       ++pos_;
       SkipSpace();
       size_t arg = pos_;
       std::string name = IsNameStart(Peek()) ? ParseName() : "";
-      if (name != "json_string" && name != "search" && name != "flags") {
+      if (name != "json_string" && name != "search" && name != "flags" && name != "lazy") {
         pos_ = arg;
         Fail(name.empty() ? std::string("Regex(...) expects name=value arguments after the pattern")
-                          : "Regex(...) argument '" + name + "' is not supported (json_string, search and flags are)");
+                          : "Regex(...) argument '" + name +
+                                "' is not supported (json_string, search, flags and lazy are)");
       }
+      if (name == "lazy") lazy_at = arg;
       SkipSpace();
       if (Peek() != '=') Fail("expected '=' after Regex(...) argument '" + name + "'");
       ++pos_;
@@ -954,16 +960,26 @@ class EbnfParser {
         pos_ = value_at;
         Fail("Regex(...) argument '" + name + "' takes true or false");
       }
-      (name == "json_string" ? json_string : search) = value == "true";
+      (name == "json_string" ? json_string : name == "search" ? search : lazy) = value == "true";
       SkipSpace();
     }
     if (Peek() != ')') Fail("expected ')' to close Regex(...)");
     ++pos_;
+    if (lazy && (search || json_string)) {
+      pos_ = lazy_at;
+      Fail(std::string("Regex(...) argument 'lazy' cannot be combined with ") + (search ? "search" : "json_string"));
+    }
     try {
       const RegexDot dot = dot_all ? RegexDot::kAnyCodePoint
                            : has_flags ? RegexDot::kNoNewline
                            : search ? RegexDot::kNoLineTerminators
                                     : RegexDot::kAnyCodePoint;
+      if (lazy) {
+        std::vector<int32_t> states;
+        const int32_t start = AddFirstMatchRegex(&g_, pattern, dot, ignore_case, limits_, &states);
+        for (int32_t r : states) helper_rules_.push_back({r, "lazy_"});
+        return start;
+      }
       return AddRegex(&g_, pattern, search ? RegexMode::kSearch : RegexMode::kFullMatch, dot,
                       json_string ? RegexSpelling::kJsonString : RegexSpelling::kRaw, ignore_case);
     } catch (const RegexError& e) {
@@ -1024,7 +1040,8 @@ class EbnfParser {
   // Rule name -> id; the names are views into s_, or into helper_names_ for the names NameHelperRules makes.
   std::unordered_map<std::string_view, int32_t> rule_index_;
   std::deque<std::string> helper_names_;
-  std::vector<int32_t> helper_rules_;  // rules a builtin added (named last, see NameHelperRules)
+  // Rules a builtin added, with their name's prefix (named last, see NameHelperRules).
+  std::vector<std::pair<int32_t, std::string_view>> helper_rules_;
   std::vector<std::pair<int32_t, PendingRef>> pending_refs_;
 };
 

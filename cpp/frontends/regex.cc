@@ -26,12 +26,18 @@
 //    language is the union of `[^]*(?:alt)[^]*` over the alternatives. Alternatives with the same
 //    anchors share one prefix and suffix (see SearchLanguage). The FSM builder determinises and
 //    minimises the rule, so the prefix costs no ambiguity at run time.
+//
+// First matches (AddFirstMatchRegex) are the exception: "no proper prefix matches" is not a property of
+// the syntax tree, so the pattern goes through the automata library (a code-point DFA whose accepting
+// states lose their transitions, trimmed and merged) and each state becomes a rule: its self-loop a
+// repeated class, then a choice of (class, next state's rule) and "" where it accepts.
 #include "frontends/regex.h"
 
 #include <algorithm>
 #include <utility>
 #include <vector>
 
+#include "automata/codepoint_dfa.h"
 #include "automata/regex_parser.h"
 #include "grammar/nesting_depth.h"
 #include "support/limits.h"
@@ -230,6 +236,58 @@ int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode, RegexDo
   for (const regex::TopLevelAlternative& alt : alternatives) bodies.push_back(lowering.Lower(alt.body));
   if (mode == RegexMode::kSearch) return SearchLanguage(g, &lowering, alternatives, bodies);
   return ChoiceOf(g, std::move(bodies));
+}
+
+int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot, bool ignore_case,
+                           const Limits& limits, std::vector<int32_t>* new_rules) {
+  const CodepointRanges& dot_ranges =
+      dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : dot == RegexDot::kNoNewline ? kNoNewline : kDotRanges;
+  const CodepointDfa dfa =
+      FirstMatches(MatchDfa(pattern, dot_ranges, ignore_case, limits.max_automaton_states, limits));
+  // Merging is bounded like the JSON Schema front end's string automata; past it the states stay as they are.
+  constexpr int64_t kMaxMergeWork = int64_t{1} << 22;
+  const EmissionPlan plan = PlanEmission(dfa, kMaxMergeWork);
+  auto class_of = [&](const CodepointRanges& ranges) {
+    Expr e;
+    e.kind = ExprKind::kCharClass;
+    e.ranges = ranges;
+    return g->Add(std::move(e));
+  };
+  if (plan.start < 0) {  // no string matches: a class of no code point
+    Expr never;
+    never.kind = ExprKind::kCharClass;
+    never.ranges = {{0, kMaxCodepoint}};
+    never.negated = true;
+    return g->Add(std::move(never));
+  }
+  std::vector<int32_t> rule_of(dfa.num_states(), -1);
+  for (const EmissionPlan::State& st : plan.states) {
+    rule_of[st.id] = static_cast<int32_t>(g->rules.size());
+    new_rules->push_back(rule_of[st.id]);
+    g->rules.push_back(Rule{"", -1, -1});
+  }
+  auto ref = [&](int32_t state) {
+    Expr e;
+    e.kind = ExprKind::kRuleRef;
+    e.rule = rule_of[state];
+    return g->Add(std::move(e));
+  };
+  for (const EmissionPlan::State& st : plan.states) {
+    std::vector<int32_t> options;
+    if (st.accepting) options.push_back(g->Add(Expr{}));
+    for (const auto& [target, ranges] : st.edges)
+      options.push_back(g->AddNode(ExprKind::kSequence, {class_of(ranges), ref(target)}));
+    int32_t body = options.size() == 1 ? options[0] : g->AddNode(ExprKind::kChoice, std::move(options));
+    if (!st.loop.empty()) {
+      Expr loop;
+      loop.kind = ExprKind::kRepeat;
+      loop.min = 0;
+      loop.children = {class_of(st.loop)};
+      body = g->AddNode(ExprKind::kSequence, {g->Add(std::move(loop)), body});
+    }
+    g->rules[rule_of[st.id]].body = body;
+  }
+  return ref(plan.start);
 }
 
 Grammar RegexToGrammar(const std::string& pattern, RegexMode mode) {

@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "automata/regex_parser.h"
+#include "support/limits.h"
 #include "grammar/grammar.h"
 
 namespace xg {
@@ -43,6 +45,15 @@ enum class RegexSpelling {
 int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode,
                  RegexDot dot = RegexDot::kNoLineTerminators, RegexSpelling spelling = RegexSpelling::kRaw,
                  bool ignore_case = false);
+
+// The first matches of `pattern` (automata/codepoint_dfa.h, FirstMatches): the strings it matches whole
+// that have no proper prefix it matches, so the text ends as soon as the pattern is complete (Lark's and
+// xgrammar's `[lazy]` rules, `Regex(..., lazy=true)`). Built as an automaton, not lowered node by node:
+// one new rule per state of the merged automaton (appended to g->rules, unnamed: their indices are
+// appended to `*new_rules` for the caller to name); returns an expression for the start state. Throws
+// RegexError, or LimitError when the automaton exceeds `limits.max_automaton_states`.
+int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot, bool ignore_case,
+                           const Limits& limits, std::vector<int32_t>* new_rules);
 
 // A grammar with the single rule `root ::= <pattern>`.
 Grammar RegexToGrammar(const std::string& pattern, RegexMode mode = RegexMode::kFullMatch);

@@ -87,6 +87,42 @@ TEST(CodepointDfa, SearchSemanticsFollowAnchors) {
   }
 }
 
+// MatchDfa is the whole-string language; FirstMatches keeps the strings with no proper prefix in it.
+TEST(CodepointDfa, FirstMatchesEndAtTheFirstCompleteMatch) {
+  struct Case {
+    const char* pattern;
+    std::function<bool(const std::u32string&)> match;
+  } cases[] = {
+      {"a+", [](const std::u32string& s) { return !s.empty() && s.find_first_not_of(U'a') == std::u32string::npos; }},
+      {"[ab]*c", [](const std::u32string& s) {
+         return !s.empty() && s.back() == 'c' && s.substr(0, s.size() - 1).find(U'c') == std::u32string::npos;
+       }},
+      {"ab|abc", [](const std::u32string& s) { return s == U"ab" || s == U"abc"; }},
+      {"(a|b)*cc", [](const std::u32string& s) {
+         return s.size() >= 2 && s.substr(s.size() - 2) == U"cc" &&
+                s.substr(0, s.size() - 2).find(U'c') == std::u32string::npos;
+       }},
+      {".*c", [](const std::u32string& s) { return !s.empty() && s.back() == 'c'; }},
+      {"a*", [](const std::u32string& s) { return s.find_first_not_of(U'a') == std::u32string::npos; }},
+  };
+  for (const Case& c : cases) {
+    const CodepointDfa whole = MatchDfa(c.pattern, {{0, kMaxCodepoint}}, false, 1000);
+    const CodepointDfa first = FirstMatches(whole);
+    for (const std::u32string& s : AllStrings(U"abc", 6)) {
+      EXPECT_EQ(Accepts(whole, s), c.match(s)) << c.pattern << " whole, length " << s.size();
+      bool prefix_matches = false;
+      for (size_t k = 0; k < s.size(); ++k) prefix_matches = prefix_matches || c.match(s.substr(0, k));
+      EXPECT_EQ(Accepts(first, s), c.match(s) && !prefix_matches) << c.pattern << " first, length " << s.size();
+    }
+  }
+  // Case folding and the caller's `.`.
+  const CodepointDfa folded = MatchDfa("ab", {{0, kMaxCodepoint}}, true, 100);
+  EXPECT_TRUE(Accepts(folded, U"aB"));
+  const CodepointDfa no_newline = MatchDfa(".", {{0, '\n' - 1}, {'\n' + 1, kMaxCodepoint}}, false, 100);
+  EXPECT_FALSE(Accepts(no_newline, U"\n"));
+  EXPECT_TRUE(Accepts(no_newline, U"x"));
+}
+
 TEST(CodepointDfa, LargeCountsAndUnicodeCategories) {
   const CodepointDfa d = SearchDfa("^[a-z0-9_-]{1,128}$", 1000);
   EXPECT_TRUE(Accepts(d, std::u32string(128, 'a')));

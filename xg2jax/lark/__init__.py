@@ -8,8 +8,10 @@ folding), ``/regex/flags`` (``i``, ``s``, ``u``), character ranges ``"a".."z"``,
 nested grammars ``%lark { ... }``, named grammars ``@name`` (``Grammar.from_lark(named_grammars=...)``) and
 ``%regex {"substring_chunks": [...]}`` / ``{"substring_chars": "..."}``, special tokens ``<|name|>`` / ``<[0,5-7]>``
 (``Token(...)``) and free text over tokens: ``<[*]>`` (any one token) and ``<[^0,5-7]>`` (any one token but those:
-``ExcludeToken(...)``). Everything else raises :class:`LarkError` naming the construct (priorities, templates,
-``%declare``, rule attributes, other modules). See ``_convert.py`` for how the language is read.
+``ExcludeToken(...)``), and the rule attributes ``[lazy]``, ``[suffix=M]`` and ``[stop=M]`` (first matches of a
+regular body, or of the body followed by M: ``Regex(..., lazy=true)``). Everything else raises :class:`LarkError`
+naming the construct (priorities, templates, ``%declare``, the attributes ``capture`` / ``max_tokens`` /
+``max_chars`` / ``temperature``, other modules). See ``_convert.py`` for how the language is read.
 """
 
 from xg2jax.lark._convert import lark_to_ebnf

@@ -25,6 +25,15 @@ from xg2jax.lark._syntax import LarkDocument, LarkError, Parser
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_TOKEN_ID = (1 << 21) - 1  # the engine's largest token element id (grammar.h)
 _MAX_TOKEN_RANGE = 1 << 20
+_REGEX_SPECIAL = set("\\^$.|?*+()[]{}/-")
+# Rule attributes the parser checks but the converter does not build, and what each would need.
+_NOT_BUILT = {
+    "capture": "captured text is not recorded by the matcher",
+    "stop_capture": "captured text is not recorded by the matcher",
+    "max_tokens": "the matcher counts no tokens per rule",
+    "max_chars": "the matcher counts no characters per rule",
+    "temperature": "the matcher has no per-rule temperature",
+}
 
 
 def _class_char(ch: str) -> str:
@@ -78,7 +87,8 @@ class _Converter:
         self.check_terminal_cycles()
         for d in self.doc.definitions.values():
             self.current = d.name
-            self.rules.append(f"{self.names[d.name]} ::= {self.expr(d.body, in_terminal=d.is_terminal)}")
+            body = self.first_match_rule(d) if d.attrs else self.expr(d.body, in_terminal=d.is_terminal)
+            self.rules.append(f"{self.names[d.name]} ::= {body}")
         head = f"{ignore} " if ignore and self.doc.allow_initial_skip else ""
         return "\n".join([f"root ::= {head}{self.names[self.start]}"] + self.rules) + "\n"
 
@@ -115,11 +125,91 @@ class _Converter:
                     state[child] = 1
                     stack.append((child, iter(sorted(refs[child]))))
 
-    def regex(self, pattern: str, flags: str) -> str:
+    def regex(self, pattern: str, flags: str, lazy: bool = False) -> str:
         problem = _core.automata.regex_syntax_error(pattern)
         if problem is not None:
             raise ValueError(problem)
-        return f'Regex({literal(pattern)}, flags="{flags}")'
+        return f'Regex({literal(pattern)}, flags="{flags}"{", lazy=true" if lazy else ""})'
+
+    # -- rule attributes ------------------------------------------------------------------------------------------
+    def first_match_rule(self, d) -> str:
+        """The body of a rule with attributes: ``[lazy]`` keeps the first matches of its body (the rule ends as soon
+        as the body is complete), ``[suffix=M]`` / ``[stop=M]`` the first matches of the body followed by M (the
+        rule ends at the first complete M, which is part of the text). The body (and M) must be regular: it is
+        written as one regex, and the engine's ``Regex(..., lazy=true)`` builds its automaton. Without captures,
+        ``stop`` and ``suffix`` are the same language."""
+        for key, (_, pos) in d.attrs.items():
+            if key not in ("lazy", "suffix", "stop"):
+                self.fail(pos, f"rule attribute '{key}' is not supported by xg2jax ({_NOT_BUILT[key]}); "
+                               "lazy, suffix and stop are")
+        flags: set = set()
+        pattern = self.regex_of(d.body, flags)
+        marker = d.attrs.get("suffix") or d.attrs.get("stop")
+        if marker is not None:
+            pattern = f"(?:{pattern})(?:{self.regex_of(marker[0], flags)})"
+        elif "lazy" not in d.attrs:
+            return self.expr(d.body, in_terminal=False)
+        shared = ""
+        for flag, meaning in (("i", "case-insensitive matching"), ("s", "'.' matching a newline")):
+            wanted = {on for f, on in flags if f == flag}
+            if len(wanted) > 1:
+                self.fail(d.pos, f"rule '{d.name}': a lazy, suffix or stop rule is one regex, and its parts disagree "
+                                 f"on {meaning} (regex flag '{flag}')")
+            shared += flag if True in wanted else ""
+        try:
+            return self.lexeme(self.regex(pattern, shared, lazy=True), in_terminal=False)
+        except ValueError as e:
+            self.fail(d.pos, f"rule '{d.name}': failed to compile its body as one regular expression: {e}")
+
+    def regex_of(self, node: tuple, flags: set) -> str:
+        """``node`` (a lazy, suffix or stop rule's body, or its marker) as one regex in the engine's dialect. What
+        each part needs of the one regex's flags goes to ``flags`` as (flag, on): ("i", True) for a ``/.../i``,
+        ("i", False) for a part with case-sensitive letters, ("s", on) for a part with a '.'. Literals are escaped
+        (``"a"i`` folds through classes, so it needs no flag)."""
+        kind, pos = node[0], node[-1]
+        if kind == "seq":
+            return "".join(self.regex_of(x, flags) for x in node[1])
+        if kind == "alt":
+            return "(?:" + "|".join(self.regex_of(x, flags) for x in node[1]) + ")"
+        if kind == "rep":
+            _, inner, lo, hi, _ = node
+            body = "(?:" + self.regex_of(inner, flags) + ")"
+            return body + ("?" if (lo, hi) == (0, 1) else "*" if (lo, hi) == (0, None) else "+" if (lo, hi) == (1, None)
+                           else "{%d,}" % lo if hi is None else "{%d,%d}" % (lo, hi))
+        if kind == "str":
+            _, text, ignore_case, _ = node
+            if not ignore_case and any(c.isascii() and c.isalpha() for c in text):
+                flags.add(("i", False))
+            out = []
+            for c in text:
+                if ignore_case and c.isascii() and c.isalpha():
+                    out.append(f"[{c.lower()}{c.upper()}]")
+                else:
+                    out.append("\\" + c if c in _REGEX_SPECIAL else c)
+            return "".join(out)
+        if kind == "range":
+            if any(chr(c).isalpha() for c in range(max(ord(node[1]), 0x41), min(ord(node[2]), 0x7A) + 1)):
+                flags.add(("i", False))
+            return f"[{_class_char(node[1])}-{_class_char(node[2])}]"
+        if kind == "re":
+            _note_regex_flags(node[1], node[2], flags)
+            return f"(?:{node[1]})"
+        if kind == "ref":
+            name = node[1]
+            for common, local, _ in self.doc.imports:
+                if local == name and common in COMMON_TERMINALS:
+                    _note_regex_flags(COMMON_TERMINALS[common], "", flags)
+                    return f"(?:{COMMON_TERMINALS[common]})"
+            d = self.doc.definitions.get(name)
+            if d is None:
+                self.fail(pos, f"unknown name '{name}'")
+            if not d.is_terminal:
+                self.fail(pos, f"rule '{self.current}': terminal cannot reference rule '{name}' (a lazy, suffix or "
+                               "stop rule's body is regular: strings, regular expressions, character ranges and "
+                               "terminals)")
+            return f"(?:{self.regex_of(d.body, flags)})"
+        self.fail(pos, f"rule '{self.current}': a lazy, suffix or stop rule's body takes strings, regular "
+                       "expressions, character ranges and terminals only")
 
     def lexeme(self, text: str, in_terminal: bool) -> str:
         return text if in_terminal or self.ignore is None else f"( {text} {self.ignore} )"
@@ -298,6 +388,13 @@ class _Converter:
             self.fail(pos, f"failed to compile inline JSON schema: {str(e).splitlines()[0]}")
         self.json_count += 1
         return self.embed(ebnf, "root", f"json{self.json_count}")
+
+
+def _note_regex_flags(pattern: str, regex_flags: str, flags: set) -> None:
+    """What a ``/pattern/regex_flags`` part of a lazy rule needs of the rule's one regex (see regex_of)."""
+    flags.add(("i", "i" in regex_flags))
+    if "." in pattern:
+        flags.add(("s", "s" in regex_flags))
 
 
 def _rename(body: str, defined: set[str], prefix: str) -> str:

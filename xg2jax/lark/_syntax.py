@@ -52,6 +52,16 @@ class Definition:
     is_terminal: bool
     body: tuple
     pos: int
+    # Rule attributes (``name[lazy, suffix="x"]: ...``): attribute name -> (value, source position); a flag's value
+    # is True. See RULE_ATTRIBUTES.
+    attrs: dict = field(default_factory=dict)
+
+
+# The rule attributes the parser reads and checks (xgrammar's Lark dialect). ``lazy``, ``suffix`` and ``stop`` are
+# converted; the others are recognised so that a malformed one gets its precise error, and the converter reports
+# them as not supported.
+RULE_ATTRIBUTES = ("lazy", "suffix", "stop", "stop_capture", "capture", "max_tokens", "max_chars", "temperature")
+_CAPTURE_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
 @dataclass
@@ -65,7 +75,8 @@ class LarkDocument:
 _NAME = re.compile(r"[_A-Za-z][_A-Za-z0-9\-]*")
 _NUMBER = re.compile(r"[0-9]+")
 _STRING_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "\\": "\\", '"': '"', "/": "/", "'": "'"}
-_PUNCT = ["->", "..", "::", ":", "|", "(", ")", "[", "]", "?", "*", "+", "~", ".", "{", "}", ",", "&"]
+_PUNCT = ["->", "..", "::", ":", "|", "(", ")", "[", "]", "?", "*", "+", "~", ".", "{", "}", ",", "&", "="]
+_ATTRIBUTE_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 def is_terminal_name(name: str) -> bool:
@@ -150,6 +161,14 @@ def _scan(text: str, i: int, out: list[Token], stop_at_close: bool) -> int:
                     break
             else:
                 raise LarkError(text, i, f"unexpected character {c!r}")
+            if out[-1].text == "=":  # an attribute's number: 0.5, -1, .5
+                j = i
+                while j < n and text[j] in " \t":
+                    j += 1
+                m = _ATTRIBUTE_NUMBER.match(text, j)
+                if m:
+                    out.append(Token("number", m.group(), j))
+                    i = m.end()
     if stop_at_close:
         raise LarkError(text, n, "unterminated %lark { ... } block: no closing '}'")
     return n
@@ -297,8 +316,7 @@ class Parser:
             self.fail(self.peek(), "Lark templates are not supported")
         if self.at("::"):
             self.fail(self.peek(), "parametric grammar is not supported")
-        if self.at("["):
-            self.fail(self.peek(), "rule attributes ([lazy], [max_tokens=...], ...) are not supported")
+        attrs = self.attributes(name_token) if self.at("[") else {}
         if not self.at(":"):
             self.fail(self.peek(), "expected ':' after rule name")
         self.take()
@@ -306,7 +324,87 @@ class Parser:
         self.end_of_statement()
         if name in self.doc.definitions or any(local == name for _, local, _ in self.doc.imports):
             self.fail(name_token, f"duplicate rule or terminal '{name}'")
-        self.doc.definitions[name] = Definition(name, is_terminal_name(name), body, name_token.pos)
+        self.doc.definitions[name] = Definition(name, is_terminal_name(name), body, name_token.pos, attrs)
+
+    def attributes(self, name_token: Token) -> dict:
+        """``[attr, attr=value, ...]`` after a rule's name (at its '['), checked as xgrammar checks them: names,
+        duplicates, value kinds, combinations. Returns name -> (value, position)."""
+        open_bracket = self.take()
+        if is_terminal_name(name_token.text):
+            self.fail(open_bracket, "attributes are only supported on rules, not on terminals")
+        attrs: dict = {}
+        while True:
+            t = self.take()
+            if t.kind != "name":
+                self.fail(t, "expected an attribute name in [...]")
+            key = t.text
+            if key not in RULE_ATTRIBUTES:
+                self.fail(t, f"rule attribute '{key}' is not supported (supported: {', '.join(RULE_ATTRIBUTES)})")
+            if key in attrs:
+                self.fail(t, f"{key} attribute is specified more than once")
+            if key in ("suffix", "stop"):
+                other = "stop" if key == "suffix" else "suffix"
+                if other in attrs:
+                    self.fail(t, f"{key} cannot be combined with {other}")
+            value: object = True
+            if self.at("="):
+                self.take()
+                value = self.attribute_value(key, self.take())
+            elif key not in ("lazy", "capture"):
+                self.fail(self.peek(), f"expected '=' and a value after {key}")
+            attrs[key] = (value, t.pos)
+            if self.at(","):
+                self.take()
+                continue
+            if self.at("]"):
+                self.take()
+                break
+            self.fail(self.peek(), "expected ',' or ']' in rule attributes")
+        if "stop_capture" in attrs and "stop" not in attrs and "suffix" not in attrs:
+            self.fail(open_bracket, "stop_capture requires stop or suffix")
+        return attrs
+
+    def attribute_value(self, key: str, v: Token):
+        """The value token `v` of attribute `key`, checked."""
+        if key in ("capture", "stop_capture"):
+            if v.kind != "string":
+                self.fail(v, f"expected string literal after {key}=")
+            name = v.value[0]
+            if not name:
+                self.fail(v, "capture name must not be empty")
+            if not _CAPTURE_NAME.fullmatch(name):
+                self.fail(v, "capture name must only contain letters, digits, '_', '-' and '.'")
+            return name
+        if key in ("suffix", "stop"):
+            if v.kind == "string":
+                if not v.value[0]:
+                    self.fail(v, f"{key} must not be empty")
+                return ("str", v.value[0], v.value[1], v.pos)
+            if v.kind == "regex":
+                pattern, flags = v.value
+                if "i" in flags:
+                    self.fail(v, "regular-expression flag 'i' is not supported with suffix or stop attributes")
+                return ("re", pattern, flags, v.pos)
+            if v.kind == "name":
+                if not is_terminal_name(v.text):
+                    self.fail(v, f"{key} terminal name must be uppercase")
+                return ("ref", v.text, v.pos)
+            self.fail(v, f"expected a string, a regular expression or a terminal name after {key}=")
+        if key in ("max_tokens", "max_chars"):
+            if v.kind != "number" or not re.fullmatch(r"[-+]?[0-9]+", v.text):
+                self.fail(v, f"expected integer after {key}=")
+            n = int(v.text)
+            if n < 0 or (key == "max_tokens" and n == 0):
+                self.fail(v, f"{key} must be {'positive' if key == 'max_tokens' else 'non-negative'}")
+            return n
+        if key == "temperature":
+            if v.kind != "number":
+                self.fail(v, "expected number after temperature=")
+            x = float(v.text)
+            if not (x >= 0 and x != float("inf")):
+                self.fail(v, "temperature must be a finite non-negative number")
+            return x
+        self.fail(v, f"{key} takes no value")
 
     def directive(self) -> None:
         t = self.take()

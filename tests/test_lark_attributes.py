@@ -1,0 +1,187 @@
+"""Lark rule attributes: ``[lazy]``, ``[suffix=M]`` and ``[stop=M]`` (first matches: the rule ends as soon as its body,
+or its body and then M, is complete), the engine's ``Regex(..., lazy=true)`` they lower to, the checks every
+attribute gets (xgrammar's messages), and the attributes that are recognised but not built.
+
+The languages are checked against an independent reference on random bodies: Python's ``re`` decides whether a
+string matches the body, and a first match is a match none of whose proper prefixes matches."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+
+import pytest
+
+import xg2jax as xgr
+from xg2jax.lark import LarkError, lark_to_ebnf
+from xg2jax.testing import mask_oracle_diff
+
+from real_vocabularies import require
+
+ALPHABET = "abc"
+# One token per printable ASCII character, then the stop token.
+_TOK = xgr.TokenizerInfo([chr(c).encode() for c in range(32, 127)] + [b"\n", b"</s>"], stop_token_ids=[96])
+_STOP = 96
+
+
+def _accepts(compiled, text: str) -> bool:
+    m = xgr.GrammarMatcher(compiled)
+    return bool(m.accept_string(text)) and bool(m.accept_token(_STOP))
+
+
+def _compile(lark: str):
+    return xgr.GrammarCompiler(_TOK, cache_enabled=False).compile_grammar(xgr.Grammar.from_lark(lark))
+
+
+def _first_match(pattern: str, s: str) -> bool:
+    """The reference: s matches and no proper prefix of s does."""
+    return re.fullmatch(pattern, s) is not None and not any(re.fullmatch(pattern, s[:k]) for k in range(len(s)))
+
+
+def _random_body(rng: random.Random, depth: int = 0) -> tuple[str, str]:
+    """A random Lark expression over ALPHABET and the same language as a Python regex."""
+    kind = rng.choice(["str", "str", "range", "re", "seq", "alt", "rep"] if depth < 3 else ["str", "range", "re"])
+    if kind == "str":
+        s = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 2)))
+        return f'"{s}"', re.escape(s)
+    if kind == "range":
+        lo, hi = sorted(rng.sample(ALPHABET, 2))
+        return f'"{lo}".."{hi}"', f"[{lo}-{hi}]"
+    if kind == "re":
+        p = rng.choice(["[ab]+", "a*b", "(ab|c)?", "[^a]", "c{1,2}"])
+        return f"/{p}/", f"(?:{p})"
+    if kind == "seq":
+        parts = [_random_body(rng, depth + 1) for _ in range(2)]
+        return " ".join(f"({l})" for l, _ in parts), "".join(f"(?:{p})" for _, p in parts)
+    if kind == "alt":
+        parts = [_random_body(rng, depth + 1) for _ in range(2)]
+        return "(" + " | ".join(l for l, _ in parts) + ")", "(?:" + "|".join(p for _, p in parts) + ")"
+    lark, pat = _random_body(rng, depth + 1)
+    op = rng.choice(["*", "+", "?"])
+    return f"({lark}){op}", f"(?:{pat}){op}"
+
+
+_STRINGS = ["".join(t) for n in range(6) for t in itertools.product(ALPHABET, repeat=n)]
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_lazy_and_suffix_match_the_reference(seed):
+    """``[lazy]`` and ``[suffix=...]`` on random bodies: acceptance of every string over a, b, c up to length 5
+    (inside delimiters, so the rule's end is observable) equals the reference's first matches."""
+    rng = random.Random(seed)
+    body, pattern = _random_body(rng)
+    marker = rng.choice(["c", "ab", "b"])
+    for attrs, ref in (("lazy", pattern), (f'suffix="{marker}"', f"(?:{pattern}){re.escape(marker)}")):
+        lark = f'start: "<" r ">"\nr[{attrs}]: {body}'
+        try:
+            compiled = _compile(lark)
+        except ValueError:  # only a body that matches nothing may be refused
+            assert not any(re.fullmatch(ref, s) for s in _STRINGS), lark
+            continue
+        for s in _STRINGS:
+            assert _accepts(compiled, f"<{s}>") == _first_match(ref, s), (lark, s)
+
+
+@pytest.mark.parametrize(
+    "lark, yes, no",
+    [
+        ('start: "<" r ">"\nr[lazy]: /[a-z]+/', ["<a>", "<b>"], ["<ab>", "<>"]),
+        ('start: "<" r ">"\nr[lazy]: /[a-z]*/', ["<>"], ["<a>"]),
+        ('start: "<" r ">"\nr[lazy]: "ab" | "abc"', ["<ab>"], ["<abc>"]),
+        ('start: "<" r ">"\nr[lazy]: SUB SUB\nSUB: /[a-z]/', ["<ab>"], ["<a>", "<abc>"]),
+        ('start: head "!"\nhead[lazy]: TEXT* "<end>"\nTEXT: /[a-z]/', ["<end>!", "abc<end>!"],
+         ["a<end>b<end>!", "abc<end>"]),
+        ('start: head "!"\nhead[lazy]: TEXT "<end>"\nTEXT: /(\\n|.)*/', ["x\ny<end>!"], ["<end>x<end>!", "x!"]),
+        ('start: r "c"\nr[suffix="b"]: /[a-z]*/', ["aabc", "bc"], ["abbc", "aac", "c"]),
+        ('start: r "c"\nr[stop="b"]: /[a-z]*/', ["aabc", "bc"], ["abbc", "aac", "c"]),
+        ('start: "<" r ">"\nr[suffix=END]: /[a-z]+/\nEND: /!!+/ | "??"', ["<word??>", "<a!!>"],
+         ["<word???>", "<a!!!>", "<a!>"]),
+        ('start: r "z"\nr[stop="END"i]: /[a-z]*/', ["abcendz", "abcENDz"], ["abcENDENDz"]),
+        ('start: r "!"\nr[suffix=/X.Y/s]: /[a-z]*/', ["abX\nY!"], ["abX\nYX\nY!"]),
+        ('%import common.WS\n%ignore WS\nstart: "<" r ">"\nr[lazy]: /[a-z]+/', ["< a >", "<a >"], ["<a b>"]),
+    ],
+)
+def test_languages(lark, yes, no):
+    compiled = _compile(lark)
+    for s in yes:
+        assert _accepts(compiled, s), (lark, s)
+    for s in no:
+        assert not _accepts(compiled, s), (lark, s)
+
+
+def test_lowered_to_a_lazy_regex_and_printed_back():
+    ebnf = lark_to_ebnf('start: r "c"\nr[suffix="b"]: /[a-z]*/')
+    assert 'rule_r ::= Regex("(?:(?:[a-z]*))(?:b)", flags="", lazy=true)' in ebnf
+    grammar = xgr.Grammar.from_lark('start: r "c"\nr[suffix="b"]: /[a-z]*/')
+    again = xgr.Grammar.from_ebnf(str(grammar))  # the printed automaton rules parse back to the same language
+    compiled = xgr.GrammarCompiler(_TOK).compile_grammar(again)
+    assert _accepts(compiled, "aabc") and not _accepts(compiled, "abbc")
+
+
+def test_ebnf_lazy_regex():
+    compiled = xgr.GrammarCompiler(_TOK).compile_grammar('root ::= Regex("a+|b", lazy=true) "!"')
+    assert _accepts(compiled, "a!") and _accepts(compiled, "b!") and not _accepts(compiled, "aa!")
+    folded = xgr.GrammarCompiler(_TOK).compile_grammar('root ::= Regex("x.", flags="i", lazy=true)')
+    assert _accepts(folded, "X?") and not _accepts(folded, "x\n")
+    for bad, message in (('Regex("a", lazy=true, search=true)', "cannot be combined with search"),
+                         ('Regex("a", json_string=true, lazy=true)', "cannot be combined with json_string"),
+                         ('Regex("a", lazy=maybe)', "takes true or false"),
+                         ('Regex("(a", lazy=true)', "in the Regex(...) pattern")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            xgr.Grammar.from_ebnf(f"root ::= {bad}")
+
+
+ERRORS = [
+    ('start[budget=10]: "a"', "rule attribute 'budget' is not supported"),
+    ('start[capture=""]: "a"', "capture name must not be empty"),
+    ('start[capture="a b"]: "a"', "capture name must only contain letters, digits"),
+    ('start[capture, capture]: "a"', "capture attribute is specified more than once"),
+    ("TOKEN[lazy]: /a/\nstart: TOKEN", "attributes are only supported on rules"),
+    ('start: thing\nthing[lazy]: "a" thing | "b"', "terminal cannot reference rule 'thing'"),
+    ("start: item\nitem[suffix=/end/i]: /[a-z]*/", "flag 'i' is not supported with suffix or stop attributes"),
+    ('start: head\nhead[suffix=""]: "a"', "suffix must not be empty"),
+    ("start: head\nhead[stop=end]: /a/", "stop terminal name must be uppercase"),
+    ('start: head\nhead[suffix="x",suffix="y"]: /a/', "suffix attribute is specified more than once"),
+    ("start: head\nhead[suffix=MISSING]: /a/", "unknown name 'MISSING'"),
+    ('start: head\nhead[stop_capture="m"]: /a/', "stop_capture requires stop or suffix"),
+    ('start: head\nhead[stop="x", stop_capture=MARKER]: /a/', "expected string literal after stop_capture="),
+    ('start: head\nhead[stop="x", suffix="y"]: /a/', "suffix cannot be combined with stop"),
+    ('start: head\nhead[suffix="y", stop="x"]: /a/', "stop cannot be combined with suffix"),
+    ("start: r\nr[max_tokens=0]: /a/", "max_tokens must be positive"),
+    ("start: r\nr[max_tokens=x]: /a/", "expected integer after max_tokens="),
+    ("start: r\nr[temperature=-1]: /a/", "temperature must be a finite non-negative number"),
+    ("start: r\nr[temperature=hot]: /a/", "expected number after temperature="),
+    ('start: r\nr[lazy]: /[a-z]+/ %json {"type": "integer"}', "takes strings, regular expressions"),
+    ('start: r\nr[lazy]: /a./s "b" /.c/', "disagree on '.' matching a newline"),
+    ('start: r\nr[lazy]: /a/i "b"', "disagree on case-insensitive matching"),
+    # Recognised, checked, and not built: named errors, never ignored.
+    ('start[capture]: "a"', "rule attribute 'capture' is not supported by xg2jax"),
+    ("start: r\nr[max_tokens=3]: /a+/", "rule attribute 'max_tokens' is not supported by xg2jax"),
+    ("start: r\nr[max_chars=3]: /a+/", "rule attribute 'max_chars' is not supported by xg2jax"),
+    ("start: r\nr[temperature=0.5]: /a+/", "rule attribute 'temperature' is not supported by xg2jax"),
+]
+
+
+@pytest.mark.parametrize("lark, message", ERRORS)
+def test_errors(lark, message):
+    with pytest.raises(LarkError, match=re.escape(message)) as info:
+        xgr.Grammar.from_lark(lark)
+    assert re.match(r"Lark error at line \d+, column \d+: ", str(info.value))
+
+
+def test_masks_equal_the_oracle_on_a_real_vocabulary():
+    """A lazy tool-call head and a suffix rule on Qwen2's vocabulary: at every step of a valid text the mask equals
+    the token-by-token oracle (tokens that run past the first marker are forbidden)."""
+    tok = xgr.TokenizerInfo.from_loaded_vocab(require("qwen2"))
+    lark = ('start: head call "\\n" note\nhead[lazy]: /[^<]*/ "<call>"\ncall: /[a-z]+/ "()"\n'
+            'note[suffix="END"]: /(.|\\n)*/')
+    compiled = xgr.GrammarCompiler(tok).compile_grammar(xgr.Grammar.from_lark(lark))
+    text = "say hi <call>greet()\nall fine END"
+    m = xgr.GrammarMatcher(compiled)
+    for ch in text:
+        extra, missing = mask_oracle_diff(m)
+        assert len(extra) == 0 and len(missing) == 0, (ch, extra[:5], missing[:5])
+        assert m.accept_string(ch), ch
+    assert m.is_completed()
+    assert not m.fork().accept_string("x")  # the text ended at the first END
