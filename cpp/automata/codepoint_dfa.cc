@@ -9,7 +9,10 @@
 // tracking pairs a product state with a count and drops the count as soon as the shortest and
 // longest completions (backward search; Kahn's algorithm on the live states, a cycle meaning
 // unbounded) show that the count can no longer decide. Emission trims to the states that reach an
-// accepting one (backward search) and merges equivalent states by Moore's partition refinement.
+// accepting one (backward search) and merges equivalent states by Moore's partition refinement. First matches
+// (FirstMatches) are the same automaton with the accepting states' transitions removed: a string reaches an
+// accepting state at its shortest matching prefix, so cutting there leaves exactly the matches with no proper
+// matching prefix.
 #include "automata/codepoint_dfa.h"
 
 #include <algorithm>
