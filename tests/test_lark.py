@@ -87,10 +87,10 @@ LANGUAGES += [
 
 ERRORS += [
     ("unknown_named_grammar", "start: @nope", "unknown named grammar '@nope'"),
-    ("bad_structured_regex", 'start: %regex {"substring_chunks": "ab"}', "substring_chunks takes a list of strings"),
+    ("bad_structured_regex", 'start: %regex {"substring_chunks": "ab"}', "substring_chunks must be an array of strings"),
     ("unterminated_nested_lark", 'start: %lark { start: "a"', "unterminated %lark { ... } block"),
     ("nested_lark_in_terminal", 'start: T\nT: %lark { start: "a" }', "%lark cannot be used in terminals"),
-    ("error_inside_nested_lark", "start: %lark { start: missing }", "in the nested %lark grammar"),
+    ("error_inside_nested_lark", "start: %lark { start: missing }", "failed to compile nested Lark grammar"),
 ]
 
 

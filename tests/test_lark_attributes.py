@@ -1,6 +1,7 @@
 """Lark rule attributes: ``[lazy]``, ``[suffix=M]`` and ``[stop=M]`` (first matches: the rule ends as soon as its body,
 or its body and then M, is complete), the engine's ``Regex(..., lazy=true)`` they lower to, the checks every
-attribute gets (xgrammar's messages), and the attributes that are recognised but not built.
+attribute gets (xgrammar's messages), the attributes that are recognised but not built, and Lark's dynamic dispatch
+(``T* tail`` with lazy heads: tool calls in free text, the engine's TagDispatch).
 
 The languages are checked against an independent reference on random bodies: Python's ``re`` decides whether a
 string matches the body, and a first match is a match none of whose proper prefixes matches."""
@@ -92,7 +93,9 @@ def test_lazy_and_suffix_match_the_reference(seed):
         ('start: "<" r ">"\nr[lazy]: SUB SUB\nSUB: /[a-z]/', ["<ab>"], ["<a>", "<abc>"]),
         ('start: head "!"\nhead[lazy]: TEXT* "<end>"\nTEXT: /[a-z]/', ["<end>!", "abc<end>!"],
          ["a<end>b<end>!", "abc<end>"]),
-        ('start: head "!"\nhead[lazy]: TEXT "<end>"\nTEXT: /(\\n|.)*/', ["x\ny<end>!"], ["<end>x<end>!", "x!"]),
+        # Any text, then a marker: read as a dispatch (xgrammar's reading): the text may also end without it.
+        ('start: head "!"\nhead[lazy]: TEXT "<end>"\nTEXT: /(\\n|.)*/', ["x\ny<end>!", "x!", "!"],
+         ["<end>x<end>!", "<end>x!"]),
         ('start: r "c"\nr[suffix="b"]: /[a-z]*/', ["aabc", "bc"], ["abbc", "aac", "c"]),
         ('start: r "c"\nr[stop="b"]: /[a-z]*/', ["aabc", "bc"], ["abbc", "aac", "c"]),
         ('start: "<" r ">"\nr[suffix=END]: /[a-z]+/\nEND: /!!+/ | "??"', ["<word??>", "<a!!>"],
@@ -170,18 +173,81 @@ def test_errors(lark, message):
     assert re.match(r"Lark error at line \d+, column \d+: ", str(info.value))
 
 
+TOOL_CALLS = r"""
+start: tool* tail
+tail: TEXT
+tool_head[lazy]: TEXT "<tool_call>"
+tool: tool_head %json {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"],
+                       "additionalProperties": false} "</tool_call>"
+TEXT: /(\n|.)*/
+"""
+
+
+@pytest.mark.parametrize(
+    "lark, yes, no",
+    [
+        (TOOL_CALLS, ["", "plain", "a <tool_cal b", '<tool_call>{"x":1}</tool_call>',
+                      'a<tool_call>{"x":1}</tool_call>b<tool_call>{"x": 2}</tool_call>'],
+         ["<tool_call>", '<tool_call>{"x":"no"}</tool_call>', 'a<tool_call>{"x":1}',
+          "a<tool_call>free</tool_call>b"]),
+        # Tools sharing a trigger share a tag; a regex head; a suffix head.
+        ('start: (foo | bar)* tail\ntail: TEXT\nfoo_head[lazy]: TEXT "<f"\nfoo: foo_head "=foo>" /[a-z]+/ ";"\n'
+         'bar_head[lazy]: TEXT "<f"\nbar: bar_head "=bar>" /[A-Z]+/ ";"\nTEXT: /(\\n|.)*/',
+         ["x<f=foo>ab;y<f=bar>CD;"], ["<f=foo>AB;", "<f=baz>ab;", "<f"]),
+        ('start: tool* tail\ntail: TEXT\nhead[lazy]: /(\\n|.)*END\\./\ntool: head "ok"\nTEXT: /(\\n|.)*/',
+         ["free END text", "xEND.okEND.ok"], ["END.", "xEND.no"]),
+        ('start: tool* tail\ntail: TEXT\nhead[suffix="<t>"]: TEXT\ntool: head /[a-z]+/ "</t>"\nTEXT: /(\\n|.)*/',
+         ["free", "x<t>abc</t>y"], ["<t>", "<t>123</t>"]),
+    ],
+)
+def test_dynamic_dispatch(lark, yes, no):
+    test_languages(lark, yes, no)
+
+
+def test_dynamic_dispatch_errors():
+    tok = xgr.TokenizerInfo(["<|bar|>", "x"])
+    mixed = ('start: (foo | bar)* tail\ntail: TEXT\nfoo_head[lazy]: TEXT "<foo>"\nfoo: foo_head "x"\n'
+             'bar: TEXT <|bar|> "x"\nTEXT: /(\\n|.)*/')
+    with pytest.raises(LarkError, match="cannot mix string and token triggers"):
+        xgr.Grammar.from_lark(mixed, tokenizer_info=tok)
+    with pytest.raises(LarkError, match="max_tokens is not supported on rules consumed by dynamic dispatch"):
+        xgr.Grammar.from_lark('start: tool* tail\ntail: TEXT\nh[lazy]: TEXT "<t>"\ntool[max_tokens=3]: h "x"\n'
+                              'TEXT: /(\\n|.)*/')
+    with pytest.raises(LarkError, match="only supported on a head used by dynamic dispatch"):
+        xgr.Grammar.from_lark("start: head\nhead[lazy]: /(\\n|.)*END/")
+
+
+def test_dynamic_dispatch_with_a_token_trigger():
+    """A special-token trigger: free text read as tokens, the trigger token (here a text token) always dispatches."""
+    tok = xgr.TokenizerInfo(["plain", "<|tool|>", "{", '"x"', ":", "1", "}", "</tool>", "bad", "</s>"],
+                            stop_token_ids=[9])
+    lark = ('start: tool* tail\ntail: TEXT\ntool: TEXT <|tool|> %json {"type": "object", "properties": {"x": '
+            '{"const": 1}}, "required": ["x"], "additionalProperties": false} "</tool>"\nTEXT: /(\\n|.)*/')
+    compiled = xgr.GrammarCompiler(tok).compile_grammar(xgr.Grammar.from_lark(lark, tokenizer_info=tok))
+
+    def accepts(ids):
+        m = xgr.GrammarMatcher(compiled)
+        return all(m.accept_token(t) for t in ids) and m.accept_token(9)
+
+    for ids in ([0], [1, 2, 3, 4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 6, 7, 0]):
+        assert accepts(ids), ids
+    for ids in ([1], [1, 8], [1, 2, 3, 4, 8]):
+        assert not accepts(ids), ids
+
+
 def test_masks_equal_the_oracle_on_a_real_vocabulary():
-    """A lazy tool-call head and a suffix rule on Qwen2's vocabulary: at every step of a valid text the mask equals
-    the token-by-token oracle (tokens that run past the first marker are forbidden)."""
+    """First matches (a lazy head, a suffix rule) and a dynamic dispatch on Qwen2's vocabulary: at every step of a
+    valid text the mask equals the token-by-token oracle (tokens that run past the first marker are forbidden)."""
     tok = xgr.TokenizerInfo.from_loaded_vocab(require("qwen2"))
-    lark = ('start: head call "\\n" note\nhead[lazy]: /[^<]*/ "<call>"\ncall: /[a-z]+/ "()"\n'
-            'note[suffix="END"]: /(.|\\n)*/')
+    lark = ('start: head call "\\n" note "\\n" calls\nhead[lazy]: /[^<]*/ "<call>"\ncall: /[a-z]+/ "()"\n'
+            'note[suffix="END"]: /[a-z ]*/\ncalls: tool* tail\ntail: TEXT\nth[lazy]: TEXT "<t>"\n'
+            'tool: th /[0-9]+/ "</t>"\nTEXT: /(\\n|.)*/')
     compiled = xgr.GrammarCompiler(tok).compile_grammar(xgr.Grammar.from_lark(lark))
-    text = "say hi <call>greet()\nall fine END"
+    text = "say hi <call>greet()\nall fine END\nsee <t>12</t> and <t>3</t> done"
     m = xgr.GrammarMatcher(compiled)
     for ch in text:
         extra, missing = mask_oracle_diff(m)
         assert len(extra) == 0 and len(missing) == 0, (ch, extra[:5], missing[:5])
         assert m.accept_string(ch), ch
     assert m.is_completed()
-    assert not m.fork().accept_string("x")  # the text ended at the first END
+    assert not m.fork().accept_string("<t>x")  # a trigger in the free text must start a call

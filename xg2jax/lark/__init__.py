@@ -9,7 +9,8 @@ nested grammars ``%lark { ... }``, named grammars ``@name`` (``Grammar.from_lark
 ``%regex {"substring_chunks": [...]}`` / ``{"substring_chars": "..."}``, special tokens ``<|name|>`` / ``<[0,5-7]>``
 (``Token(...)``) and free text over tokens: ``<[*]>`` (any one token) and ``<[^0,5-7]>`` (any one token but those:
 ``ExcludeToken(...)``), and the rule attributes ``[lazy]``, ``[suffix=M]`` and ``[stop=M]`` (first matches of a
-regular body, or of the body followed by M: ``Regex(..., lazy=true)``). Everything else raises :class:`LarkError`
+regular body, or of the body followed by M: ``Regex(..., lazy=true)``), and xgrammar's dynamic dispatch (``T* tail``
+with lazy heads: tool calls in free text, ``TagDispatch``; see ``_dispatch.py``). Everything else raises :class:`LarkError`
 naming the construct (priorities, templates, ``%declare``, the attributes ``capture`` / ``max_tokens`` /
 ``max_chars`` / ``temperature``, other modules). See ``_convert.py`` for how the language is read.
 """

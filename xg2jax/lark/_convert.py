@@ -20,6 +20,7 @@ import re
 from xg2jax import _core
 from xg2jax.json_schema._ebnf import literal
 from xg2jax.lark._common import COMMON_TERMINALS
+from xg2jax.lark._dispatch import DispatchReader, strip_singletons
 from xg2jax.lark._syntax import LarkDocument, LarkError, Parser
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -85,9 +86,19 @@ class _Converter:
         if self.start not in self.doc.definitions or self.doc.definitions[self.start].is_terminal:
             self.fail(0, f"no start rule: the grammar defines no rule '{self.start}'")
         self.check_terminal_cycles()
+        dispatch = DispatchReader(self.doc)
+        dispatches = {d.name: dispatch.read(d.body) for d in self.doc.definitions.values()
+                      if not d.is_terminal and not d.attrs}
+        self.dispatch_heads = {t[4] for tools in dispatches.values() if tools for t in tools}
         for d in self.doc.definitions.values():
             self.current = d.name
-            body = self.first_match_rule(d) if d.attrs else self.expr(d.body, in_terminal=d.is_terminal)
+            tools = dispatches.get(d.name)
+            if tools is not None:
+                body = self.tag_dispatch(tools)
+            elif d.attrs:
+                body = self.first_match_rule(d)
+            else:
+                body = self.expr(d.body, in_terminal=d.is_terminal)
             self.rules.append(f"{self.names[d.name]} ::= {body}")
         head = f"{ignore} " if ignore and self.doc.allow_initial_skip else ""
         return "\n".join([f"root ::= {head}{self.names[self.start]}"] + self.rules) + "\n"
@@ -131,6 +142,40 @@ class _Converter:
             raise ValueError(problem)
         return f'Regex({literal(pattern)}, flags="{flags}"{", lazy=true" if lazy else ""})'
 
+    def tag_dispatch(self, tools: list, loop: bool = True, check_attrs: bool = True) -> str:
+        """The engine's TagDispatch for a recognised ``T* tail`` (see ``_dispatch``): one tag per trigger, its rule
+        the tools' rests (as alternatives when tools share a trigger), free text between and after the calls.
+        ``loop=False``: a lone head (any text, then its marker, which ends the construct; the text may also end
+        without the marker)."""
+        if len({kind for kind, *_ in tools}) > 1:
+            self.fail(tools[0][3].pos, "dynamic dispatch cannot mix string and token triggers")
+        rests: dict = {}  # trigger (text, or token id) -> EBNF of the rests
+        for kind, trigger, rest, tool, _ in tools:
+            for key, (_, pos) in tool.attrs.items() if check_attrs else ():
+                self.fail(pos, f"{key} is not supported on rules consumed by dynamic dispatch")
+            saved, self.current = self.current, tool.name
+            text = " ".join(self.expr(x, in_terminal=False) for x in rest) or '""'
+            self.current = saved
+            if kind == "text":
+                keys = [literal(trigger)]
+            else:
+                if trigger[1].startswith("<[^"):
+                    self.fail(trigger[-1], f"{'dynamic' if loop else 'lazy'} special-token trigger cannot be negated")
+                if trigger[1] == "<[*]>":
+                    self.fail(trigger[-1], "a dynamic special-token trigger names tokens (<[*]> is any token)")
+                keys = [str(i) for i in self.special_token_ids(trigger[1], trigger[-1])]
+            for key in keys:
+                rests.setdefault(key, []).append(text)
+        pairs = []
+        for key, options in rests.items():
+            rule = self._fresh("lark_dispatch")
+            self.rules.append(f"{rule} ::= {options[0] if len(options) == 1 else '( ' + ' | '.join(options) + ' )'}")
+            pairs.append(f"({key}, {rule})")
+        # Token triggers: xgrammar's token-level dispatch (free text read as tokens, any but the triggers), which lets
+        # a trigger be a text token too (a vocabulary entry spelled <|tool|> that is not marked special).
+        builtin = "TagDispatch" if tools[0][0] == "text" else "TokenTagDispatch"
+        return f"{builtin}({', '.join(pairs)}, loop_after_dispatch={'true' if loop else 'false'})"
+
     # -- rule attributes ------------------------------------------------------------------------------------------
     def first_match_rule(self, d) -> str:
         """The body of a rule with attributes: ``[lazy]`` keeps the first matches of its body (the rule ends as soon
@@ -142,6 +187,14 @@ class _Converter:
             if key not in ("lazy", "suffix", "stop"):
                 self.fail(pos, f"rule attribute '{key}' is not supported by xg2jax ({_NOT_BUILT[key]}); "
                                "lazy, suffix and stop are")
+        head = DispatchReader(self.doc).head_marker(("ref", d.name, d.pos))
+        if head is not None:  # any text, then a marker: read as a dispatch, as xgrammar does
+            if head[0] == "regex":
+                if d.name in self.dispatch_heads:  # its dispatch reads it; as a rule of its own it is not used
+                    return '""'
+                self.fail(d.pos, "lazy regex suffix is only supported on a head used by dynamic dispatch (write "
+                                 "TEXT \"marker\" for free text up to a marker)")
+            return self.tag_dispatch([(head[0], head[1], [], d, None)], loop=False, check_attrs=False)
         flags: set = set()
         pattern = self.regex_of(d.body, flags)
         marker = d.attrs.get("suffix") or d.attrs.get("stop")
@@ -208,6 +261,8 @@ class _Converter:
                                "stop rule's body is regular: strings, regular expressions, character ranges and "
                                "terminals)")
             return f"(?:{self.regex_of(d.body, flags)})"
+        if kind == "special" and node[1].startswith("<[^"):
+            self.fail(pos, "lazy special-token trigger cannot be negated")
         self.fail(pos, f"rule '{self.current}': a lazy, suffix or stop rule's body takes strings, regular "
                        "expressions, character ranges and terminals only")
 
@@ -265,23 +320,34 @@ class _Converter:
             return self.special_tokens(node[1], pos)
         if kind in ("lark", "named"):
             if in_terminal:
-                self.fail(pos, f"{'%lark' if kind == 'lark' else '@' + node[1]} cannot be used in terminals")
+                self.fail(pos, f"{'nested %lark' if kind == 'lark' else '@' + node[1]} cannot be used in terminals")
             return self.nested_lark(node[1], pos) if kind == "lark" else self.named_grammar(node[1], pos)
         raise AssertionError(kind)
 
     def structured_regex(self, value, pos: int) -> str:
         """``%regex {"substring_chunks": [...]}`` / ``{"substring_chars": "..."}``: a contiguous run of the chunks
         (of the characters), the empty one included: the engine's ``Substring(...)``."""
-        if not isinstance(value, dict) or len(value) != 1:
-            self.fail(pos, '%regex takes one of {"substring_chunks": [strings]} or {"substring_chars": string}')
+        usage = '(%regex takes {"substring_chunks": [strings]} or {"substring_chars": string})'
+        if not isinstance(value, dict):
+            self.fail(pos, f"%regex value must be an object {usage}")
+        for key in value:
+            if key == "substring_words":
+                self.fail(pos, "%regex substring_words is not supported yet (substring_chunks is)")
+            if key not in ("substring_chunks", "substring_chars"):
+                self.fail(pos, f"unknown field '{key}' in %regex {usage}")
+        if not value:
+            self.fail(pos, f"no fields set on %regex {usage}")
+        if len(value) > 1:
+            self.fail(pos, f"only one field can be set on %regex {usage}")
         (key, arg), = value.items()
-        if key == "substring_chunks" and isinstance(arg, list) and all(isinstance(c, str) for c in arg):
+        if key == "substring_chunks":
+            if not (isinstance(arg, list) and all(isinstance(c, str) for c in arg)):
+                self.fail(pos, "substring_chunks must be an array of strings")
             chunks = arg
-        elif key == "substring_chars" and isinstance(arg, str):
-            chunks = list(arg)
         else:
-            self.fail(pos, f"%regex {key!r} is not supported (substring_chunks takes a list of strings, "
-                           "substring_chars a string)")
+            if not isinstance(arg, str):
+                self.fail(pos, "substring_chars must be a string")
+            chunks = list(arg)
         if not chunks:
             return '""'
         return "Substring(" + ", ".join(literal(c) if c else '""' for c in chunks) + ")"
@@ -310,6 +376,8 @@ class _Converter:
             ids: set[int] = set()
             for part in body.split(","):
                 part = part.strip()
+                if not part:
+                    self.fail(pos, f"empty numeric special-token range in {spelled}")
                 if part == "*":
                     self.fail(pos, f"wildcard cannot be mixed with ids or ranges ({spelled}); <[*]> alone is any "
                                    f"token")
@@ -353,7 +421,7 @@ class _Converter:
             ebnf = lark_to_ebnf(text, named_grammars=self.named, tokenizer_info=self.tokenizer_info,
                                 _chain=self.chain)
         except LarkError as e:
-            self.fail(pos, f"in the nested %lark grammar: {str(e).splitlines()[0]}")
+            self.fail(pos, f"failed to compile nested Lark grammar: {str(e).splitlines()[0]}")
         return self.embed(ebnf, "root", "lark")
 
     def named_grammar(self, name: str, pos: int) -> str:

@@ -143,6 +143,8 @@ def _scan(text: str, i: int, out: list[Token], stop_at_close: bool) -> int:
                 raise LarkError(text, i, "empty grammar reference")
             out.append(Token("grammar_ref", m.group(), i))
             i = m.end()
+        elif c == "-" and out and out[-1].text in ("{", ",", "~", "..") and text[i + 1:i + 2].isdigit():
+            raise LarkError(text, i, "invalid repetition count: counts are non-negative integers")
         elif c in "-!" and not text.startswith("->", i):
             if c == "!" and (not out or out[-1].kind == "newline") and _NAME.match(text, i + 1):
                 i += 1  # `!rule:` keeps tokens in Lark's tree; the language is the same
