@@ -19,7 +19,7 @@ class ArraysMixin:
         lo = self._int_keyword(schema, "minItems", ptr) or 0
         hi = self._int_keyword(schema, "maxItems", ptr)
         if hi is not None and hi < lo:
-            raise Unsatisfiable(f"{ptr}/maxItems", f"'minItems' {lo} > 'maxItems' {hi}")
+            raise Unsatisfiable(f"{ptr}/maxItems", f"minItems is greater than maxItems: {lo} > {hi}")
         if self._draft >= 2020:
             prefix = schema.get("prefixItems", [])
             rest = schema.get("items", True)
@@ -56,7 +56,7 @@ class ArraysMixin:
                 rest_expr = None
         p = len(items)
         if rest_expr is None and p < lo:
-            raise Unsatisfiable(f"{ptr}/minItems", f"at most {p} items are possible, 'minItems' is {lo}")
+            raise Unsatisfiable(f"{ptr}/minItems", f"minItems is greater than the number of prefixItems, but additional items are not allowed: {lo} > {p}")
         sep = self.item_sep
 
         def tail(k: int) -> str:

@@ -154,7 +154,7 @@ def _check(schema: Any, draft: int, ptr: str | None) -> None:
             continue
         if kw in SCHEMA_MAPS:
             if not isinstance(value, dict):
-                raise SchemaError(where, f"'{kw}' must be an object of schemas, got {_describe(value)}")
+                raise SchemaError(where, f"{kw} must be an object (of schemas), got {_describe(value)}")
             for name, sub in value.items():
                 if kw == "dependencies" and isinstance(sub, list):
                     if not all(isinstance(n, str) for n in sub):
@@ -164,14 +164,19 @@ def _check(schema: Any, draft: int, ptr: str | None) -> None:
                 _check(sub, draft, None if where is None else f"{where}/{escape_pointer(name)}")
         elif kw in SCHEMA_LISTS and isinstance(value, list) and (kw != "items" or draft < 2020):
             if kw in ("allOf", "anyOf", "oneOf") and not value:
-                raise SchemaError(where, f"'{kw}' must be a non-empty array of schemas")
+                raise SchemaError(where, f"{kw} must be a non-empty array of schemas")
             for i, sub in enumerate(value):
+                if not isinstance(sub, (bool, dict)):
+                    raise SchemaError(None if where is None else f"{where}/{i}", f"{kw} must be an array of objects or "
+                                      f"booleans (schemas): item {i} is {_describe(sub)}")
                 _check(sub, draft, None if where is None else f"{where}/{i}")
         elif kw in SCHEMA_LISTS and kw != "items":
-            raise SchemaError(where, f"'{kw}' must be an array of schemas, got {_describe(value)}")
+            raise SchemaError(where, f"{kw} must be an array (of schemas), got {_describe(value)}")
         elif kw in SCHEMA_VALUED:
             if kw in ("unevaluatedItems", "unevaluatedProperties") and draft < 2019:
                 continue  # not keywords before 2019-09
+            if not isinstance(value, (bool, dict)):
+                raise SchemaError(where, f"{kw} must be a boolean or an object (a schema), got {_describe(value)}")
             _check(value, draft, where)
 
 
@@ -179,33 +184,37 @@ def _check_keyword(kw: str, value: Any, draft: int, where: str | None) -> None:
     if kw == "type" and isinstance(value, str) and value in TYPES:
         return  # the most common keyword, in its most common form
     if kw in _COUNTS:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or \
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
                 (isinstance(value, float) and not value.is_integer()):
-            raise SchemaError(where, f"'{kw}' must be a non-negative integer, got {_describe(value)}")
+            raise SchemaError(where, f"{kw} must be an integer, got {_describe(value)}")
+        if not value >= 0:
+            raise SchemaError(where, f"{kw} must be a non-negative integer, got {_describe(value)}")
     elif kw in _NUMBERS:
         if draft <= 4 and kw.startswith("exclusive"):
             if not isinstance(value, bool):
-                raise SchemaError(where, f"'{kw}' must be a boolean in draft 4, got {_describe(value)}")
+                raise SchemaError(where, f"{kw} must be a boolean in draft 4, got {_describe(value)}")
         elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise SchemaError(where, f"'{kw}' must be a number, got {_describe(value)}")
+            raise SchemaError(where, f"{kw} must be a number, got {_describe(value)}")
         elif (problem := number_problem(value)) is not None:
             raise SchemaError(where, f"'{kw}': {problem}")
     elif kw == "multipleOf":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise SchemaError(where, f"'multipleOf' must be a number > 0, got {_describe(value)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise SchemaError(where, f"multipleOf: Value must be a number, got {_describe(value)}")
+        if not value > 0:
+            raise SchemaError(where, f"multipleOf must be greater than 0, got {_describe(value)}")
         if (problem := number_problem(value)) is not None:
             raise SchemaError(where, f"'multipleOf': {problem}")
     elif kw == "required":
         if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
-            raise SchemaError(where, f"'required' must be an array of strings, got {_describe(value)}")
+            raise SchemaError(where, f"required must be an array of strings, got {_describe(value)}")
     elif kw == "type":
         types = [value] if isinstance(value, str) else value
         if not isinstance(types, list) or not types or not all(isinstance(t, str) and t in TYPES for t in types):
-            raise SchemaError(where, f"'type' must be one of {list(TYPES)} or an array of them, got "
+            raise SchemaError(where, f"type must be one of {list(TYPES)} or an array of them, got "
                               f"{_describe(value)}")
     elif kw == "enum":
         if not isinstance(value, list):
-            raise SchemaError(where, f"'enum' must be an array, got {_describe(value)}")
+            raise SchemaError(where, f"enum must be an array, got {_describe(value)}")
         if len(value) > MAX_ENUM_VALUES:
             raise UnsupportedSchemaError(where, f"'enum' lists {len(value)} values (the limit is MAX_ENUM_VALUES = "
                                          f"{MAX_ENUM_VALUES})")
@@ -216,7 +225,7 @@ def _check_keyword(kw: str, value: Any, draft: int, where: str | None) -> None:
         check_json_value(value, "const", where)
     elif kw in ("pattern", "format", "$ref", "$dynamicRef", "$anchor", "$dynamicAnchor"):
         if not isinstance(value, str):
-            raise SchemaError(where, f"'{kw}' must be a string, got {_describe(value)}")
+            raise SchemaError(where, f"{kw} must be a string, got {_describe(value)}")
         if kw == "pattern":
             check_regex(value, where)
     elif kw == "patternProperties" and isinstance(value, dict):
@@ -224,11 +233,11 @@ def _check_keyword(kw: str, value: Any, draft: int, where: str | None) -> None:
             check_regex(regex, f"{where}/{escape_pointer(regex)}")
     elif kw == "uniqueItems":
         if not isinstance(value, bool):
-            raise SchemaError(where, f"'uniqueItems' must be a boolean, got {_describe(value)}")
+            raise SchemaError(where, f"uniqueItems must be a boolean, got {_describe(value)}")
     elif kw == "dependentRequired":
         if not isinstance(value, dict) or not all(isinstance(v, list) and all(isinstance(n, str) for n in v)
                                                   for v in value.values()):
-            raise SchemaError(where, f"'dependentRequired' must map names to arrays of names, got "
+            raise SchemaError(where, f"dependentRequired must map names to arrays of names, got "
                               f"{_describe(value)}")
 
 

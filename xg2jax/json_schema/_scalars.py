@@ -168,7 +168,7 @@ class ScalarsMixin:
                 continue
             parts += self._finite_integer_multiples(k, a, b, ok)
         if not parts:
-            raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
+            raise Unsatisfiable(f"{ptr}/multipleOf", "the range contains no multipleOf value")
         return choice(parts)
 
     def _finite_integer_multiples(self, k: int, a: int, b: int, ok) -> list[str]:
@@ -202,7 +202,7 @@ class ScalarsMixin:
             q = exact(hi) / step
             m_hi = math.ceil(q) - 1 if hi_strict and q.denominator == 1 else math.floor(q)
         if m_lo is not None and m_hi is not None and m_lo > m_hi:
-            raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
+            raise Unsatisfiable(f"{ptr}/multipleOf", "the range contains no multipleOf value")
 
         def spell(m: int) -> str:
             v = abs(m) * step
@@ -234,7 +234,7 @@ class ScalarsMixin:
                 if body is not None:
                     parts.append(body if sign == "nonneg" else f'"-" {body}')
         if not parts:
-            raise Unsatisfiable(f"{ptr}/multipleOf", "no multiple of 'multipleOf' within the bounds")
+            raise Unsatisfiable(f"{ptr}/multipleOf", "the range contains no multipleOf value")
         return self.rules.add("number_multiple", choice([f"( {x} )" for x in parts]))
 
     def _bounds(self, schema, ptr):
