@@ -102,8 +102,11 @@ SYNTAX_ERRORS = [
     ("builtin_regex_bad_pattern", 'root ::= Regex("a(?=b)")',
      "in the Regex(...) pattern at position 1: lookahead assertion '(?=' is not supported", (1, 18)),
     ("builtin_json_schema", 'root ::= "x" JSONSchema("{}")', "builtin 'JSONSchema(...)' is not supported", (1, 14)),
-    ("rule_attribute", 'root ::= r\nr[lazy] ::= "a"', "rule attributes such as 'r[...]' are not supported", (2, 2)),
-    ("rule_attribute_root", 'root[lazy] ::= "a"', "rule attributes such as 'root[...]' are not supported", (1, 5)),
+    ("rule_attribute", 'root ::= r\nr[max_tokens=3] ::= "a"', "rule attribute 'max_tokens' is not supported", (2, 3)),
+    ("rule_attribute_root", 'root[lazy, temperature=0.5] ::= "a"', "rule attribute 'temperature' is not supported",
+     (1, 12)),
+    ("lazy_rule_reference", 'root ::= r\nr[lazy] ::= "a" r | "b"', "lazy rule 'r': a lazy rule's body cannot reference",
+     (2, 1)),
     # lookahead placement
     ("lookahead_not_last", 'root ::= "a" (= "b") "c"', "a lookahead assertion '(= ...)' must come last in a rule",
      (1, 14)),

@@ -40,27 +40,29 @@ def _first_match(pattern: str, s: str) -> bool:
     return re.fullmatch(pattern, s) is not None and not any(re.fullmatch(pattern, s[:k]) for k in range(len(s)))
 
 
-def _random_body(rng: random.Random, depth: int = 0) -> tuple[str, str]:
-    """A random Lark expression over ALPHABET and the same language as a Python regex."""
+def _random_body(rng: random.Random, depth: int = 0) -> tuple[str, str, str]:
+    """A random expression over ALPHABET: its Lark and EBNF spellings, and the same language as a Python regex."""
     kind = rng.choice(["str", "str", "range", "re", "seq", "alt", "rep"] if depth < 3 else ["str", "range", "re"])
     if kind == "str":
         s = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 2)))
-        return f'"{s}"', re.escape(s)
+        return f'"{s}"', f'"{s}"', re.escape(s)
     if kind == "range":
         lo, hi = sorted(rng.sample(ALPHABET, 2))
-        return f'"{lo}".."{hi}"', f"[{lo}-{hi}]"
+        return f'"{lo}".."{hi}"', f"[{lo}-{hi}]", f"[{lo}-{hi}]"
     if kind == "re":
         p = rng.choice(["[ab]+", "a*b", "(ab|c)?", "[^a]", "c{1,2}"])
-        return f"/{p}/", f"(?:{p})"
+        return f"/{p}/", f'Regex("{p}")', f"(?:{p})"
     if kind == "seq":
         parts = [_random_body(rng, depth + 1) for _ in range(2)]
-        return " ".join(f"({l})" for l, _ in parts), "".join(f"(?:{p})" for _, p in parts)
+        return (" ".join(f"({l})" for l, _, _ in parts), " ".join(f"({e})" for _, e, _ in parts),
+                "".join(f"(?:{p})" for _, _, p in parts))
     if kind == "alt":
         parts = [_random_body(rng, depth + 1) for _ in range(2)]
-        return "(" + " | ".join(l for l, _ in parts) + ")", "(?:" + "|".join(p for _, p in parts) + ")"
-    lark, pat = _random_body(rng, depth + 1)
+        return ("(" + " | ".join(l for l, _, _ in parts) + ")", "(" + " | ".join(e for _, e, _ in parts) + ")",
+                "(?:" + "|".join(p for _, _, p in parts) + ")")
+    lark, ebnf, pat = _random_body(rng, depth + 1)
     op = rng.choice(["*", "+", "?"])
-    return f"({lark}){op}", f"(?:{pat}){op}"
+    return f"({lark}){op}", f"({ebnf}){op}", f"(?:{pat}){op}"
 
 
 _STRINGS = ["".join(t) for n in range(6) for t in itertools.product(ALPHABET, repeat=n)]
@@ -68,20 +70,24 @@ _STRINGS = ["".join(t) for n in range(6) for t in itertools.product(ALPHABET, re
 
 @pytest.mark.parametrize("seed", range(25))
 def test_lazy_and_suffix_match_the_reference(seed):
-    """``[lazy]`` and ``[suffix=...]`` on random bodies: acceptance of every string over a, b, c up to length 5
-    (inside delimiters, so the rule's end is observable) equals the reference's first matches."""
+    """Lark's ``[lazy]`` and ``[suffix=...]`` and EBNF's ``r[lazy] ::=`` on random bodies: acceptance of every
+    string over a, b, c up to length 5 (inside delimiters, so the rule's end is observable) equals the reference's
+    first matches."""
     rng = random.Random(seed)
-    body, pattern = _random_body(rng)
+    body, ebnf_body, pattern = _random_body(rng)
     marker = rng.choice(["c", "ab", "b"])
-    for attrs, ref in (("lazy", pattern), (f'suffix="{marker}"', f"(?:{pattern}){re.escape(marker)}")):
-        lark = f'start: "<" r ">"\nr[{attrs}]: {body}'
+    grammars = [(xgr.Grammar.from_lark, f'start: "<" r ">"\nr[lazy]: {body}', pattern),
+                (xgr.Grammar.from_lark, f'start: "<" r ">"\nr[suffix="{marker}"]: {body}',
+                 f"(?:{pattern}){re.escape(marker)}"),
+                (xgr.Grammar.from_ebnf, f'root ::= "<" r ">"\nr[lazy] ::= {ebnf_body}', pattern)]
+    for read, text, ref in grammars:
         try:
-            compiled = _compile(lark)
+            compiled = xgr.GrammarCompiler(_TOK, cache_enabled=False).compile_grammar(read(text))
         except ValueError:  # only a body that matches nothing may be refused
-            assert not any(re.fullmatch(ref, s) for s in _STRINGS), lark
+            assert not any(re.fullmatch(ref, s) for s in _STRINGS), text
             continue
         for s in _STRINGS:
-            assert _accepts(compiled, f"<{s}>") == _first_match(ref, s), (lark, s)
+            assert _accepts(compiled, f"<{s}>") == _first_match(ref, s), (text, s)
 
 
 @pytest.mark.parametrize(
@@ -120,6 +126,19 @@ def test_lowered_to_a_lazy_regex_and_printed_back():
     again = xgr.Grammar.from_ebnf(str(grammar))  # the printed automaton rules parse back to the same language
     compiled = xgr.GrammarCompiler(_TOK).compile_grammar(again)
     assert _accepts(compiled, "aabc") and not _accepts(compiled, "abbc")
+
+
+def test_ebnf_lazy_rules():
+    # A builtin's helper rules are read in place: "x" then a run of the chunks, ending at the first match "x".
+    compiled = xgr.GrammarCompiler(_TOK).compile_grammar('root ::= "<" r ">"\nr[lazy] ::= "x" Substring("ab", "c")')
+    assert _accepts(compiled, "<x>") and not _accepts(compiled, "<xab>")
+    compiled = xgr.GrammarCompiler(_TOK).compile_grammar('root ::= "<" r ">"\nr[lazy] ::= Substring("ab", "c") "!"')
+    assert _accepts(compiled, "<abc!>") and not _accepts(compiled, "<ab>")
+    for bad, message in (('root ::= r\nr[lazy] ::= "a" r | "b"', "a lazy rule's body cannot reference a rule"),
+                         ('root ::= r\nr[max_chars=2] ::= "a"', "rule attribute 'max_chars' is not supported"),
+                         ('root[lazy, lazy] ::= "a"', "lazy attribute is specified more than once")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            xgr.Grammar.from_ebnf(bad)
 
 
 def test_ebnf_lazy_regex():

@@ -341,6 +341,15 @@ CodepointDfa MatchDfa(const std::string& pattern, const CodepointRanges& dot, bo
   return Determinize(nfa, start, accept, max_states, limits);
 }
 
+CodepointDfa NodeDfa(const regex::Node& body, int64_t max_states, const Limits& limits) {
+  Nfa nfa(limits);
+  const int32_t start = nfa.AddState(), accept = nfa.AddState();
+  auto [s, e] = nfa.Build(body);
+  nfa.eps[start].push_back(s);
+  nfa.eps[e].push_back(accept);
+  return Determinize(nfa, start, accept, max_states, limits);
+}
+
 CodepointDfa FirstMatches(const CodepointDfa& dfa) {
   XG_ICHECK(dfa.num_components() == 1) << "FirstMatches of a product";
   const size_t num_atoms = dfa.atoms().size();

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "automata/regex_parser.h"
 #include "support/limits.h"
 #include "support/utf8.h"
 
@@ -65,6 +66,10 @@ CodepointDfa SearchDfa(const std::string& pattern, int64_t max_states, const Lim
 // folding ASCII letters (automata/regex_parser.h).
 CodepointDfa MatchDfa(const std::string& pattern, const CodepointRanges& dot, bool ignore_case, int64_t max_states,
                       const Limits& limits = DefaultLimits());
+
+// The strings of a regex syntax tree (automata/regex_parser.h), whole: a front end with its own expressions
+// (the EBNF front end's lazy rules) builds the tree.
+CodepointDfa NodeDfa(const regex::Node& body, int64_t max_states, const Limits& limits = DefaultLimits());
 
 // The first matches of a one-component `dfa`: the strings it accepts that have no proper prefix it
 // accepts (L minus L followed by anything non-empty), i.e. a match that ends as soon as it can (Lark's and

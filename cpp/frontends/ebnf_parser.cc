@@ -550,6 +550,38 @@ class EbnfParser {
     while (pos_ > start && s_[pos_ - 1] == '.') --pos_;
   }
 
+  // `name[attr, ...]` at pos_ (on its '['): xgrammar's rule attributes. `lazy` (the rule ends as soon as its
+  // regular body is complete) is built; the others are named in the error. Returns whether `lazy` was given.
+  bool ParseRuleAttributes(const std::string& name) {
+    ++pos_;  // '['
+    bool lazy = false;
+    while (true) {
+      SkipSpace();
+      const size_t at = pos_;
+      const std::string attr = IsNameStart(Peek()) ? ParseName() : "";
+      if (attr != "lazy") {
+        pos_ = at;
+        Fail(attr.empty() ? "expected a rule attribute in '" + name + "[...]'"
+                          : "rule attribute '" + attr + "' is not supported (lazy is; max_tokens, max_chars, "
+                            "temperature and captures are not built)");
+      }
+      if (lazy) {
+        pos_ = at;
+        Fail("lazy attribute is specified more than once");
+      }
+      lazy = true;
+      SkipSpace();
+      if (Peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (Peek() != ']') Fail("expected ',' or ']' in the attributes of rule '" + name + "'");
+      ++pos_;
+      SkipSpace();
+      return lazy;
+    }
+  }
+
   // True if the text at pos_ is `NAME ::=` (the start of the next rule).
   bool AtRuleStart() {
     size_t save = pos_;
@@ -557,7 +589,7 @@ class EbnfParser {
     if (IsNameStart(Peek())) {
       SkipName();
       SkipSpace();
-      if (Peek() == '[') {  // `name[attrs] ::=`: rule attributes, rejected in ParseRule
+      if (Peek() == '[') {  // `name[attrs] ::=`: rule attributes (ParseRuleAttributes)
         size_t close = s_.find(']', pos_);
         if (close != std::string::npos && s_.find('\n', pos_) > close) {
           pos_ = close + 1;
@@ -575,7 +607,7 @@ class EbnfParser {
     const std::string_view name_view = NameView();
     const std::string name(name_view);
     SkipSpace();
-    if (Peek() == '[') Fail("rule attributes such as '" + name + "[...]' are not supported");
+    const bool lazy = Peek() == '[' && ParseRuleAttributes(name);
     if (s_.compare(pos_, 3, "::=") != 0) Fail("expected '::=' after rule name '" + name + "'");
     pos_ += 3;
     if (rule_index_.count(name_view)) {
@@ -594,6 +626,18 @@ class EbnfParser {
     if (last_lookahead_ >= 0) {
       lookahead = last_lookahead_;
       last_lookahead_ = -1;
+    }
+    if (lazy) {  // the body's first matches, as an automaton of helper rules
+      std::vector<int32_t> states;
+      try {
+        body = AddFirstMatchExpr(&g_, body, limits_, &states);
+      } catch (const LimitError&) {
+        throw;
+      } catch (const InputError& e) {
+        pos_ = name_pos;
+        Fail("lazy rule '" + name + "': " + e.what());
+      }
+      for (int32_t r : states) helper_rules_.push_back({r, "lazy_"});
     }
     g_.rules[rule_id].body = body;
     g_.rules[rule_id].lookahead = lookahead;

@@ -238,15 +238,14 @@ int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode, RegexDo
   return ChoiceOf(g, std::move(bodies));
 }
 
-int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot, bool ignore_case,
-                           const Limits& limits, std::vector<int32_t>* new_rules) {
-  const CodepointRanges& dot_ranges =
-      dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : dot == RegexDot::kNoNewline ? kNoNewline : kDotRanges;
-  const CodepointDfa dfa =
-      FirstMatches(MatchDfa(pattern, dot_ranges, ignore_case, limits.max_automaton_states, limits));
+namespace {
+
+// The first matches of `dfa` as rules of `g` (one per state of the trimmed, merged automaton); returns an
+// expression for the start state.
+int32_t AddFirstMatchRules(Grammar* g, const CodepointDfa& dfa, std::vector<int32_t>* new_rules) {
   // Merging is bounded like the JSON Schema front end's string automata; past it the states stay as they are.
   constexpr int64_t kMaxMergeWork = int64_t{1} << 22;
-  const EmissionPlan plan = PlanEmission(dfa, kMaxMergeWork);
+  const EmissionPlan plan = PlanEmission(FirstMatches(dfa), kMaxMergeWork);
   auto class_of = [&](const CodepointRanges& ranges) {
     Expr e;
     e.kind = ExprKind::kCharClass;
@@ -288,6 +287,100 @@ int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot,
     g->rules[rule_of[st.id]].body = body;
   }
   return ref(plan.start);
+}
+
+// Expression `id` of `g` as a regex syntax tree (for AddFirstMatchExpr). A reference to a rule whose body is
+// already there (a builtin's helper rule, such as Substring's) is read in place; `open` holds the rules being
+// read (a cycle is not regular).
+regex::Node ExprNode(const Grammar& g, int32_t id, std::vector<int32_t>* open) {
+  const Expr& e = g.exprs[id];
+  Node n;
+  switch (e.kind) {
+    case ExprKind::kEmpty: return n;
+    case ExprKind::kBytes: {
+      n.kind = Node::Kind::kConcat;
+      for (size_t i = 0; i < e.bytes.size();) {
+        uint32_t cp;
+        XG_USER_CHECK(DecodeUtf8(e.bytes, &i, &cp)) << "a lazy rule's literal is not valid UTF-8";
+        Node c;
+        c.kind = Node::Kind::kLiteral;
+        c.codepoint = cp;
+        n.children.push_back(std::move(c));
+      }
+      return n;
+    }
+    case ExprKind::kCharClass: {
+      CodepointRanges ranges;
+      for (auto [lo, hi] : e.ranges) ranges.emplace_back(lo, hi);
+      std::sort(ranges.begin(), ranges.end());
+      CodepointRanges merged;
+      for (auto r : ranges) {
+        if (!merged.empty() && r.first <= merged.back().second + 1) {
+          merged.back().second = std::max(merged.back().second, r.second);
+        } else {
+          merged.push_back(r);
+        }
+      }
+      if (e.negated) {
+        CodepointRanges complement;
+        uint32_t next = 0;
+        for (auto [lo, hi] : merged) {
+          if (lo > next) complement.emplace_back(next, lo - 1);
+          next = hi + 1;
+        }
+        if (next <= kMaxCodepoint) complement.emplace_back(next, kMaxCodepoint);
+        merged = std::move(complement);
+      }
+      CodepointRanges no_surrogates;  // as the regex parser's classes: surrogates are not characters
+      for (auto [lo, hi] : merged) {
+        if (lo < 0xD800) no_surrogates.emplace_back(lo, std::min<uint32_t>(hi, 0xD7FF));
+        if (hi > 0xDFFF) no_surrogates.emplace_back(std::max<uint32_t>(lo, 0xE000), hi);
+      }
+      XG_USER_CHECK(!no_surrogates.empty()) << "a lazy rule's character class matches no character";
+      n.kind = Node::Kind::kClass;
+      n.ranges = std::move(no_surrogates);
+      return n;
+    }
+    case ExprKind::kSequence:
+    case ExprKind::kChoice:
+      n.kind = e.kind == ExprKind::kSequence ? Node::Kind::kConcat : Node::Kind::kAlternate;
+      for (int32_t c : e.children) n.children.push_back(ExprNode(g, c, open));
+      return n;
+    case ExprKind::kRepeat:
+      n.kind = Node::Kind::kRepeat;
+      n.min = e.min;
+      n.max = e.max == Expr::kUnbounded ? Node::kUnbounded : e.max;
+      n.children.push_back(ExprNode(g, e.children[0], open));
+      return n;
+    case ExprKind::kRuleRef:
+      if (e.rule >= 0 && g.rules[e.rule].body >= 0 &&
+          std::find(open->begin(), open->end(), e.rule) == open->end()) {
+        open->push_back(e.rule);
+        Node inner = ExprNode(g, g.rules[e.rule].body, open);
+        open->pop_back();
+        return inner;
+      }
+      throw InputError("a lazy rule's body cannot reference a rule (terminal cannot reference rule: the body is "
+                       "regular: literals, character classes, Regex(...), groups and repetitions)");
+    default:
+      throw InputError("a lazy rule's body is regular: literals, character classes, Regex(...), groups and "
+                       "repetitions (no TagDispatch, AnyOrder, token elements or other builtins)");
+  }
+}
+
+}  // namespace
+
+int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot, bool ignore_case,
+                           const Limits& limits, std::vector<int32_t>* new_rules) {
+  const CodepointRanges& dot_ranges =
+      dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : dot == RegexDot::kNoNewline ? kNoNewline : kDotRanges;
+  return AddFirstMatchRules(g, MatchDfa(pattern, dot_ranges, ignore_case, limits.max_automaton_states, limits),
+                            new_rules);
+}
+
+int32_t AddFirstMatchExpr(Grammar* g, int32_t expr, const Limits& limits, std::vector<int32_t>* new_rules) {
+  std::vector<int32_t> open;
+  return AddFirstMatchRules(g, NodeDfa(ExprNode(*g, expr, &open), limits.max_automaton_states, limits), new_rules);
 }
 
 Grammar RegexToGrammar(const std::string& pattern, RegexMode mode) {

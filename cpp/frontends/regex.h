@@ -55,6 +55,11 @@ int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode,
 int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot, bool ignore_case,
                            const Limits& limits, std::vector<int32_t>* new_rules);
 
+// The first matches of the expression `expr` of `g` (EBNF `r[lazy] ::= ...`): as AddFirstMatchRegex, for a
+// body made of literals, classes, sequences, choices and repetitions. Throws InputError naming what else it
+// meets (a rule reference: a lazy rule's body is regular).
+int32_t AddFirstMatchExpr(Grammar* g, int32_t expr, const Limits& limits, std::vector<int32_t>* new_rules);
+
 // A grammar with the single rule `root ::= <pattern>`.
 Grammar RegexToGrammar(const std::string& pattern, RegexMode mode = RegexMode::kFullMatch);
 
