@@ -40,6 +40,23 @@ class SerializationTest(absltest.TestCase):
                      "special_token_ids"):
             self.assertEqual(getattr(again, attr), getattr(tok, attr), attr)
 
+    def test_tokenizer_info_metadata(self):
+        """dump_metadata / from_vocab_and_metadata (xgrammar's): everything but the vocabulary, as compact JSON."""
+        tok = _tokenizer()
+        metadata = tok.dump_metadata()
+        self.assertEqual(json.loads(metadata), {"vocab_type": 1, "vocab_size": 12, "add_prefix_space": True,
+                                                "stop_token_ids": [0, 1]})
+        self.assertNotIn(" ", metadata)
+        vocab = ["1", "212", "a", "A", "b", "一", "-", "aBc", "abc", ""]
+        loaded = xgr.TokenizerInfo.from_vocab_and_metadata(vocab, metadata)
+        self.assertEqual(loaded.decoded_vocab, tok.decoded_vocab)
+        self.assertEqual(loaded.dump_metadata(), metadata)
+        for bad, message in (("[]", "must be a JSON object"), ("{", "is not JSON"),
+                             (metadata.replace('"vocab_size":12', '"vocab_size":"12"'), "'vocab_size' must be"),
+                             (metadata[:-1] + ',"extra":1}', "unknown field")):
+            with self.assertRaisesRegex(ValueError, message):
+                xgr.TokenizerInfo.from_vocab_and_metadata(vocab, bad)
+
     def test_grammar_round_trip(self):
         grammar = _grammar()
         again = xgr.Grammar.deserialize_json(grammar.serialize_json())

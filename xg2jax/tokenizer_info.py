@@ -8,6 +8,7 @@ tokenizer stores) and its :class:`VocabType`, or load it from a tokenizer file w
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Iterable, Mapping, Sequence
 
@@ -114,6 +115,49 @@ class TokenizerInfo:
                            list(ser.field(doc, "special_token_ids", kind, list)),
                            list(ser.field(doc, "stop_token_ids", kind, list)))
         return self
+
+    # -- metadata (xgrammar's: everything but the vocabulary) ---------------------------------------
+    def dump_metadata(self) -> str:
+        """The vocabulary type, size, prefix-space flag and stop tokens as compact JSON (xgrammar's format), for
+        :meth:`from_vocab_and_metadata` with the same encoded vocabulary."""
+        return json.dumps({"vocab_type": int(self._vocab_type), "vocab_size": self.vocab_size,
+                           "add_prefix_space": self._add_prefix_space, "stop_token_ids": self.stop_token_ids},
+                          separators=(",", ":"))
+
+    @classmethod
+    def from_vocab_and_metadata(cls, encoded_vocab: Sequence[str | bytes], metadata: str) -> "TokenizerInfo":
+        """A TokenizerInfo from the encoded vocabulary and the JSON :meth:`dump_metadata` wrote.
+
+        Parameters
+        ----------
+        encoded_vocab : sequence of str or bytes
+            Token spellings, indexed by token id (as for the constructor).
+        metadata : str
+            ``{"vocab_type": int, "vocab_size": int, "add_prefix_space": bool, "stop_token_ids": [int, ...]}``.
+
+        Raises
+        ------
+        ValueError
+            If the metadata is not such a JSON object (the message names the field), or as the constructor.
+        """
+        try:
+            doc = json.loads(metadata)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"TokenizerInfo metadata is not JSON: {e}") from None
+        if not isinstance(doc, dict):
+            raise ValueError(f"TokenizerInfo metadata must be a JSON object, got {type(doc).__name__}")
+        fields = {"vocab_type": int, "vocab_size": int, "add_prefix_space": bool, "stop_token_ids": list}
+        for name, kind in fields.items():
+            value = doc.get(name)
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise ValueError(f"TokenizerInfo metadata: '{name}' must be a JSON {kind.__name__}, got {value!r}")
+        unknown = sorted(set(doc) - set(fields))
+        if unknown:
+            raise ValueError(f"TokenizerInfo metadata: unknown field(s) {unknown} (known: {sorted(fields)})")
+        if not all(isinstance(t, int) and not isinstance(t, bool) for t in doc["stop_token_ids"]):
+            raise ValueError(f"TokenizerInfo metadata: 'stop_token_ids' must hold integers, got {doc['stop_token_ids']}")
+        return cls(encoded_vocab, VocabType(doc["vocab_type"]), vocab_size=doc["vocab_size"],
+                   stop_token_ids=doc["stop_token_ids"], add_prefix_space=doc["add_prefix_space"])
 
     # -- constructors from files ------------------------------------------------------------------
     @classmethod
