@@ -355,6 +355,11 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
          "JSON Schema at '/properties/x/pattern': regex \"(?<=a)b\": at position 0: lookbehind assertion"),
         ("dangling_ref", {"$ref": "#/$defs/nope"}, SchemaError, "JSON Schema at '/$ref': $ref '#/$defs/nope' points to nothing"),
         ("bad_type", {"type": "strin"}, SchemaError, "JSON Schema at '/type': type must be one of"),
+        # An empty type array is valid since draft 6 and allows no value; draft 4 required one element.
+        ("empty_type_array", {"type": []}, UnsatisfiableSchemaError,
+         "JSON Schema at '/type': the schema accepts no JSON value (no type is allowed)"),
+        ("empty_type_array_draft4", {"$schema": "http://json-schema.org/draft-04/schema#", "type": []}, SchemaError,
+         "JSON Schema at '/type': type must be one of"),
         ("negative_min_items", {"type": "array", "minItems": -1}, SchemaError,
          "JSON Schema at '/minItems': minItems must be a non-negative integer, got -1"),
         ("overlapping_one_of", {"oneOf": [{"format": "email"}, {"format": "uri"}]},

@@ -209,7 +209,8 @@ def _check_keyword(kw: str, value: Any, draft: int, where: str | None) -> None:
             raise SchemaError(where, f"required must be an array of strings, got {_describe(value)}")
     elif kw == "type":
         types = [value] if isinstance(value, str) else value
-        if not isinstance(types, list) or not types or not all(isinstance(t, str) and t in TYPES for t in types):
+        if not isinstance(types, list) or (not types and draft <= 4) or \
+                not all(isinstance(t, str) and t in TYPES for t in types):
             raise SchemaError(where, f"type must be one of {list(TYPES)} or an array of them, got "
                               f"{_describe(value)}")
     elif kw == "enum":
