@@ -254,10 +254,11 @@ def test_dynamic_dispatch_with_a_token_trigger():
         assert not accepts(ids), ids
 
 
-def test_masks_equal_the_oracle_on_a_real_vocabulary():
-    """First matches (a lazy head, a suffix rule) and a dynamic dispatch on Qwen2's vocabulary: at every step of a
+@pytest.mark.parametrize("vocab", ["qwen2", "gemma3"])
+def test_masks_equal_the_oracle_on_a_real_vocabulary(vocab):
+    """First matches (a lazy head, a suffix rule) and a dynamic dispatch on a real vocabulary: at every step of a
     valid text the mask equals the token-by-token oracle (tokens that run past the first marker are forbidden)."""
-    tok = xgr.TokenizerInfo.from_loaded_vocab(require("qwen2"))
+    tok = xgr.TokenizerInfo.from_loaded_vocab(require(vocab))
     lark = ('start: head call "\\n" note "\\n" calls\nhead[lazy]: /[^<]*/ "<call>"\ncall: /[a-z]+/ "()"\n'
             'note[suffix="END"]: /[a-z ]*/\ncalls: tool* tail\ntail: TEXT\nth[lazy]: TEXT "<t>"\n'
             'tool: th /[0-9]+/ "</t>"\nTEXT: /(\\n|.)*/')
