@@ -7,6 +7,7 @@ DLPack (numpy, torch, ...) with dtype int32 works too.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from typing import Sequence
@@ -82,6 +83,17 @@ def _check_words(num_words: int, vocab_size: int, what: str) -> None:
         raise InputError(f"{what}: the bitmask row has {num_words} int32 words, but vocab_size {vocab_size} needs {need}")
 
 
+def _checked_temperature(value) -> float | None:
+    """A temperature as float32 (xgrammar stores them so), or None; raises unless finite and non-negative."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise TypeError(f"GrammarMatcher: default_temperature must be a number, got {type(value).__name__}")
+    if not (math.isfinite(float(value)) and float(value) >= 0):
+        raise InputError(f"GrammarMatcher: default_temperature must be a finite non-negative number, got {value}")
+    return float(np.float32(value))
+
+
 class GrammarMatcher:
     """Matches one generation against a compiled grammar, token by token.
 
@@ -101,6 +113,9 @@ class GrammarMatcher:
         bounds memory: the parse state older than the rollback window is compacted to what the rest of
         the generation can still read (open brackets, strings, rules), so a long generation holds memory
         in proportion to its nesting rather than its length. With -1 every token boundary is kept.
+    default_temperature : float, optional
+        The sampling temperature :attr:`temperature` reports (xgrammar's option; stored as float32). Finite and
+        non-negative. Default None: no temperature.
 
     Notes
     -----
@@ -116,6 +131,7 @@ class GrammarMatcher:
         override_stop_tokens: int | Sequence[int] | None = None,
         terminate_without_stop_token: bool = False,
         max_rollback_tokens: int = -1,
+        default_temperature: float | None = None,
     ) -> None:
         if not isinstance(compiled_grammar, CompiledGrammar):
             raise TypeError(f"GrammarMatcher: expected a CompiledGrammar, got {type(compiled_grammar).__name__}")
@@ -126,6 +142,7 @@ class GrammarMatcher:
             stops = []  # no token ends the output: completion does
         self._compiled = compiled_grammar
         self._terminate_without_stop_token = bool(terminate_without_stop_token)
+        self._default_temperature = _checked_temperature(default_temperature)
         self._handle = _core.GrammarMatcher(compiled_grammar._handle, stops, int(max_rollback_tokens))
 
     @classmethod
@@ -134,7 +151,15 @@ class GrammarMatcher:
         m._compiled = compiled
         m._handle = handle
         m._terminate_without_stop_token = False
+        m._default_temperature = None
         return m
+
+    @property
+    def temperature(self) -> float | None:
+        """The sampling temperature for the next token (xgrammar's per-rule temperatures): the innermost rule's
+        ``temperature`` attribute, else ``default_temperature``, else None. xg2jax builds no rule temperatures (a
+        grammar with one raises when it is read), so this is ``default_temperature``."""
+        return self._default_temperature
 
     @property
     def compiled_grammar(self) -> CompiledGrammar:
@@ -206,6 +231,7 @@ class GrammarMatcher:
         """An independent copy of this matcher's state."""
         forked = GrammarMatcher._wrap(self._compiled, self._handle.fork())
         forked._terminate_without_stop_token = self._terminate_without_stop_token
+        forked._default_temperature = self._default_temperature
         return forked
 
     def traverse_draft_tree(self, retrieve_next_token, retrieve_next_sibling, draft_tokens, token_bitmask,
@@ -228,7 +254,8 @@ class GrammarMatcher:
         time_threshold : float
             Seconds; past it the walk stops and returns False (rows not reached stay zero). <= 0: no limit.
         temperatures : float32[N] array, optional
-            Filled with each node's effective temperature: -1 (per-rule temperatures are not supported).
+            Filled with each visited node's effective temperature (:attr:`temperature`), -1 where there is none
+            or the node is not reached.
 
         Returns
         -------
@@ -271,13 +298,17 @@ class GrammarMatcher:
         if temperatures is not None:
             temps = _as_numpy(temperatures, "traverse_draft_tree")
             if temps.shape != (n,) or temps.dtype != np.float32:
-                raise InputError(f"traverse_draft_tree: temperatures must be a float32 array of shape ({n},)")
+                raise InputError(f"traverse_draft_tree: the temperatures tensor must be a float32 array of shape "
+                                 f"({n},), got shape {temps.shape} and dtype {temps.dtype}")
             temps[...] = -1.0
+        visited = -1.0 if self._default_temperature is None else self._default_temperature
         rows[...] = 0
         deadline = time.perf_counter() + time_threshold if time_threshold > 0 else None
         root = self.fork()
         if not root.is_terminated():
             root.fill_next_token_bitmask(rows, 0)
+        if temperatures is not None:
+            temps[0] = visited
         stack = [(0, root)]  # (node whose row is filled, the matcher after its token)
         while stack:
             node, matcher = stack.pop()
@@ -290,6 +321,8 @@ class GrammarMatcher:
                     after = matcher.fork()
                     if after.accept_token(token) and not after.is_terminated():
                         after.fill_next_token_bitmask(rows, c)
+                        if temperatures is not None:
+                            temps[c] = visited
                         stack.append((c, after))
                 c = int(sibling[c])
         return True
@@ -381,6 +414,38 @@ class BatchGrammarMatcher:
         if len(matchers) != len(strings):
             raise InputError(f"batch_accept_string: {len(matchers)} matchers but {len(strings)} strings")
         return [m.accept_string(s) for m, s in zip(matchers, strings)]
+
+    @staticmethod
+    def batch_fill_temperature(matchers: Sequence[GrammarMatcher], temperatures,
+                               indices: Sequence[int] | None = None) -> None:
+        """``temperatures[indices[i]] = matchers[i].temperature`` (entry i without ``indices``), -1 where a matcher
+        has none.
+
+        Parameters
+        ----------
+        temperatures : float32[N] array (numpy, torch CPU tensor or another writable DLPack CPU array)
+            Written in place.
+
+        Raises
+        ------
+        InputError
+            A temperatures tensor that is not a 1-D float32 CPU array, indices of another length than
+            ``matchers``, or an index out of bounds.
+        """
+        temps = _as_numpy(temperatures, "batch_fill_temperature")
+        if temps.ndim != 1 or temps.dtype != np.float32:
+            raise InputError(f"batch_fill_temperature: the temperatures tensor must be a 1-D float32 array, got shape "
+                             f"{temps.shape} and dtype {temps.dtype}")
+        rows = list(range(len(matchers))) if indices is None else [int(i) for i in indices]
+        if len(rows) != len(matchers):
+            raise InputError(f"batch_fill_temperature: indices size {len(rows)} differs from the {len(matchers)} "
+                             "matchers")
+        for i in rows:
+            if not 0 <= i < temps.shape[0]:
+                raise InputError(f"batch_fill_temperature: index {i} is out of bounds for {temps.shape[0]} entries")
+        for m, i in zip(matchers, rows):
+            t = m.temperature
+            temps[i] = -1.0 if t is None else t
 
     @staticmethod
     def batch_rollback(matchers: Sequence[GrammarMatcher], num_tokens: Sequence[int] | int = 1) -> None:

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <string_view>
 #include <unordered_map>
@@ -559,6 +561,22 @@ class EbnfParser {
       SkipSpace();
       const size_t at = pos_;
       const std::string attr = IsNameStart(Peek()) ? ParseName() : "";
+      if (attr == "temperature") {  // checked as xgrammar checks it, then named as not built
+        SkipSpace();
+        if (Peek() != '=') Fail("expected '=' and a number after temperature");
+        ++pos_;
+        SkipSpace();
+        const size_t number_at = pos_;
+        while (!AtEnd() && (std::isalnum(static_cast<unsigned char>(Peek())) || Peek() == '.' || Peek() == '-' ||
+                            Peek() == '+'))
+          ++pos_;
+        const std::string number = s_.substr(number_at, pos_ - number_at);
+        char* end = nullptr;
+        const double t = std::strtod(number.c_str(), &end);
+        pos_ = number_at;
+        if (number.empty() || end != number.c_str() + number.size()) Fail("expected a number after temperature=");
+        if (!std::isfinite(t) || t < 0) Fail("temperature must be a finite non-negative number, got " + number);
+      }
       if (attr != "lazy") {
         pos_ = at;
         Fail(attr.empty() ? "expected a rule attribute in '" + name + "[...]'"

@@ -183,6 +183,9 @@ class _Converter:
         rule ends at the first complete M, which is part of the text). The body (and M) must be regular: it is
         written as one regex, and the engine's ``Regex(..., lazy=true)`` builds its automaton. Without captures,
         ``stop`` and ``suffix`` are the same language."""
+        if "temperature" in d.attrs and _references_a_rule(self.doc, d.body):
+            self.fail(d.attrs["temperature"][1], "temperature is only supported on terminals and subgrammars "
+                                                 f"(rule '{d.name}' references a rule)")
         for key, (_, pos) in d.attrs.items():
             if key not in ("lazy", "suffix", "stop"):
                 self.fail(pos, f"rule attribute '{key}' is not supported by xg2jax ({_NOT_BUILT[key]}); "
@@ -456,6 +459,16 @@ class _Converter:
             self.fail(pos, f"failed to compile inline JSON schema: {str(e).splitlines()[0]}")
         self.json_count += 1
         return self.embed(ebnf, "root", f"json{self.json_count}")
+
+
+def _references_a_rule(doc, node: tuple) -> bool:
+    """Whether `node` names a rule (not a terminal) directly."""
+    kind = node[0]
+    if kind in ("seq", "alt"):
+        return any(_references_a_rule(doc, x) for x in node[1])
+    if kind == "rep":
+        return _references_a_rule(doc, node[1])
+    return kind == "ref" and node[1] in doc.definitions and not doc.definitions[node[1]].is_terminal
 
 
 def _note_regex_flags(pattern: str, regex_flags: str, flags: set) -> None:
