@@ -60,10 +60,6 @@ EXCEPTIONS: tuple[LabelException, ...] = (
         "regex lookahead assertions are not supported (frontends/regex.h)",
         "unsupported", "lookahead assertion '(?"),
     LabelException(
-        "xgrammar rule attributes r[...] other than lazy", r"^\s*[A-Za-z_][\w.-]*\[(?!lazy\])[^\]\n]*\]\s*::=",
-        "xgrammar rule attributes other than [lazy] (max_chars, max_tokens, temperature, captures) are not built",
-        "unsupported", "is not supported (lazy is"),
-    LabelException(
         "<converted print_ebnf> placeholder", r"\A<converted print_ebnf>\Z",
         "the extractor recorded a placeholder, not a grammar (xgrammar printed a converted grammar "
         "at run time); there is no grammar text to test",
@@ -340,7 +336,7 @@ def test_exception_table_entries_are_all_used():
 def test_classify_patterns():
     assert classify('root ::= TagDispatch(("a", b))') is None  # supported
     assert classify('root ::= r\nr[lazy] ::= "a"') is None  # supported
-    assert classify('root ::= r\nr[max_chars=2] ::= "a"').name.startswith("xgrammar rule attributes")
+    assert classify('root ::= r\nr[max_chars=2] ::= "a"') is None  # supported
     assert classify('root ::= a [0-9]\na ::= "x"') is None  # a char class after a rule ref is no attribute
     assert classify('root ::= [a-z]+') is None
     assert classify('root ::= Regex("[a-z]+")') is None  # supported

@@ -135,7 +135,7 @@ def test_ebnf_lazy_rules():
     compiled = xgr.GrammarCompiler(_TOK).compile_grammar('root ::= "<" r ">"\nr[lazy] ::= Substring("ab", "c") "!"')
     assert _accepts(compiled, "<abc!>") and not _accepts(compiled, "<ab>")
     for bad, message in (('root ::= r\nr[lazy] ::= "a" r | "b"', "a lazy rule's body cannot reference a rule"),
-                         ('root ::= r\nr[max_chars=2] ::= "a"', "rule attribute 'max_chars' is not supported"),
+                         ('root ::= r\nr[max_tokens=2] ::= "a"', "rule attribute 'max_tokens' is not supported"),
                          ('root[lazy, lazy] ::= "a"', "lazy attribute is specified more than once")):
         with pytest.raises(ValueError, match=re.escape(message)):
             xgr.Grammar.from_ebnf(bad)
@@ -152,6 +152,44 @@ def test_ebnf_lazy_regex():
                          ('Regex("(a", lazy=true)', "in the Regex(...) pattern")):
         with pytest.raises(ValueError, match=re.escape(message)):
             xgr.Grammar.from_ebnf(f"root ::= {bad}")
+
+
+def _within_max_chars(pattern: str, n: int, s: str) -> bool:
+    """The reference of max_chars=n: s matches and no proper prefix of at least n characters does."""
+    return re.fullmatch(pattern, s) is not None and not any(re.fullmatch(pattern, s[:k]) for k in range(n, len(s)))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_max_chars_matches_the_reference(seed):
+    """``[max_chars=n]`` (Lark) and ``r[max_chars=n] ::=`` (EBNF): once n characters are read, the rule ends at the
+    first point its body is complete (before that it may go on; where it cannot end yet, it goes on to the first
+    point where it can)."""
+    rng = random.Random(100 + seed)
+    body, ebnf_body, pattern = _random_body(rng)
+    n = rng.randint(0, 3)
+    for read, text in ((xgr.Grammar.from_lark, f'start: "<" r ">"\nr[max_chars={n}]: {body}'),
+                       (xgr.Grammar.from_ebnf, f'root ::= "<" r ">"\nr[max_chars={n}] ::= {ebnf_body}')):
+        try:
+            compiled = xgr.GrammarCompiler(_TOK, cache_enabled=False).compile_grammar(read(text))
+        except ValueError:
+            assert not any(re.fullmatch(pattern, s) for s in _STRINGS), text
+            continue
+        for s in _STRINGS:
+            assert _accepts(compiled, f"<{s}>") == _within_max_chars(pattern, n, s), (text, s)
+
+
+def test_max_chars_examples():
+    for lark, yes, no in (
+            ('start: r ">"\nr[max_chars=2]: TEXT\nTEXT: /(\\n|.)*/', [">", "a>", "中文>", "\n>"], ["abc>", "中文a>"]),
+            ('start: r ">"\nr[max_chars=2]: /[a-z]{3}/', ["abc>"], ["ab>", "abcd>"]),  # cannot end at 2: goes on
+            ('start: r ">"\nr[max_chars=0]: /[a-z]*/', [">"], ["a>"]),
+            ('start: r ">"\nr[lazy, max_chars=5]: /[a-z]+/', ["a>"], ["ab>"])):  # lazy ends first
+        compiled = _compile(lark)
+        for s in yes:
+            assert _accepts(compiled, s), (lark, s)
+        for s in no:
+            assert not _accepts(compiled, s), (lark, s)
+    assert 'max_chars=7' in lark_to_ebnf('start: r\nr[max_chars=7]: /[a-z]*/')
 
 
 ERRORS = [
@@ -180,7 +218,7 @@ ERRORS = [
     # Recognised, checked, and not built: named errors, never ignored.
     ('start[capture]: "a"', "rule attribute 'capture' is not supported by xg2jax"),
     ("start: r\nr[max_tokens=3]: /a+/", "rule attribute 'max_tokens' is not supported by xg2jax"),
-    ("start: r\nr[max_chars=3]: /a+/", "rule attribute 'max_chars' is not supported by xg2jax"),
+    ('start: r\nr[max_chars=3, suffix="x"]: /a+/', "max_chars together with suffix or stop is not supported"),
     ("start: r\nr[temperature=0.5]: /a+/", "rule attribute 'temperature' is not supported by xg2jax"),
 ]
 

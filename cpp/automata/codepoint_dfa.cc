@@ -350,15 +350,38 @@ CodepointDfa NodeDfa(const regex::Node& body, int64_t max_states, const Limits& 
   return Determinize(nfa, start, accept, max_states, limits);
 }
 
-CodepointDfa FirstMatches(const CodepointDfa& dfa) {
+CodepointDfa FirstMatches(const CodepointDfa& dfa, int64_t after_chars, int64_t max_states) {
   XG_ICHECK(dfa.num_components() == 1) << "FirstMatches of a product";
+  XG_USER_CHECK(after_chars >= 0) << "FirstMatches: after_chars must be non-negative, got " << after_chars;
   const size_t num_atoms = dfa.atoms().size();
-  std::vector<int32_t> next(static_cast<size_t>(dfa.num_states()) * num_atoms);
-  std::vector<uint8_t> accepts(dfa.num_states());
-  for (int32_t q = 0; q < dfa.num_states(); ++q) {
-    accepts[q] = dfa.Accepts(q);
-    for (size_t a = 0; a < num_atoms; ++a)
-      next[q * num_atoms + a] = accepts[q] ? -1 : dfa.Next(q, static_cast<int32_t>(a));
+  // States (q, count) with count saturating at after_chars, numbered breadth-first from (start, 0); with
+  // after_chars = 0 that is the automaton itself (count is always 0).
+  std::map<std::pair<int32_t, int64_t>, int32_t> id;
+  std::vector<std::pair<int32_t, int64_t>> states = {{0, 0}};
+  id[{0, 0}] = 0;
+  std::vector<int32_t> next;
+  std::vector<uint8_t> accepts;
+  for (size_t k = 0; k < states.size(); ++k) {
+    const auto [q, count] = states[k];
+    const bool accepting = dfa.Accepts(q);
+    accepts.push_back(accepting);
+    const bool ends = accepting && count >= after_chars;  // the match is complete with enough read: it ends here
+    for (size_t a = 0; a < num_atoms; ++a) {
+      const int32_t t = ends ? -1 : dfa.Next(q, static_cast<int32_t>(a));
+      if (t < 0) {
+        next.push_back(-1);
+        continue;
+      }
+      const std::pair<int32_t, int64_t> key = {t, std::min(count + 1, after_chars)};
+      auto [it, inserted] = id.emplace(key, static_cast<int32_t>(states.size()));
+      if (inserted) {
+        XG_LIMIT_CHECK(static_cast<int64_t>(states.size()) < max_states)
+            << "first-match automaton: more than " << max_states << " states (Limits::max_automaton_states; "
+            << "max_chars pairs each state with a count up to it)";
+        states.push_back(key);
+      }
+      next.push_back(it->second);
+    }
   }
   return CodepointDfaBuilder::Make(dfa.atoms(), 1, std::move(next), std::move(accepts));
 }

@@ -71,10 +71,13 @@ CodepointDfa MatchDfa(const std::string& pattern, const CodepointRanges& dot, bo
 // (the EBNF front end's lazy rules) builds the tree.
 CodepointDfa NodeDfa(const regex::Node& body, int64_t max_states, const Limits& limits = DefaultLimits());
 
-// The first matches of a one-component `dfa`: the strings it accepts that have no proper prefix it
-// accepts (L minus L followed by anything non-empty), i.e. a match that ends as soon as it can (Lark's and
-// xgrammar's lazy rules). The accepting states lose their transitions; the states and atoms stay.
-CodepointDfa FirstMatches(const CodepointDfa& dfa);
+// The first matches of a one-component `dfa` once `after_chars` code points are read: the strings it accepts
+// none of whose proper prefixes of at least `after_chars` code points it accepts, i.e. the text ends at the first
+// point the match is complete once that many characters are read. after_chars = 0 (Lark's and xgrammar's lazy
+// rules): L minus L followed by anything non-empty, the accepting states losing their transitions. after_chars
+// = n > 0 (xgrammar's max_chars=n): each state is paired with its count up to n (at most (n + 1) x states;
+// past `max_states` a LimitError).
+CodepointDfa FirstMatches(const CodepointDfa& dfa, int64_t after_chars = 0, int64_t max_states = int64_t{1} << 19);
 
 // Exactly the strings `names` (UTF-8; duplicates allowed).
 CodepointDfa NamesDfa(const std::vector<std::string>& names);

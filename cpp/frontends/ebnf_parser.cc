@@ -553,10 +553,13 @@ class EbnfParser {
   }
 
   // `name[attr, ...]` at pos_ (on its '['): xgrammar's rule attributes. `lazy` (the rule ends as soon as its
-  // regular body is complete) is built; the others are named in the error. Returns whether `lazy` was given.
-  bool ParseRuleAttributes(const std::string& name) {
+  // regular body is complete) and `max_chars=n` (... once n characters are read) are built; the others are
+  // checked where xgrammar checks them, then named in the error. Returns the first-match count (0 for lazy, n
+  // for max_chars=n, the smaller when both), or -1 for none.
+  int64_t ParseRuleAttributes(const std::string& name) {
     ++pos_;  // '['
     bool lazy = false;
+    int64_t max_chars = -1;
     while (true) {
       SkipSpace();
       const size_t at = pos_;
@@ -577,17 +580,25 @@ class EbnfParser {
         if (number.empty() || end != number.c_str() + number.size()) Fail("expected a number after temperature=");
         if (!std::isfinite(t) || t < 0) Fail("temperature must be a finite non-negative number, got " + number);
       }
-      if (attr != "lazy") {
+      if (attr != "lazy" && attr != "max_chars") {
         pos_ = at;
         Fail(attr.empty() ? "expected a rule attribute in '" + name + "[...]'"
-                          : "rule attribute '" + attr + "' is not supported (lazy is; max_tokens, max_chars, "
+                          : "rule attribute '" + attr + "' is not supported (lazy and max_chars are; max_tokens, "
                             "temperature and captures are not built)");
       }
-      if (lazy) {
+      if (attr == "lazy" ? lazy : max_chars >= 0) {
         pos_ = at;
-        Fail("lazy attribute is specified more than once");
+        Fail(attr + " attribute is specified more than once");
       }
-      lazy = true;
+      if (attr == "lazy") {
+        lazy = true;
+      } else {
+        SkipSpace();
+        if (Peek() != '=') Fail("expected '=' and a count after max_chars");
+        ++pos_;
+        SkipSpace();
+        max_chars = ParseAttributeCount("max_chars");
+      }
       SkipSpace();
       if (Peek() == ',') {
         ++pos_;
@@ -596,8 +607,24 @@ class EbnfParser {
       if (Peek() != ']') Fail("expected ',' or ']' in the attributes of rule '" + name + "'");
       ++pos_;
       SkipSpace();
-      return lazy;
+      return lazy ? 0 : max_chars;
     }
+  }
+
+  // A count in [0, 2^31) at pos_ (a rule attribute's or a Regex(...) argument's value).
+  int64_t ParseAttributeCount(const std::string& what) {
+    const size_t at = pos_;
+    int64_t n = 0;
+    while (!AtEnd() && Peek() >= '0' && Peek() <= '9') {
+      n = n * 10 + (Peek() - '0');
+      ++pos_;
+      if (n > 2147483647) {
+        pos_ = at;
+        Fail(what + " must be at most 2147483647");
+      }
+    }
+    if (pos_ == at) Fail("expected a non-negative integer after " + what + "=");
+    return n;
   }
 
   // True if the text at pos_ is `NAME ::=` (the start of the next rule).
@@ -625,7 +652,7 @@ class EbnfParser {
     const std::string_view name_view = NameView();
     const std::string name(name_view);
     SkipSpace();
-    const bool lazy = Peek() == '[' && ParseRuleAttributes(name);
+    const int64_t first_match_after = Peek() == '[' ? ParseRuleAttributes(name) : -1;
     if (s_.compare(pos_, 3, "::=") != 0) Fail("expected '::=' after rule name '" + name + "'");
     pos_ += 3;
     if (rule_index_.count(name_view)) {
@@ -645,15 +672,15 @@ class EbnfParser {
       lookahead = last_lookahead_;
       last_lookahead_ = -1;
     }
-    if (lazy) {  // the body's first matches, as an automaton of helper rules
+    if (first_match_after >= 0) {  // the body's first matches, as an automaton of helper rules
       std::vector<int32_t> states;
       try {
-        body = AddFirstMatchExpr(&g_, body, limits_, &states);
+        body = AddFirstMatchExpr(&g_, body, first_match_after, limits_, &states);
       } catch (const LimitError&) {
         throw;
       } catch (const InputError& e) {
         pos_ = name_pos;
-        Fail("lazy rule '" + name + "': " + e.what());
+        Fail((first_match_after == 0 ? "lazy rule '" : "max_chars rule '") + name + "': " + e.what());
       }
       for (int32_t r : states) helper_rules_.push_back({r, "lazy_"});
     }
@@ -982,19 +1009,20 @@ class EbnfParser {
     // (xg2jax's: only the first matches, the text ending as soon as the pattern is complete; the form
     // Lark's `[lazy]` rules and `suffix` / `stop` markers take).
     bool json_string = false, search = false, lazy = false, has_flags = false, ignore_case = false, dot_all = false;
+    int64_t max_chars = -1;
     size_t lazy_at = 0;
     while (Peek() == ',') {
       ++pos_;
       SkipSpace();
       size_t arg = pos_;
       std::string name = IsNameStart(Peek()) ? ParseName() : "";
-      if (name != "json_string" && name != "search" && name != "flags" && name != "lazy") {
+      if (name != "json_string" && name != "search" && name != "flags" && name != "lazy" && name != "max_chars") {
         pos_ = arg;
         Fail(name.empty() ? std::string("Regex(...) expects name=value arguments after the pattern")
                           : "Regex(...) argument '" + name +
-                                "' is not supported (json_string, search, flags and lazy are)");
+                                "' is not supported (json_string, search, flags, lazy and max_chars are)");
       }
-      if (name == "lazy") lazy_at = arg;
+      if (name == "lazy" || name == "max_chars") lazy_at = arg;
       SkipSpace();
       if (Peek() != '=') Fail("expected '=' after Regex(...) argument '" + name + "'");
       ++pos_;
@@ -1016,6 +1044,11 @@ class EbnfParser {
         SkipSpace();
         continue;
       }
+      if (name == "max_chars") {
+        max_chars = ParseAttributeCount("max_chars");
+        SkipSpace();
+        continue;
+      }
       size_t value_at = pos_;
       std::string value = IsNameStart(Peek()) ? ParseName() : "";
       if (value != "true" && value != "false") {
@@ -1027,18 +1060,20 @@ class EbnfParser {
     }
     if (Peek() != ')') Fail("expected ')' to close Regex(...)");
     ++pos_;
-    if (lazy && (search || json_string)) {
+    const int64_t first_match_after = lazy ? 0 : max_chars;
+    if (first_match_after >= 0 && (search || json_string)) {
       pos_ = lazy_at;
-      Fail(std::string("Regex(...) argument 'lazy' cannot be combined with ") + (search ? "search" : "json_string"));
+      Fail(std::string("Regex(...) arguments 'lazy' and 'max_chars' cannot be combined with ") +
+           (search ? "search" : "json_string"));
     }
     try {
       const RegexDot dot = dot_all ? RegexDot::kAnyCodePoint
                            : has_flags ? RegexDot::kNoNewline
                            : search ? RegexDot::kNoLineTerminators
                                     : RegexDot::kAnyCodePoint;
-      if (lazy) {
+      if (first_match_after >= 0) {
         std::vector<int32_t> states;
-        const int32_t start = AddFirstMatchRegex(&g_, pattern, dot, ignore_case, limits_, &states);
+        const int32_t start = AddFirstMatchRegex(&g_, pattern, dot, ignore_case, first_match_after, limits_, &states);
         for (int32_t r : states) helper_rules_.push_back({r, "lazy_"});
         return start;
       }

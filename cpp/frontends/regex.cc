@@ -242,10 +242,12 @@ namespace {
 
 // The first matches of `dfa` as rules of `g` (one per state of the trimmed, merged automaton); returns an
 // expression for the start state.
-int32_t AddFirstMatchRules(Grammar* g, const CodepointDfa& dfa, std::vector<int32_t>* new_rules) {
+int32_t AddFirstMatchRules(Grammar* g, const CodepointDfa& dfa, int64_t after_chars, const Limits& limits,
+                           std::vector<int32_t>* new_rules) {
   // Merging is bounded like the JSON Schema front end's string automata; past it the states stay as they are.
   constexpr int64_t kMaxMergeWork = int64_t{1} << 22;
-  const EmissionPlan plan = PlanEmission(FirstMatches(dfa), kMaxMergeWork);
+  const EmissionPlan plan =
+      PlanEmission(FirstMatches(dfa, after_chars, limits.max_automaton_states), kMaxMergeWork);
   auto class_of = [&](const CodepointRanges& ranges) {
     Expr e;
     e.kind = ExprKind::kCharClass;
@@ -259,7 +261,7 @@ int32_t AddFirstMatchRules(Grammar* g, const CodepointDfa& dfa, std::vector<int3
     never.negated = true;
     return g->Add(std::move(never));
   }
-  std::vector<int32_t> rule_of(dfa.num_states(), -1);
+  std::vector<int32_t> rule_of(plan.states.empty() ? 0 : plan.states.back().id + 1, -1);
   for (const EmissionPlan::State& st : plan.states) {
     rule_of[st.id] = static_cast<int32_t>(g->rules.size());
     new_rules->push_back(rule_of[st.id]);
@@ -371,16 +373,18 @@ regex::Node ExprNode(const Grammar& g, int32_t id, std::vector<int32_t>* open) {
 }  // namespace
 
 int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot, bool ignore_case,
-                           const Limits& limits, std::vector<int32_t>* new_rules) {
+                           int64_t after_chars, const Limits& limits, std::vector<int32_t>* new_rules) {
   const CodepointRanges& dot_ranges =
       dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : dot == RegexDot::kNoNewline ? kNoNewline : kDotRanges;
   return AddFirstMatchRules(g, MatchDfa(pattern, dot_ranges, ignore_case, limits.max_automaton_states, limits),
-                            new_rules);
+                            after_chars, limits, new_rules);
 }
 
-int32_t AddFirstMatchExpr(Grammar* g, int32_t expr, const Limits& limits, std::vector<int32_t>* new_rules) {
+int32_t AddFirstMatchExpr(Grammar* g, int32_t expr, int64_t after_chars, const Limits& limits,
+                          std::vector<int32_t>* new_rules) {
   std::vector<int32_t> open;
-  return AddFirstMatchRules(g, NodeDfa(ExprNode(*g, expr, &open), limits.max_automaton_states, limits), new_rules);
+  return AddFirstMatchRules(g, NodeDfa(ExprNode(*g, expr, &open), limits.max_automaton_states, limits), after_chars,
+                            limits, new_rules);
 }
 
 Grammar RegexToGrammar(const std::string& pattern, RegexMode mode) {

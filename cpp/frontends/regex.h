@@ -51,14 +51,16 @@ int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode,
 // xgrammar's `[lazy]` rules, `Regex(..., lazy=true)`). Built as an automaton, not lowered node by node:
 // one new rule per state of the merged automaton (appended to g->rules, unnamed: their indices are
 // appended to `*new_rules` for the caller to name); returns an expression for the start state. Throws
-// RegexError, or LimitError when the automaton exceeds `limits.max_automaton_states`.
+// RegexError, or LimitError when the automaton exceeds `limits.max_automaton_states`. `after_chars` > 0: the
+// first matches once that many code points are read (xgrammar's max_chars; FirstMatches).
 int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot, bool ignore_case,
-                           const Limits& limits, std::vector<int32_t>* new_rules);
+                           int64_t after_chars, const Limits& limits, std::vector<int32_t>* new_rules);
 
 // The first matches of the expression `expr` of `g` (EBNF `r[lazy] ::= ...`): as AddFirstMatchRegex, for a
 // body made of literals, classes, sequences, choices and repetitions. Throws InputError naming what else it
 // meets (a rule reference: a lazy rule's body is regular).
-int32_t AddFirstMatchExpr(Grammar* g, int32_t expr, const Limits& limits, std::vector<int32_t>* new_rules);
+int32_t AddFirstMatchExpr(Grammar* g, int32_t expr, int64_t after_chars, const Limits& limits,
+                          std::vector<int32_t>* new_rules);
 
 // A grammar with the single rule `root ::= <pattern>`.
 Grammar RegexToGrammar(const std::string& pattern, RegexMode mode = RegexMode::kFullMatch);

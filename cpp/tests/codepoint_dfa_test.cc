@@ -115,6 +115,20 @@ TEST(CodepointDfa, FirstMatchesEndAtTheFirstCompleteMatch) {
       EXPECT_EQ(Accepts(first, s), c.match(s) && !prefix_matches) << c.pattern << " first, length " << s.size();
     }
   }
+  // After n code points (xgrammar's max_chars): no proper prefix of at least n code points matches.
+  for (const Case& c : cases) {
+    const CodepointDfa whole = MatchDfa(c.pattern, {{0, kMaxCodepoint}}, false, 1000);
+    for (int64_t n : {1, 2, 3}) {
+      const CodepointDfa after = FirstMatches(whole, n);
+      for (const std::u32string& s : AllStrings(U"abc", 6)) {
+        bool long_prefix_matches = false;
+        for (size_t k = static_cast<size_t>(n); k < s.size(); ++k)
+          long_prefix_matches = long_prefix_matches || c.match(s.substr(0, k));
+        EXPECT_EQ(Accepts(after, s), c.match(s) && !long_prefix_matches) << c.pattern << " after " << n;
+      }
+    }
+  }
+  EXPECT_THROW(FirstMatches(MatchDfa(".*", {{0, kMaxCodepoint}}, false, 100), 1000, 100), LimitError);
   // Case folding and the caller's `.`.
   const CodepointDfa folded = MatchDfa("ab", {{0, kMaxCodepoint}}, true, 100);
   EXPECT_TRUE(Accepts(folded, U"aB"));

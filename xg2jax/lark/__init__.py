@@ -8,11 +8,12 @@ folding), ``/regex/flags`` (``i``, ``s``, ``u``), character ranges ``"a".."z"``,
 nested grammars ``%lark { ... }``, named grammars ``@name`` (``Grammar.from_lark(named_grammars=...)``) and
 ``%regex {"substring_chunks": [...]}`` / ``{"substring_chars": "..."}``, special tokens ``<|name|>`` / ``<[0,5-7]>``
 (``Token(...)``) and free text over tokens: ``<[*]>`` (any one token) and ``<[^0,5-7]>`` (any one token but those:
-``ExcludeToken(...)``), and the rule attributes ``[lazy]``, ``[suffix=M]`` and ``[stop=M]`` (first matches of a
-regular body, or of the body followed by M: ``Regex(..., lazy=true)``), and xgrammar's dynamic dispatch (``T* tail``
+``ExcludeToken(...)``), and the rule attributes ``[lazy]``, ``[suffix=M]``, ``[stop=M]`` and ``[max_chars=n]`` (first
+matches of a regular body, of the body followed by M, or once n characters are read: ``Regex(..., lazy=true)``,
+``Regex(..., max_chars=n)``), and xgrammar's dynamic dispatch (``T* tail``
 with lazy heads: tool calls in free text, ``TagDispatch``; see ``_dispatch.py``). Everything else raises :class:`LarkError`
 naming the construct (priorities, templates, ``%declare``, the attributes ``capture`` / ``max_tokens`` /
-``max_chars`` / ``temperature``, other modules). See ``_convert.py`` for how the language is read.
+``temperature``, other modules). See ``_convert.py`` for how the language is read.
 """
 
 from xg2jax.lark._convert import lark_to_ebnf

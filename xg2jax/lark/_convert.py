@@ -32,7 +32,6 @@ _NOT_BUILT = {
     "capture": "captured text is not recorded by the matcher",
     "stop_capture": "captured text is not recorded by the matcher",
     "max_tokens": "the matcher counts no tokens per rule",
-    "max_chars": "the matcher counts no characters per rule",
     "temperature": "the matcher has no per-rule temperature",
 }
 
@@ -136,11 +135,15 @@ class _Converter:
                     state[child] = 1
                     stack.append((child, iter(sorted(refs[child]))))
 
-    def regex(self, pattern: str, flags: str, lazy: bool = False) -> str:
+    def regex(self, pattern: str, flags: str, first_match_after: int | None = None) -> str:
+        """The engine's ``Regex(...)`` for a pattern; ``first_match_after``: its first matches (0: ``lazy=true``;
+        n: once n characters are read, ``max_chars=n``)."""
         problem = _core.automata.regex_syntax_error(pattern)
         if problem is not None:
             raise ValueError(problem)
-        return f'Regex({literal(pattern)}, flags="{flags}"{", lazy=true" if lazy else ""})'
+        first = "" if first_match_after is None else ", lazy=true" if first_match_after == 0 else \
+            f", max_chars={first_match_after}"
+        return f'Regex({literal(pattern)}, flags="{flags}"{first})'
 
     def tag_dispatch(self, tools: list, loop: bool = True, check_attrs: bool = True) -> str:
         """The engine's TagDispatch for a recognised ``T* tail`` (see ``_dispatch``): one tag per trigger, its rule
@@ -180,16 +183,21 @@ class _Converter:
     def first_match_rule(self, d) -> str:
         """The body of a rule with attributes: ``[lazy]`` keeps the first matches of its body (the rule ends as soon
         as the body is complete), ``[suffix=M]`` / ``[stop=M]`` the first matches of the body followed by M (the
-        rule ends at the first complete M, which is part of the text). The body (and M) must be regular: it is
-        written as one regex, and the engine's ``Regex(..., lazy=true)`` builds its automaton. Without captures,
-        ``stop`` and ``suffix`` are the same language."""
+        rule ends at the first complete M, which is part of the text), ``[max_chars=n]`` the first matches once n
+        characters are read (shorter texts may go on; xgrammar's budget). The body (and M) must be regular: it is
+        written as one regex, and the engine's ``Regex(..., lazy=true)`` / ``Regex(..., max_chars=n)`` builds its
+        automaton. Without captures, ``stop`` and ``suffix`` are the same language."""
         if "temperature" in d.attrs and _references_a_rule(self.doc, d.body):
             self.fail(d.attrs["temperature"][1], "temperature is only supported on terminals and subgrammars "
                                                  f"(rule '{d.name}' references a rule)")
         for key, (_, pos) in d.attrs.items():
-            if key not in ("lazy", "suffix", "stop"):
+            if key not in ("lazy", "suffix", "stop", "max_chars"):
                 self.fail(pos, f"rule attribute '{key}' is not supported by xg2jax ({_NOT_BUILT[key]}); "
-                               "lazy, suffix and stop are")
+                               "lazy, suffix, stop and max_chars are")
+        marker = d.attrs.get("suffix") or d.attrs.get("stop")
+        if "max_chars" in d.attrs and marker is not None:
+            self.fail(d.attrs["max_chars"][1], "max_chars together with suffix or stop is not supported by xg2jax "
+                                               "(xgrammar then closes the rule without its marker)")
         head = DispatchReader(self.doc).head_marker(("ref", d.name, d.pos))
         if head is not None:  # any text, then a marker: read as a dispatch, as xgrammar does
             if head[0] == "regex":
@@ -200,11 +208,11 @@ class _Converter:
             return self.tag_dispatch([(head[0], head[1], [], d, None)], loop=False, check_attrs=False)
         flags: set = set()
         pattern = self.regex_of(d.body, flags)
-        marker = d.attrs.get("suffix") or d.attrs.get("stop")
         if marker is not None:
             pattern = f"(?:{pattern})(?:{self.regex_of(marker[0], flags)})"
-        elif "lazy" not in d.attrs:
+        elif "lazy" not in d.attrs and "max_chars" not in d.attrs:
             return self.expr(d.body, in_terminal=False)
+        after = 0 if "lazy" in d.attrs or marker is not None else d.attrs["max_chars"][0]
         shared = ""
         for flag, meaning in (("i", "case-insensitive matching"), ("s", "'.' matching a newline")):
             wanted = {on for f, on in flags if f == flag}
@@ -213,7 +221,7 @@ class _Converter:
                                  f"on {meaning} (regex flag '{flag}')")
             shared += flag if True in wanted else ""
         try:
-            return self.lexeme(self.regex(pattern, shared, lazy=True), in_terminal=False)
+            return self.lexeme(self.regex(pattern, shared, first_match_after=after), in_terminal=False)
         except ValueError as e:
             self.fail(d.pos, f"rule '{d.name}': failed to compile its body as one regular expression: {e}")
 
