@@ -46,7 +46,7 @@ REASONS = [
     ("expects torch tensors from allocate_token_bitmask (xg2jax returns numpy)", True,
      r"numpy.ndarray' object has no attribute|must be Tensor, not numpy|not numpy.ndarray"),
     ("xgrammar.kernels (torch / triton bitmask kernels)", True, r"xgrammar.kernels"),
-    ("Lark rule attributes xg2jax does not build: capture, max_tokens, max_chars, temperature", True,
+    ("Lark rule attributes xg2jax does not build: capture, max_tokens, temperature (max_chars with suffix / stop)", True,
      r"rule attributes? '?(capture|stop_capture|max_tokens|max_chars|temperature)|rule attributes such as|"
      r"\[temperature|temperature must be|get_captures"),
     ("Lark's dynamic dispatch (lazy heads of `tool* tail`; any text + marker read as a tag dispatch)", True,
