@@ -52,6 +52,11 @@ const CodepointRanges kDotRanges = {{0, '\n' - 1}, {'\n' + 1, '\r' - 1}, {'\r' +
 const CodepointRanges kAnyCodepoint = {{0, kMaxCodepoint}};
 const CodepointRanges kNoNewline = {{0, '\n' - 1}, {'\n' + 1, kMaxCodepoint}};
 
+// The code points `.` stands for.
+const CodepointRanges& DotRanges(RegexDot dot) {
+  return dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : dot == RegexDot::kNoNewline ? kNoNewline : kDotRanges;
+}
+
 // JSON-string spelling (RegexSpelling::kJsonString): the characters a JSON string cannot hold raw.
 bool NeedsJsonEscape(uint32_t cp) { return cp < 0x20 || cp == '"' || cp == '\\'; }
 
@@ -228,8 +233,7 @@ int32_t SearchLanguage(Grammar* g, Lowering* lowering, const std::vector<regex::
 
 int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode, RegexDot dot, RegexSpelling spelling,
                  bool ignore_case) {
-  const CodepointRanges& dot_ranges =
-      dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : dot == RegexDot::kNoNewline ? kNoNewline : kDotRanges;
+  const CodepointRanges& dot_ranges = DotRanges(dot);
   std::vector<regex::TopLevelAlternative> alternatives = regex::ParseRegexPattern(pattern, dot_ranges, ignore_case);
   Lowering lowering(g, spelling == RegexSpelling::kJsonString);
   std::vector<int32_t> bodies;
@@ -374,8 +378,7 @@ regex::Node ExprNode(const Grammar& g, int32_t id, std::vector<int32_t>* open) {
 
 int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot, bool ignore_case,
                            int64_t after_chars, const Limits& limits, std::vector<int32_t>* new_rules) {
-  const CodepointRanges& dot_ranges =
-      dot == RegexDot::kAnyCodePoint ? kAnyCodepoint : dot == RegexDot::kNoNewline ? kNoNewline : kDotRanges;
+  const CodepointRanges& dot_ranges = DotRanges(dot);
   return AddFirstMatchRules(g, MatchDfa(pattern, dot_ranges, ignore_case, limits.max_automaton_states, limits),
                             after_chars, limits, new_rules);
 }

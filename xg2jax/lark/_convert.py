@@ -85,8 +85,8 @@ class _Converter:
         if self.start not in self.doc.definitions or self.doc.definitions[self.start].is_terminal:
             self.fail(0, f"no start rule: the grammar defines no rule '{self.start}'")
         self.check_terminal_cycles()
-        dispatch = DispatchReader(self.doc)
-        dispatches = {d.name: dispatch.read(d.body) for d in self.doc.definitions.values()
+        self.dispatch = DispatchReader(self.doc)
+        dispatches = {d.name: self.dispatch.read(d.body) for d in self.doc.definitions.values()
                       if not d.is_terminal and not d.attrs}
         self.dispatch_heads = {t[4] for tools in dispatches.values() if tools for t in tools}
         for d in self.doc.definitions.values():
@@ -198,7 +198,7 @@ class _Converter:
         if "max_chars" in d.attrs and marker is not None:
             self.fail(d.attrs["max_chars"][1], "max_chars together with suffix or stop is not supported by xg2jax "
                                                "(xgrammar then closes the rule without its marker)")
-        head = DispatchReader(self.doc).head_marker(("ref", d.name, d.pos))
+        head = self.dispatch.head_marker(("ref", d.name, d.pos))
         if head is not None:  # any text, then a marker: read as a dispatch, as xgrammar does
             if head[0] == "regex":
                 if d.name in self.dispatch_heads:  # its dispatch reads it; as a rule of its own it is not used
