@@ -100,7 +100,7 @@ SYNTAX_ERRORS = [
     # Regex("...") is supported (tests/test_regex.py); its other arguments and bad patterns are errors.
     ("builtin_regex_flag", 'root ::= Regex("[a-z]+", flags="m")', "Regex(...) flag 'm' is not supported", (1, 32)),
     ("builtin_regex_bad_pattern", 'root ::= Regex("a(?=b)")',
-     "in the Regex(...) pattern at position 1: lookahead assertion '(?=' is not supported", (1, 18)),
+     "in the Regex(...) pattern at position 1: Lookahead assertion '(?=' is not supported", (1, 18)),
     ("builtin_json_schema", 'root ::= "x" JSONSchema("{}")', "builtin 'JSONSchema(...)' is not supported", (1, 14)),
     ("rule_attribute", 'root ::= r\nr[max_tokens=3] ::= "a"', "rule attribute 'max_tokens' is not supported", (2, 3)),
     ("rule_attribute_root", 'root[lazy, temperature=0.5] ::= "a"', "rule attribute 'temperature' is not supported",

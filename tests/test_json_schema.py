@@ -352,7 +352,7 @@ class JsonSchemaTest(GrammarTestCase, parameterized.TestCase):
         ("unknown_keyword", {"properties": {"x": {"$recursiveRef": "#"}}}, UnsupportedSchemaError,
          "JSON Schema at '/properties/x/$recursiveRef': keyword '$recursiveRef' is not supported"),
         ("unsupported_regex", {"properties": {"x": {"pattern": "(?<=a)b"}}}, UnsupportedSchemaError,
-         "JSON Schema at '/properties/x/pattern': regex \"(?<=a)b\": at position 0: lookbehind assertion"),
+         "JSON Schema at '/properties/x/pattern': regex \"(?<=a)b\": at position 0: Lookbehind assertion"),
         ("dangling_ref", {"$ref": "#/$defs/nope"}, SchemaError, "JSON Schema at '/$ref': $ref '#/$defs/nope' points to nothing"),
         ("bad_type", {"type": "strin"}, SchemaError, "JSON Schema at '/type': type must be one of"),
         # An empty type array is valid since draft 6 and allows no value; draft 4 required one element.

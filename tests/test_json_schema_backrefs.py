@@ -49,7 +49,7 @@ class BackreferenceSchemaTest(GrammarTestCase):
     def test_strict_mode_names_the_backreference(self):
         with self.assertRaisesRegex(UnsupportedSchemaError,
                                     re.escape("JSON Schema at '/pattern': regex \"^(a|b)\\\\1$\": at position 6: "
-                                              "backreference '\\1' is not supported (pass strict_mode=False to "
+                                              "Backreference '\\1' is not supported (pass strict_mode=False to "
                                               "widen each backreference to its group's pattern)")):
             xg2jax.Grammar.from_json_schema(_string(r"^(a|b)\1$"))
 
@@ -71,7 +71,7 @@ class BackreferenceSchemaTest(GrammarTestCase):
 
     def test_complement_still_raises(self):
         # Under `not` a wider pattern would reject valid strings, so it is not widened.
-        with self.assertRaisesRegex(UnsupportedSchemaError, "backreference"):
+        with self.assertRaisesRegex(UnsupportedSchemaError, "Backreference"):
             xg2jax.Grammar.from_json_schema({"type": "string", "not": {"pattern": r"(a)\1"}}, strict_mode=False)
 
 

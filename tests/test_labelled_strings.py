@@ -58,7 +58,7 @@ EXCEPTIONS: tuple[LabelException, ...] = (
     LabelException(
         "regex lookahead (?= / (?!", r'(?<=\bRegex\(")[^"]*\(\?[=!]',
         "regex lookahead assertions are not supported (frontends/regex.h)",
-        "unsupported", "lookahead assertion '(?"),
+        "unsupported", "ookahead assertion '(?"),  # Lookahead / Negative lookahead
     LabelException(
         "<converted print_ebnf> placeholder", r"\A<converted print_ebnf>\Z",
         "the extractor recorded a placeholder, not a grammar (xgrammar printed a converted grammar "

@@ -382,15 +382,15 @@ class AcceptanceTest(GrammarTestCase, parameterized.TestCase):
 # Errors: (name, pattern, message fragment, position)
 # ---------------------------------------------------------------------------------------------
 ERRORS = [
-    ("backreference", r"(a)\1", r"backreference '\1' is not supported", 3),
-    ("named_backreference", r"(?<x>a)\k<x>", r"backreference '\k<name>' is not supported", 7),
-    ("python_backreference", r"(?P<x>a)(?P=x)", "backreference '(?P=name)' is not supported", 8),
-    ("lookahead", r"a(?=b)", "lookahead assertion '(?=' is not supported", 1),
-    ("negative_lookahead", r"a(?!b)", "negative lookahead assertion '(?!' is not supported", 1),
-    ("lookbehind", r"(?<=a)b", "lookbehind assertion '(?<=' is not supported", 0),
-    ("negative_lookbehind", r"x(?<!a)b", "negative lookbehind assertion '(?<!' is not supported", 1),
-    ("word_boundary", r"\bcat\b", r"word boundary '\b' is not supported", 0),
-    ("non_word_boundary", r"a\B", r"word boundary '\B' is not supported", 1),
+    ("backreference", r"(a)\1", r"Backreference '\1' is not supported", 3),
+    ("named_backreference", r"(?<x>a)\k<x>", r"Backreference '\k<name>' is not supported", 7),
+    ("python_backreference", r"(?P<x>a)(?P=x)", "Backreference '(?P=name)' is not supported", 8),
+    ("lookahead", r"a(?=b)", "Lookahead assertion '(?=' is not supported", 1),
+    ("negative_lookahead", r"a(?!b)", "Negative lookahead assertion '(?!' is not supported", 1),
+    ("lookbehind", r"(?<=a)b", "Lookbehind assertion '(?<=' is not supported", 0),
+    ("negative_lookbehind", r"x(?<!a)b", "Negative lookbehind assertion '(?<!' is not supported", 1),
+    ("word_boundary", r"\bcat\b", r"Word boundary assertion '\b' is not supported", 0),
+    ("non_word_boundary", r"a\B", r"Word boundary assertion '\B' is not supported", 1),
     ("unicode_script", r"\p{Script=Greek}+", r"Unicode property escape '\p{Script=Greek}' is not supported", 0),
     ("unicode_property_unterminated", r"x\P{L", r"unterminated Unicode property escape '\P{L'", 1),
     ("inline_flags", r"a(?i)bc", "inline modifier '(?i)' is not supported", 1),
@@ -413,17 +413,17 @@ ERRORS = [
     ("bound_too_large", r"a{1048577}", "repetition bound too large (the limit is 1048576)", 1),
     ("reversed_range", r"[z-a]", "character class range is reversed (start > end)", 1),
     ("set_as_range_end", r"[a-\d]", r"a class escape such as '\d' cannot be a range endpoint", 1),
-    ("empty_class", r"[]", "empty character class '[]' matches nothing", 0),
+    ("empty_class", r"[]", "Empty character class '[]' matches nothing", 0),
     ("class_matches_nothing", r"a[^\s\S]", "character class matches no character", 1),
     ("unknown_escape", r"ab\q", r"unknown escape '\q'", 2),
     ("python_anchor_escape", r"\Aabc", r"unknown escape '\A'", 0),
     ("bad_hex", r"\x4g", r"expected 2 hex digits after '\x'", 0),
-    ("bad_unicode", r"\u12G4", r"expected 4 hex digits after '\u'", 0),
+    ("bad_unicode", r"\u12G4", r"'\u' must be followed by four hexadecimal digits", 0),
     ("lone_surrogate", r"\uD800", "lone surrogate", 0),
     ("beyond_unicode", r"\u{110000}", "beyond U+10FFFF", 0),
     ("octal", r"\012", r"octal escape '\01' is not supported", 0),
     ("trailing_backslash", "ab\\", r"'\' at the end of the pattern", 2),
-    ("non_ascii_position", "中文(?=x)", "lookahead assertion", 2),  # positions count code points
+    ("non_ascii_position", "中文(?=x)", "Lookahead assertion", 2),  # positions count code points
 ]
 
 
@@ -458,7 +458,7 @@ class ErrorTest(parameterized.TestCase):
         with self.assertRaises(ValueError) as ctx:
             xgr.Grammar.from_regex(pattern)
         head, excerpt, caret = str(ctx.exception).split("\n")
-        self.assertEqual(head, r"regex error at position 300: backreference '\1' is not supported")
+        self.assertEqual(head, r"regex error at position 300: Backreference '\1' is not supported")
         self.assertTrue(excerpt.startswith("  ...a") and excerpt.endswith("b..."), excerpt)
         self.assertEqual(excerpt[len(caret) - 1:len(caret) + 1], "\\1")
 
@@ -487,7 +487,7 @@ class EbnfBuiltinAndCompilerTest(GrammarTestCase):
         with self.assertRaises(ValueError) as ctx:
             xgr.Grammar.from_ebnf('root ::= "x"\n  | Regex("[0-9]+(?<=1)")')
         self.assertEqual(str(ctx.exception),
-                         "EBNF syntax error at 2:18: in the Regex(...) pattern at position 6: lookbehind assertion "
+                         "EBNF syntax error at 2:18: in the Regex(...) pattern at position 6: Lookbehind assertion "
                          "'(?<=' is not supported\n    | Regex(\"[0-9]+(?<=1)\")\n                   ^")
         for text, fragment in (('root ::= Regex("a", mode="i")', "Regex(...) argument 'mode' is not supported"),
                                ("root ::= Regex(abc)", "Regex(...) takes a string literal pattern"),

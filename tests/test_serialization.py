@@ -53,9 +53,15 @@ class SerializationTest(absltest.TestCase):
         self.assertEqual(loaded.dump_metadata(), metadata)
         for bad, message in (("[]", "must be a JSON object"), ("{", "is not JSON"),
                              (metadata.replace('"vocab_size":12', '"vocab_size":"12"'), "'vocab_size' must be"),
-                             (metadata[:-1] + ',"extra":1}', "unknown field")):
+                             (metadata[:-1] + ',"extra":1}', "unknown field"),
+                             (metadata[:-1] + ',"prepend_space_in_tokenization":false}', "disagree"),
+                             (metadata[:-1] + ',"prepend_space_in_tokenization":1}', "must be a JSON bool")):
             with self.assertRaisesRegex(ValueError, message):
                 xgr.TokenizerInfo.from_vocab_and_metadata(vocab, bad)
+        # xgrammar's earlier name for add_prefix_space is read as it.
+        legacy = json.dumps({"vocab_type": 1, "vocab_size": 12, "prepend_space_in_tokenization": True,
+                             "stop_token_ids": [0, 1]})
+        self.assertEqual(xgr.TokenizerInfo.from_vocab_and_metadata(vocab, legacy).dump_metadata(), metadata)
 
     def test_grammar_round_trip(self):
         grammar = _grammar()

@@ -147,6 +147,15 @@ class TokenizerInfo:
         if not isinstance(doc, dict):
             raise ValueError(f"TokenizerInfo metadata must be a JSON object, got {type(doc).__name__}")
         fields = {"vocab_type": int, "vocab_size": int, "add_prefix_space": bool, "stop_token_ids": list}
+        # xgrammar's earlier name for add_prefix_space, still found in stored metadata: read as it, must agree.
+        legacy = doc.pop("prepend_space_in_tokenization", None)
+        if legacy is not None:
+            if not isinstance(legacy, bool):
+                raise ValueError(f"TokenizerInfo metadata: 'prepend_space_in_tokenization' must be a JSON bool, got "
+                                 f"{legacy!r}")
+            if doc.setdefault("add_prefix_space", legacy) != legacy:
+                raise ValueError("TokenizerInfo metadata: 'prepend_space_in_tokenization' and 'add_prefix_space' "
+                                 "disagree")
         for name, kind in fields.items():
             value = doc.get(name)
             if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):

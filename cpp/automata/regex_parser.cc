@@ -369,12 +369,12 @@ class Parser {
   // The message for `(?` followed by anything but `:`, `<name>` or `P<name>`.
   std::string UnsupportedGroup(size_t open) const {
     const uint32_t k = Peek(1), k2 = Peek(2);
-    if (k == '=') return "lookahead assertion '(?=' is not supported";
-    if (k == '!') return "negative lookahead assertion '(?!' is not supported";
-    if (k == '<' && k2 == '=') return "lookbehind assertion '(?<=' is not supported";
-    if (k == '<' && k2 == '!') return "negative lookbehind assertion '(?<!' is not supported";
+    if (k == '=') return "Lookahead assertion '(?=' is not supported";
+    if (k == '!') return "Negative lookahead assertion '(?!' is not supported";
+    if (k == '<' && k2 == '=') return "Lookbehind assertion '(?<=' is not supported";
+    if (k == '<' && k2 == '!') return "Negative lookbehind assertion '(?<!' is not supported";
     if (k == '>') return "atomic group '(?>' is not supported";
-    if (k == 'P' && k2 == '=') return "backreference '(?P=name)' is not supported";
+    if (k == 'P' && k2 == '=') return "Backreference '(?P=name)' is not supported";
     if (k == 'P' && k2 == '>') return "recursion '(?P>name)' is not supported";
     if (k == '#') return "comment group '(?#...)' is not supported";
     if (k == '(') return "conditional group '(?(...)' is not supported";
@@ -417,7 +417,7 @@ class Parser {
     }
     if (Peek() == ']') {  // ECMAScript: [] matches nothing, [^] any code point
       ++pos_;
-      if (!negated) Fail(open, "empty character class '[]' matches nothing (write '[\\]]' for a literal ']')");
+      if (!negated) Fail(open, "Empty character class '[]' matches nothing (write '[\\]]' for a literal ']')");
       return Class({{0, kMaxCodepoint}});
     }
     CodepointRanges ranges;
@@ -480,7 +480,7 @@ class Parser {
       if (digits == 0 || Peek() != '}') Fail(at, "expected hex digits and '}' in the escape '\\u{...}'");
       ++pos_;
     } else {
-      if (!ReadHex(4, &v)) Fail(at, "expected 4 hex digits after '\\u' (or '\\u{...}')");
+      if (!ReadHex(4, &v)) Fail(at, "'\\u' must be followed by four hexadecimal digits (or '{...}')");
       if (v >= 0xD800 && v <= 0xDBFF && Peek() == '\\' && Peek(1) == 'u') {
         const size_t save = pos_;
         pos_ += 2;
@@ -531,11 +531,11 @@ class Parser {
       }
       case 'b':
         if (in_class) return Single(0x08);  // [\b] is backspace
-        Fail(at, "word boundary '\\b' is not supported");
+        Fail(at, "Word boundary assertion '\\b' is not supported");
       case 'B':
         if (in_class) Fail(at, "unknown escape '\\B' in a character class");
-        Fail(at, "word boundary '\\B' is not supported");
-      case 'k': Fail(at, "backreference '\\k<name>' is not supported");
+        Fail(at, "Word boundary assertion '\\B' is not supported");
+      case 'k': Fail(at, "Backreference '\\k<name>' is not supported");
       case 'p': case 'P': {
         if (Peek() != '{') Fail(at, std::string("expected '{' after '\\") + static_cast<char>(c) + "'");
         const size_t name_start = pos_ + 1;
@@ -554,7 +554,7 @@ class Parser {
     }
     if (c >= '1' && c <= '9') {
       while (IsDigit(Peek())) ++pos_;
-      Fail(at, (in_class ? "octal escape '" : "backreference '") + Text(at, pos_) + "' is not supported");
+      Fail(at, (in_class ? "octal escape '" : "Backreference '") + Text(at, pos_) + "' is not supported");
     }
     // Identity escapes: anything but an ASCII letter or digit stands for itself (\. \\ \/ \- \" ...).
     // Unknown letters are errors, not literals: \a, \e, \A, \Z mean different things in other dialects.

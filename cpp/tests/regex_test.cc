@@ -155,11 +155,11 @@ TEST(Regex, EbnfBuiltin) {
 
 TEST(Regex, ErrorMessageFormat) {
   EXPECT_EQ(ErrorOf("ab(?=c)"),
-            "regex error at position 2: lookahead assertion '(?=' is not supported\n  ab(?=c)\n    ^");
+            "regex error at position 2: Lookahead assertion '(?=' is not supported\n  ab(?=c)\n    ^");
   EXPECT_EQ(ErrorOf("(a|b"), "regex error at position 0: unbalanced '(': no matching ')'\n  (a|b\n  ^");
   // Positions count code points: 中 is one.
   EXPECT_EQ(ErrorOf("\xE4\xB8\xAD\\1"),
-            "regex error at position 1: backreference '\\1' is not supported\n  \xE4\xB8\xAD\\1\n   ^");
+            "regex error at position 1: Backreference '\\1' is not supported\n  \xE4\xB8\xAD\\1\n   ^");
   try {
     RegexToGrammar("x{3,2}");
     FAIL() << "no error";
@@ -170,7 +170,7 @@ TEST(Regex, ErrorMessageFormat) {
   // A long pattern is quoted as a window around the error.
   std::string long_pattern = std::string(200, 'a') + "\\b" + std::string(200, 'b');
   std::string msg = ErrorOf(long_pattern);
-  EXPECT_EQ(msg.rfind("regex error at position 200: word boundary '\\b' is not supported\n  ...", 0), 0u) << msg;
+  EXPECT_EQ(msg.rfind("regex error at position 200: Word boundary assertion '\\b' is not supported\n  ...", 0), 0u) << msg;
   EXPECT_LT(msg.size(), 200u);
   // Invalid UTF-8: the position of the bad byte, in code points.
   const std::string invalid = ErrorOf("a\xE4\xB8\xAD\xFF");
@@ -179,13 +179,13 @@ TEST(Regex, ErrorMessageFormat) {
 
 TEST(Regex, UnsupportedConstructsAreNamed) {
   const std::pair<const char*, const char*> cases[] = {
-      {"(a)\\1", "backreference '\\1' is not supported"},
-      {"(?<n>a)\\k<n>", "backreference '\\k<name>' is not supported"},
-      {"a(?!b)", "negative lookahead assertion '(?!' is not supported"},
-      {"(?<=a)b", "lookbehind assertion '(?<=' is not supported"},
-      {"(?<!a)b", "negative lookbehind assertion '(?<!' is not supported"},
-      {"\\bword", "word boundary '\\b' is not supported"},
-      {"\\Bx", "word boundary '\\B' is not supported"},
+      {"(a)\\1", "Backreference '\\1' is not supported"},
+      {"(?<n>a)\\k<n>", "Backreference '\\k<name>' is not supported"},
+      {"a(?!b)", "Negative lookahead assertion '(?!' is not supported"},
+      {"(?<=a)b", "Lookbehind assertion '(?<=' is not supported"},
+      {"(?<!a)b", "Negative lookbehind assertion '(?<!' is not supported"},
+      {"\\bword", "Word boundary assertion '\\b' is not supported"},
+      {"\\Bx", "Word boundary assertion '\\B' is not supported"},
       {"\\p{Script=Greek}", "Unicode property escape '\\p{Script=Greek}' is not supported"},
       {"\\P{Emoji}", "Unicode property escape '\\P{Emoji}' is not supported"},
       {"a(?i)bc", "inline modifier '(?i)' is not supported"},
@@ -206,12 +206,12 @@ TEST(Regex, UnsupportedConstructsAreNamed) {
       {"a{1048577}", "repetition bound too large (the limit is 1048576)"},
       {"a{1,99999999999999999999}", "repetition bound too large"},
       {"[abc", "unterminated character class '['"},
-      {"[]", "empty character class '[]' matches nothing"},
+      {"[]", "Empty character class '[]' matches nothing"},
       {"[^\\s\\S]", "character class matches no character"},
       {"\\q", "unknown escape '\\q'"},
       {"\\a", "unknown escape '\\a'"},
       {"\\x4", "expected 2 hex digits after '\\x'"},
-      {"\\u12", "expected 4 hex digits after '\\u'"},
+      {"\\u12", "'\\u' must be followed by four hexadecimal digits"},
       {"\\u{110000}", "beyond U+10FFFF"},
       {"\\uDC00", "lone surrogate"},
       {"\\c1", "'\\c' must be followed by a letter"},
@@ -233,7 +233,7 @@ TEST(Regex, EbnfReportsRegexErrorsAtTheirSourceColumn) {
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(),
-                 "EBNF syntax error at 2:14: in the Regex(...) pattern at position 2: backreference '\\1' is not "
+                 "EBNF syntax error at 2:14: in the Regex(...) pattern at position 2: Backreference '\\1' is not "
                  "supported\n    | Regex(\"ab\\\\1\")\n               ^");
   }
 }

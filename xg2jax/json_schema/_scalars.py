@@ -406,7 +406,7 @@ class ScalarsMixin:
         except RegexUnsupported as e:
             if detail is not None or lo or hi is not None:
                 why = f"{detail or e}"
-                if "backreference" in why:
+                if "Backreference" in why:
                     why += " (pass strict_mode=False to widen each backreference to its group's pattern)"
                 raise UnsupportedSchemaError(f"{ptr}/pattern", f"regex {json.dumps(pattern)}: {why}") from None
         else:
