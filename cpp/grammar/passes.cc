@@ -352,12 +352,14 @@ void DropUnreachableRules(Grammar* g) {
     ForEachRef(*g, g->rules[r].body, visit);
     if (g->rules[r].lookahead >= 0) ForEachRef(*g, g->rules[r].lookahead, visit);
   }
+  if (std::find(seen.begin(), seen.end(), false) == seen.end()) return;  // every rule is reachable: nothing moves
   std::vector<int32_t> remap(n, -1);
   std::vector<Rule> kept;
+  kept.reserve(n);
   for (size_t r = 0; r < n; ++r) {
     if (seen[r]) {
       remap[r] = static_cast<int32_t>(kept.size());
-      kept.push_back(g->rules[r]);
+      kept.push_back(std::move(g->rules[r]));
     }
   }
   for (auto& e : g->exprs)

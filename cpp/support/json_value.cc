@@ -73,7 +73,7 @@ class JsonReader {
       ++pos_;
       return true;
     }
-    std::unordered_set<std::string_view> seen;
+    v->members.reserve(4);  // a schema's objects mostly hold a few members: one allocation, no regrowth
     while (true) {
       SkipSpace();
       if (pos_ >= s_.size() || s_[pos_] != '"') return Fail("expected a string key");
@@ -98,12 +98,21 @@ class JsonReader {
       return Fail("expected ',' or '}'");
     }
     if (options_.reject_duplicate_keys && v->members.size() > 1) {
-      for (const auto& m : v->members) {
-        if (!seen.insert(m.first).second) return Fail("duplicate key \"" + m.first + "\" in an object ending");
+      const auto& members = v->members;
+      if (members.size() <= 16) {  // compared pairwise: cheaper than building a hash set for a few keys
+        for (size_t i = 1; i < members.size(); ++i)
+          for (size_t j = 0; j < i; ++j)
+            if (members[i].first == members[j].first) return DuplicateKey(members[i].first);
+      } else {
+        std::unordered_set<std::string_view> seen;
+        for (const auto& m : members)
+          if (!seen.insert(m.first).second) return DuplicateKey(m.first);
       }
     }
     return true;
   }
+
+  bool DuplicateKey(const std::string& key) { return Fail("duplicate key \"" + key + "\" in an object ending"); }
 
   bool Array(JsonValue* v, size_t depth) {
     if (depth > options_.max_depth) return Fail("nesting deeper than " + std::to_string(options_.max_depth));
@@ -114,6 +123,7 @@ class JsonReader {
       ++pos_;
       return true;
     }
+    v->items.reserve(4);
     while (true) {
       SkipSpace();
       v->items.emplace_back();

@@ -228,7 +228,13 @@ std::string RuleTable::Text(std::string_view root) const {
     todo.pop_back();
     mark_named(rules_[r].second);
   }
-  std::string out = prefix_ + "root ::= ";
+  // Sized once: the text is a compile's largest string, and regrowing it copies what is written so far.
+  size_t length = prefix_.size() + root.size() + 10;
+  for (size_t r = 0; r < rules_.size(); ++r) length += rules_[r].first.size() + rules_[r].second.size() + 6;
+  std::string out;
+  out.reserve(length);
+  out += prefix_;
+  out += "root ::= ";
   out.append(root);
   out.push_back('\n');
   for (size_t r = 0; r < rules_.size(); ++r) {
