@@ -228,10 +228,12 @@ def test_a_matcher_shared_by_threads_raises_and_stays_consistent():
 
 def test_limits_are_validated():
     tok = xgr.TokenizerInfo([b"a"])
-    for field in ("max_nesting_depth", "max_items_per_set", "max_work_per_byte", "max_automaton_states",
-                  "max_subset_members", "max_fill_work"):
+    for field in ("max_items_per_set", "max_work_per_byte", "max_automaton_states", "max_subset_members",
+                  "max_fill_work"):
         with pytest.raises(ValueError, match="every limit must be positive"):
             xgr.GrammarCompiler(tok, limits=xgr.Limits(**{field: 0}))
+    with pytest.raises(ValueError, match="every limit must be positive"):  # (0 follows the process-wide depth)
+        xgr.GrammarCompiler(tok, limits=xgr.Limits(max_nesting_depth=-1))
     with pytest.raises(TypeError, match="limits must be an xg2jax.Limits"):
         xgr.GrammarCompiler(tok, limits={"max_nesting_depth": 3})
     with pytest.raises(TypeError):
@@ -299,3 +301,55 @@ def test_fill_work_limit_is_sticky_and_leaves_the_parse_unchanged():
     assert tight.accept_string("((a")
     roomy.fill_next_token_bitmask(bm)
     assert roomy.accept_token(vocab.index("a))"))
+
+
+def _nested(depth: int) -> str:
+    """A rule whose body nests `depth` levels (each group with a `?` adds one; the literal is level 1)."""
+    body = '"a"'
+    for _ in range(depth - 1):
+        body = f"({body})?"
+    return f"root ::= {body}"
+
+
+def test_process_wide_recursion_depth():
+    """xgrammar's get/set_max_recursion_depth and max_recursion_depth(): the nesting depth every Limits follows
+    unless it sets its own, read when a grammar is parsed or compiled."""
+    assert xgr.get_max_recursion_depth() == 1000
+    tok = xgr.TokenizerInfo([b"a"])
+    deep = _nested(60)
+    xgr.Grammar.from_ebnf(deep)
+    compiler = xgr.GrammarCompiler(tok)  # made before the change: its default limits follow the setting too
+    own = xgr.GrammarCompiler(tok, limits=xgr.Limits(max_nesting_depth=100))
+    with xgr.max_recursion_depth(50):
+        assert xgr.get_max_recursion_depth() == 50
+        assert xgr.Limits().max_nesting_depth == 50
+        assert compiler.limits.max_nesting_depth == 50
+        with pytest.raises(xgr.InputError, match="groups nest more than 50 deep"):
+            xgr.Grammar.from_ebnf(deep)
+        with pytest.raises(xgr.InputError, match="groups nest more than 50 deep"):
+            compiler.compile_grammar(deep)
+        xgr.Grammar.from_ebnf(_nested(50))
+        assert own.limits.max_nesting_depth == 100  # a Limits with its own depth keeps it
+        own.compile_grammar(deep)
+    assert xgr.get_max_recursion_depth() == 1000
+    compiler.compile_grammar(deep)
+    try:
+        xgr.set_max_recursion_depth(10000)
+        assert xgr.get_max_recursion_depth() == 10000
+        xgr.Grammar.from_ebnf(_nested(2000))
+    finally:
+        xgr.set_max_recursion_depth(1000)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 10001, 100000000, 2**70])
+def test_process_wide_recursion_depth_is_bounded(bad):
+    with pytest.raises(xgr.InputError, match="max recursion depth must be between 1 and 10000") as e:
+        xgr.set_max_recursion_depth(bad)
+    assert isinstance(e.value, RuntimeError)  # as xgrammar raises
+    assert xgr.get_max_recursion_depth() == 1000
+    with pytest.raises(TypeError, match="expected an int"):
+        xgr.set_max_recursion_depth(True)
+    with pytest.raises(xgr.InputError):
+        with xgr.max_recursion_depth(bad):
+            pass
+    assert xgr.get_max_recursion_depth() == 1000

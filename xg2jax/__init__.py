@@ -10,7 +10,8 @@ Map of the key types, in the order a user meets them:
   :class:`BatchGrammarMatcher` for many at once.
 - :class:`Limits`: resource limits for untrusted grammars (``GrammarCompiler(..., limits=...)``);
   exceeding one raises :class:`LimitError`; other bad input raises :class:`InputError` (both are ``ValueError`` s
-  and ``RuntimeError`` s, as xgrammar raises ``RuntimeError``).
+  and ``RuntimeError`` s, as xgrammar raises ``RuntimeError``). :func:`set_max_recursion_depth` /
+  :func:`max_recursion_depth` set the nesting depth that ``Limits`` follow by default, process-wide.
 - :func:`allocate_token_bitmask`, :func:`apply_token_bitmask_inplace`: packed int32 bitmasks
   (bit ``t % 32`` of word ``t // 32``, 1 = allowed), the same layout as xgrammar.
 - Tool calling: :func:`get_model_structural_tag` (a model family's tool-call format as a structural tag),
@@ -19,7 +20,17 @@ Map of the key types, in the order a user meets them:
 Moving from xgrammar is an import change: ``import xg2jax as xgr``.
 """
 
-from xg2jax.compiler import CompiledGrammar, Grammar, GrammarCompiler, InputError, LimitError, Limits
+from xg2jax.compiler import (
+    CompiledGrammar,
+    Grammar,
+    GrammarCompiler,
+    InputError,
+    LimitError,
+    Limits,
+    get_max_recursion_depth,
+    max_recursion_depth,
+    set_max_recursion_depth,
+)
 from xg2jax.matcher import (
     BatchGrammarMatcher,
     GrammarMatcher,
@@ -47,6 +58,9 @@ __all__ = [
     "Limits",
     "LimitError",
     "InputError",
+    "get_max_recursion_depth",
+    "set_max_recursion_depth",
+    "max_recursion_depth",
     "GrammarMatcher",
     "BatchGrammarMatcher",
     "allocate_token_bitmask",

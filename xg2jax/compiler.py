@@ -6,6 +6,7 @@ Usage order: ``TokenizerInfo`` -> ``GrammarCompiler(tokenizer_info)`` ->
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -14,7 +15,8 @@ import re
 from xg2jax import _core
 from xg2jax.tokenizer_info import TokenizerInfo
 
-__all__ = ["Grammar", "GrammarCompiler", "CompiledGrammar", "Limits", "LimitError", "InputError"]
+__all__ = ["Grammar", "GrammarCompiler", "CompiledGrammar", "Limits", "LimitError", "InputError", "get_max_recursion_depth",
+           "set_max_recursion_depth", "max_recursion_depth"]
 
 Limits = _core.Limits
 Limits.__doc__ = """Resource limits of the engine, for grammars that arrive with requests (keyword-only).
@@ -24,9 +26,11 @@ into a :class:`LimitError` (a ``ValueError``) that names the limit. Defaults fit
 
 Parameters
 ----------
-max_nesting_depth : int, default 1000
+max_nesting_depth : int, default 0
     Expression nesting (groups and repetition operators) in one rule; parsers and every pass that walks
-    an expression recursively use ~0.2 KB of stack per level.
+    an expression recursively use ~0.2 KB of stack per level. 0 follows the process-wide setting,
+    :func:`get_max_recursion_depth` (1000 unless set), read whenever a grammar is parsed or checked; the
+    attribute reads the depth in force.
 max_items_per_set : int, default 2**20
     Earley items in one set of a parse (16 bytes each).
 max_work_per_byte : int, default 2**24
@@ -65,6 +69,40 @@ An :class:`InputError` (so a ``ValueError`` and a ``RuntimeError``). The message
 (``Limits.max_work_per_byte``, ...). A :class:`GrammarMatcher` that met one keeps it: every later call raises it
 again until ``reset()``.
 """
+
+
+def get_max_recursion_depth() -> int:
+    """The process-wide nesting depth (xgrammar's name): what :class:`Limits` ``max_nesting_depth`` is unless a
+    ``Limits`` sets its own. 1000 unless :func:`set_max_recursion_depth` changed it (xgrammar's default is 10000;
+    here the bound is on expression nesting in one rule, which real grammars keep far below 100)."""
+    return _core.get_max_recursion_depth()
+
+
+def set_max_recursion_depth(max_recursion_depth: int) -> None:
+    """Set the process-wide nesting depth (see :func:`get_max_recursion_depth`) for every grammar parsed or checked
+    from now on, in every thread. Not thread-safe with respect to grammars being compiled meanwhile, as in xgrammar.
+
+    Raises
+    ------
+    InputError
+        Unless ``1 <= max_recursion_depth <= 10000`` (the stack of the deepest recursive pass grows ~0.2 KB per
+        level, so the cap needs ~2 MB); also a ``RuntimeError``, as xgrammar raises.
+    """
+    if isinstance(max_recursion_depth, bool) or not isinstance(max_recursion_depth, int):
+        raise TypeError(f"set_max_recursion_depth: expected an int, got {type(max_recursion_depth).__name__}")
+    _core.set_max_recursion_depth(max(min(max_recursion_depth, 2**62), -2**62))
+
+
+@contextlib.contextmanager
+def max_recursion_depth(max_recursion_depth: int):
+    """Context manager: the process-wide nesting depth is ``max_recursion_depth`` inside the block, and what it was
+    before after it (xgrammar's ``max_recursion_depth``)."""
+    before = get_max_recursion_depth()
+    set_max_recursion_depth(max_recursion_depth)
+    try:
+        yield
+    finally:
+        set_max_recursion_depth(before)
 
 
 def _grammar_bytes(text: str, what: str) -> bytes:

@@ -41,7 +41,7 @@ const PrebuiltRuleDfas& Prebuilt() {
 
 Grammar Normalized(Grammar g, const Limits& limits) {
   // Whatever built the grammar, no recursive pass below may see an expression deeper than the limit.
-  CheckNestingDepth(g, limits.max_nesting_depth);
+  CheckNestingDepth(g, NestingDepth(limits));
   NormalizeGrammar(&g);
   return g;
 }

@@ -13,10 +13,11 @@ GrammarCompiler::GrammarCompiler(std::shared_ptr<const TokenizerInfo> tok, int m
     : tok_(std::move(tok)), max_threads_(max_threads), cache_enabled_(cache_enabled),
       cache_limit_bytes_(cache_limit_bytes), limits_(limits),
       grammar_cache_(CrossGrammarCache::Share(cache_limit_bytes, 2)) {
-  XG_USER_CHECK(limits_.max_nesting_depth >= 1 && limits_.max_items_per_set >= 1 && limits_.max_work_per_byte >= 1 &&
+  XG_USER_CHECK(limits_.max_nesting_depth >= 0 && limits_.max_items_per_set >= 1 && limits_.max_work_per_byte >= 1 &&
                 limits_.max_resume_chain >= 0 && limits_.max_automaton_states >= 2 && limits_.max_subset_members >= 1 &&
                 limits_.max_fill_work >= 1)
-      << "GrammarCompiler: every limit must be positive (max_resume_chain may be 0)";
+      << "GrammarCompiler: every limit must be positive (max_resume_chain may be 0; max_nesting_depth 0 follows the "
+         "process-wide max recursion depth)";
   XG_USER_CHECK(max_threads_ >= 1) << "GrammarCompiler: max_threads must be >= 1, got " << max_threads_;
   XG_USER_CHECK(cache_limit_bytes_ == -1 || cache_limit_bytes_ >= 0)
       << "GrammarCompiler: cache_limit_bytes must be -1 (unlimited) or >= 0, got " << cache_limit_bytes_;

@@ -395,7 +395,7 @@ Grammar RegexToGrammar(const std::string& pattern, RegexMode mode) {
   int32_t body = AddRegex(&g, pattern, mode);
   g.rules.push_back(Rule{"root", body, -1});
   g.root = 0;
-  CheckNestingDepth(g, DefaultLimits().max_nesting_depth);
+  CheckNestingDepth(g, NestingDepth(DefaultLimits()));
   return g;
 }
 

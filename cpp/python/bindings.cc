@@ -241,6 +241,8 @@ PYBIND11_MODULE(_core, m) {
              return out;
            });
 
+  m.def("get_max_recursion_depth", &ProcessNestingDepth);
+  m.def("set_max_recursion_depth", &SetProcessNestingDepth, py::arg("max_recursion_depth"));
   const Limits defaults;
   py::class_<Limits>(m, "Limits")
       .def(py::init([](int32_t nesting, int64_t items, int64_t work, int32_t chain, int64_t states,
@@ -254,7 +256,7 @@ PYBIND11_MODULE(_core, m) {
            py::arg("max_automaton_states") = defaults.max_automaton_states,
            py::arg("max_subset_members") = defaults.max_subset_members,
            py::arg("max_fill_work") = defaults.max_fill_work)
-      .def_readonly("max_nesting_depth", &Limits::max_nesting_depth)
+      .def_property_readonly("max_nesting_depth", [](const Limits& l) { return NestingDepth(l); })
       .def_readonly("max_items_per_set", &Limits::max_items_per_set)
       .def_readonly("max_work_per_byte", &Limits::max_work_per_byte)
       .def_readonly("max_resume_chain", &Limits::max_resume_chain)
@@ -262,7 +264,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("max_subset_members", &Limits::max_subset_members)
       .def_readonly("max_fill_work", &Limits::max_fill_work)
       .def("__repr__", [](const Limits& l) {
-        return "Limits(max_nesting_depth=" + std::to_string(l.max_nesting_depth) +
+        return "Limits(max_nesting_depth=" + std::to_string(NestingDepth(l)) +
                ", max_items_per_set=" + std::to_string(l.max_items_per_set) +
                ", max_work_per_byte=" + std::to_string(l.max_work_per_byte) +
                ", max_resume_chain=" + std::to_string(l.max_resume_chain) +

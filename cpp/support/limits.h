@@ -42,10 +42,20 @@
 
 namespace xg {
 
+// The process-wide nesting depth (xgrammar's "max recursion depth"): what a Limits with max_nesting_depth ==
+// kFollowProcessNestingDepth uses, read when a grammar is parsed or checked. 1000 unless set; SetProcessNestingDepth
+// takes 1..kMaxProcessNestingDepth (InputError otherwise), where stack use stays within 2 MB.
+constexpr int32_t kDefaultProcessNestingDepth = 1000;
+constexpr int32_t kMaxProcessNestingDepth = 10000;
+int32_t ProcessNestingDepth();
+void SetProcessNestingDepth(int64_t depth);
+
 struct Limits {
+  static constexpr int32_t kFollowProcessNestingDepth = 0;
   // Expression nesting, in tree levels (a group or a repetition operator each adds one). Stack use
-  // is ~0.2 KB per level in the deepest recursive pass, so the default needs ~0.2 MB of stack.
-  int32_t max_nesting_depth = 1000;
+  // is ~0.2 KB per level in the deepest recursive pass, so 1000 levels need ~0.2 MB of stack. By default
+  // (kFollowProcessNestingDepth) the process-wide setting above; read it through NestingDepth().
+  int32_t max_nesting_depth = kFollowProcessNestingDepth;
   // Earley items in one set (16 bytes each, plus the set's share of the dedup table): 16 MiB.
   int64_t max_items_per_set = 1 << 20;
   // Items processed plus items scanned by completions while reading one byte: ~0.1 s of one core.
@@ -60,6 +70,12 @@ struct Limits {
   // Parser work of one fill, entry builds included (see above): ~1.5 s of one core.
   int64_t max_fill_work = int64_t{1} << 28;
 };
+
+// The nesting depth `limits` allow: its own, or the process-wide one.
+inline int32_t NestingDepth(const Limits& limits) {
+  return limits.max_nesting_depth != Limits::kFollowProcessNestingDepth ? limits.max_nesting_depth
+                                                                          : ProcessNestingDepth();
+}
 
 // The limits every engine object uses unless it is given others.
 inline const Limits& DefaultLimits() {

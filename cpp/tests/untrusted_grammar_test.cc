@@ -63,7 +63,7 @@ TEST(UntrustedGrammarTest, NestingAtTheLimitCompilesPrintsAndMatches) {
   std::string body = "\"a\"";
   for (int i = 0; i < 999; ++i) body = "(" + body + ")?";
   Grammar g = ParseEbnf("root ::= " + body);
-  EXPECT_EQ(RuleNestingDepth(g, g.root), DefaultLimits().max_nesting_depth);
+  EXPECT_EQ(RuleNestingDepth(g, g.root), NestingDepth(DefaultLimits()));
   EXPECT_FALSE(PrintGrammar(g).empty());
   auto tok = Vocab({"a", "aa"});
   auto cg = std::make_shared<const CompiledGrammar>(std::move(g), tok);
