@@ -40,11 +40,13 @@ SEPARATE_FILES = ("test_structural_tag_converter", "test_builtin_structural_tag"
 # (reason, eligible, pattern over "file::test | message"): the first match names a failure's reason.
 REASONS = [
     ("reads an xgrammar internal (private helper, FSM printer, debug state)", False,
-     r"is an xgrammar internal|_debug_print_internal_state|_print_grammar_fsms|_get_allow_empty_rule_ids"),
+     r"is an xgrammar internal|_debug_print_internal_state|_print_grammar_fsms|_get_allow_empty_rule_ids|"
+     r"GrammarFunctor|test_tokenizer_info::test_detect_vocab_type_from_vocab"),
     ("compares printed grammar text (xgrammar's EBNF printer)", False, r"::="),
     ("compares xgrammar's serialization format", False, r"__VERSION__|'v16'|version 'v16'"),
     ("expects torch tensors from allocate_token_bitmask (xg2jax returns numpy)", True,
-     r"numpy.ndarray' object has no attribute|must be Tensor, not numpy|not numpy.ndarray"),
+     r"numpy.ndarray' object has no attribute|must be Tensor, not numpy|not numpy.ndarray|"
+     r"'str' object has no attribute 'type'"),
     ("xgrammar.kernels (torch / triton bitmask kernels)", True, r"xgrammar.kernels"),
     ("Lark rule attributes xg2jax does not build: capture, max_tokens, temperature (max_chars with suffix / stop)", True,
      r"rule attributes? '?(capture|stop_capture|max_tokens|max_chars|temperature)|rule attributes such as|"
@@ -68,6 +70,10 @@ REASONS = [
      r"test_utf8_object_array_in_enum|test_multiple_of_unsupported_warns_and_ignores|"
      r"test_oneof_unsupported_overlap_warns_and_falls_back|test_type_array_empty"),
     ("error message wording differs", True, r"Regex pattern did not match"),
+    ("max_rollback_tokens is honoured (a documented difference: xgrammar 0.2.9 ignores it and reads -1)", True,
+     r"\.max_rollback_tokens"),
+    ("special_token_ids lists the stop tokens too (a documented difference: none of them matches text)", True,
+     r"test_special_token_detection"),
 ]
 OTHER = ("other (see the list)", True)
 
