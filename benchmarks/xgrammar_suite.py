@@ -48,12 +48,10 @@ REASONS = [
      r"numpy.ndarray' object has no attribute|must be Tensor, not numpy|not numpy.ndarray|"
      r"'str' object has no attribute 'type'"),
     ("xgrammar.kernels (torch / triton bitmask kernels)", True, r"xgrammar.kernels"),
-    ("Lark rule attributes xg2jax does not build: capture, max_tokens, temperature (max_chars with suffix / stop)", True,
-     r"rule attributes? '?(capture|stop_capture|max_tokens|max_chars|temperature)|rule attributes such as|"
-     r"\[temperature|temperature must be|get_captures"),
+    ("rule attributes xg2jax does not build: capture, max_tokens (max_chars with suffix / stop)", True,
+     r"rule attributes? '?(capture|stop_capture|max_tokens|max_chars)|rule attributes such as|get_captures"),
     ("Lark's dynamic dispatch (lazy heads of `tool* tail`; any text + marker read as a tag dispatch)", True,
      r"test_lark_dynamic|standalone_lazy_rule|standalone-lazy-regex-suffix|consumed by dynamic dispatch"),
-    ("per-rule temperature (matcher temperatures, default_temperature)", True, r"temperature"),
     ("free text over tokens: ExcludeToken, exclude_token / any_tokens, <[*]> / <[^...]>, token-level dispatch "
      "over text tokens", True,
      r"ExcludeToken|exclude_token|any_tokens|is a text token: the token triggers|wildcard special|negated special"),

@@ -103,8 +103,9 @@ SYNTAX_ERRORS = [
      "in the Regex(...) pattern at position 1: Lookahead assertion '(?=' is not supported", (1, 18)),
     ("builtin_json_schema", 'root ::= "x" JSONSchema("{}")', "builtin 'JSONSchema(...)' is not supported", (1, 14)),
     ("rule_attribute", 'root ::= r\nr[max_tokens=3] ::= "a"', "rule attribute 'max_tokens' is not supported", (2, 3)),
-    ("rule_attribute_root", 'root[lazy, temperature=0.5] ::= "a"', "rule attribute 'temperature' is not supported",
-     (1, 12)),
+    ("rule_attribute_root", 'root[lazy, capture] ::= "a"', "rule attribute 'capture' is not supported", (1, 12)),
+    ("rule_attribute_twice", 'root[temperature=0.5, temperature=1] ::= "a"',
+     "temperature attribute is specified more than once", (1, 23)),
     ("lazy_rule_reference", 'root ::= r\nr[lazy] ::= "a" r | "b"', "lazy rule 'r': a lazy rule's body cannot reference",
      (2, 1)),
     # lookahead placement

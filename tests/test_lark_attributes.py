@@ -219,7 +219,8 @@ ERRORS = [
     ('start[capture]: "a"', "rule attribute 'capture' is not supported by xg2jax"),
     ("start: r\nr[max_tokens=3]: /a+/", "rule attribute 'max_tokens' is not supported by xg2jax"),
     ('start: r\nr[max_chars=3, suffix="x"]: /a+/', "max_chars together with suffix or stop is not supported"),
-    ("start: r\nr[temperature=0.5]: /a+/", "rule attribute 'temperature' is not supported by xg2jax"),
+    ("start: r\nr[temperature=0.5, temperature=1]: /a+/", "temperature attribute is specified more than once"),
+    ('start: r\nr[temperature=0.5]: "a" s\ns: "b"', "temperature is only supported on terminals and subgrammars"),
 ]
 
 

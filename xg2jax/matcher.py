@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from typing import Sequence
 
@@ -143,6 +144,7 @@ class GrammarMatcher:
         self._compiled = compiled_grammar
         self._terminate_without_stop_token = bool(terminate_without_stop_token)
         self._default_temperature = _checked_temperature(default_temperature)
+        self._warned_temperatures = False
         self._handle = _core.GrammarMatcher(compiled_grammar._handle, stops, int(max_rollback_tokens))
 
     @classmethod
@@ -152,14 +154,28 @@ class GrammarMatcher:
         m._handle = handle
         m._terminate_without_stop_token = False
         m._default_temperature = None
+        m._warned_temperatures = False
         return m
 
     @property
     def temperature(self) -> float | None:
-        """The sampling temperature for the next token (xgrammar's per-rule temperatures): the innermost rule's
-        ``temperature`` attribute, else ``default_temperature``, else None. xg2jax builds no rule temperatures (a
-        grammar with one raises when it is read), so this is ``default_temperature``."""
-        return self._default_temperature
+        """The sampling temperature for the next token (xgrammar's per-rule temperatures).
+
+        Each way the next token can be read (a parse path) takes the temperature of the innermost rule around it with
+        a ``temperature`` attribute (EBNF ``name[temperature=T] ::= ...``, Lark ``name[temperature=T]: ...``), or
+        ``default_temperature`` if it is in none. The result is the largest of the paths' temperatures; None when no
+        path has one and there is no default. Paths that name different rule temperatures (an ambiguous prefix)
+        print a warning to stderr, once per matcher, as xgrammar does.
+        """
+        t_max, t_min, untempered = self._handle.next_token_temperatures()
+        default = self._default_temperature
+        if t_max is None:
+            return default
+        if t_min != t_max and not self._warned_temperatures:
+            self._warned_temperatures = True
+            sys.stderr.write(f"xg2jax: Multiple active grammar paths specify different temperatures ({t_min:g} to "
+                             f"{t_max:g}); using the largest\n")
+        return max(t_max, default) if untempered and default is not None else t_max
 
     @property
     def compiled_grammar(self) -> CompiledGrammar:
@@ -232,6 +248,7 @@ class GrammarMatcher:
         forked = GrammarMatcher._wrap(self._compiled, self._handle.fork())
         forked._terminate_without_stop_token = self._terminate_without_stop_token
         forked._default_temperature = self._default_temperature
+        forked._warned_temperatures = self._warned_temperatures
         return forked
 
     def traverse_draft_tree(self, retrieve_next_token, retrieve_next_sibling, draft_tokens, token_bitmask,
@@ -301,14 +318,17 @@ class GrammarMatcher:
                 raise InputError(f"traverse_draft_tree: the temperatures tensor must be a float32 array of shape "
                                  f"({n},), got shape {temps.shape} and dtype {temps.dtype}")
             temps[...] = -1.0
-        visited = -1.0 if self._default_temperature is None else self._default_temperature
+        def temperature_of(m: "GrammarMatcher") -> float:
+            t = m.temperature
+            return -1.0 if t is None else t
+
         rows[...] = 0
         deadline = time.perf_counter() + time_threshold if time_threshold > 0 else None
         root = self.fork()
         if not root.is_terminated():
             root.fill_next_token_bitmask(rows, 0)
         if temperatures is not None:
-            temps[0] = visited
+            temps[0] = temperature_of(root)
         stack = [(0, root)]  # (node whose row is filled, the matcher after its token)
         while stack:
             node, matcher = stack.pop()
@@ -322,7 +342,7 @@ class GrammarMatcher:
                     if after.accept_token(token) and not after.is_terminated():
                         after.fill_next_token_bitmask(rows, c)
                         if temperatures is not None:
-                            temps[c] = visited
+                            temps[c] = temperature_of(after)
                         stack.append((c, after))
                 c = int(sibling[c])
         return True

@@ -554,19 +554,30 @@ class EbnfParser {
     while (pos_ > start && s_[pos_ - 1] == '.') --pos_;
   }
 
+  // A rule's attributes (ParseRuleAttributes): the first-match count (0 for lazy, n for max_chars=n, the
+  // smaller when both; -1 for none) and the temperature (-1 for none).
+  struct RuleAttributes {
+    int64_t first_match_after = -1;
+    float temperature = -1.0f;
+  };
+
   // `name[attr, ...]` at pos_ (on its '['): xgrammar's rule attributes. `lazy` (the rule ends as soon as its
-  // regular body is complete) and `max_chars=n` (... once n characters are read) are built; the others are
-  // checked where xgrammar checks them, then named in the error. Returns the first-match count (0 for lazy, n
-  // for max_chars=n, the smaller when both), or -1 for none.
-  int64_t ParseRuleAttributes(const std::string& name) {
+  // regular body is complete), `max_chars=n` (... once n characters are read) and `temperature=T` (Rule::temperature)
+  // are built; the others are named in the error.
+  RuleAttributes ParseRuleAttributes(const std::string& name) {
     ++pos_;  // '['
     bool lazy = false;
     int64_t max_chars = -1;
+    float temperature = -1.0f;
     while (true) {
       SkipSpace();
       const size_t at = pos_;
       const std::string attr = IsNameStart(Peek()) ? ParseName() : "";
-      if (attr == "temperature") {  // checked as xgrammar checks it, then named as not built
+      if (attr == "temperature") {  // checked as xgrammar checks it
+        if (temperature >= 0) {
+          pos_ = at;
+          Fail("temperature attribute is specified more than once");
+        }
         SkipSpace();
         if (Peek() != '=') Fail("expected '=' and a number after temperature");
         ++pos_;
@@ -580,19 +591,21 @@ class EbnfParser {
         const double t = std::strtod(number.c_str(), &end);
         pos_ = number_at;
         if (number.empty() || end != number.c_str() + number.size()) Fail("expected a number after temperature=");
-        if (!std::isfinite(t) || t < 0) Fail("temperature must be a finite non-negative number, got " + number);
-      }
-      if (attr != "lazy" && attr != "max_chars") {
+        if (!std::isfinite(t) || t < 0 || !std::isfinite(static_cast<float>(t)))
+          Fail("temperature must be a finite non-negative number, got " + number);
+        temperature = static_cast<float>(t) + 0.0f;  // (-0 reads as 0)
+        pos_ += number.size();
+      } else if (attr != "lazy" && attr != "max_chars") {
         pos_ = at;
         Fail(attr.empty() ? "expected a rule attribute in '" + name + "[...]'"
-                          : "rule attribute '" + attr + "' is not supported (lazy and max_chars are; max_tokens, "
-                            "temperature and captures are not built)");
-      }
-      if (attr == "lazy" ? lazy : max_chars >= 0) {
+                          : "rule attribute '" + attr + "' is not supported (lazy, max_chars and temperature are; "
+                            "max_tokens and captures are not built)");
+      } else if (attr == "lazy" ? lazy : max_chars >= 0) {
         pos_ = at;
         Fail(attr + " attribute is specified more than once");
       }
-      if (attr == "lazy") {
+      if (attr == "temperature") {
+      } else if (attr == "lazy") {
         lazy = true;
       } else {
         SkipSpace();
@@ -609,7 +622,7 @@ class EbnfParser {
       if (Peek() != ']') Fail("expected ',' or ']' in the attributes of rule '" + name + "'");
       ++pos_;
       SkipSpace();
-      return lazy ? 0 : max_chars;
+      return {lazy ? 0 : max_chars, temperature};
     }
   }
 
@@ -654,7 +667,8 @@ class EbnfParser {
     const std::string_view name_view = NameView();
     const std::string name(name_view);
     SkipSpace();
-    const int64_t first_match_after = Peek() == '[' ? ParseRuleAttributes(name) : -1;
+    const RuleAttributes attributes = Peek() == '[' ? ParseRuleAttributes(name) : RuleAttributes{};
+    const int64_t first_match_after = attributes.first_match_after;
     if (s_.compare(pos_, 3, "::=") != 0) Fail("expected '::=' after rule name '" + name + "'");
     pos_ += 3;
     if (rule_index_.count(name_view)) {
@@ -664,6 +678,7 @@ class EbnfParser {
     int32_t rule_id = static_cast<int32_t>(g_.rules.size());
     rule_index_[name_view] = rule_id;
     g_.rules.push_back(Rule{name, -1, -1});
+    g_.rules.back().temperature = attributes.temperature;
     SkipSpace();
     if (AtEnd() || AtRuleStart()) Fail("rule '" + name + "' has an empty body (write \"\" for the empty string)");
     int32_t body = ParseChoice();

@@ -944,6 +944,8 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
     }
   }
   for (auto& r : g.rules) out.rule_names_.push_back(r.name);
+  out.rule_temperature_.reserve(n_rules);
+  for (auto& r : g.rules) out.rule_temperature_.push_back(r.temperature);
   std::vector<std::vector<int32_t>> local_to_global(n_rules);
   int32_t total = 0;
   // Per rule, reused: forward / backward reachability, and the reversed edges of the reachable

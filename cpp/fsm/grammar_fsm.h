@@ -193,6 +193,8 @@ class GrammarFsm {
   int32_t RuleStart(int32_t r) const { return rule_start_[r]; }
   bool RuleNullable(int32_t r) const { return rule_nullable_[r]; }
   const std::string& RuleName(int32_t r) const { return rule_names_[r]; }
+  // The rule's temperature attribute (Rule::temperature), < 0 for none.
+  float RuleTemperature(int32_t r) const { return rule_temperature_[r]; }
   // States t such that some state has an edge (r -> t): where parsing resumes after rule r completes.
   const std::vector<int32_t>& RuleFollow(int32_t r) const { return rule_follow_[r]; }
 
@@ -246,6 +248,7 @@ class GrammarFsm {
   std::vector<int32_t> edge_role_;       // aligned with rule_edges_ (empty likewise)
   std::shared_ptr<AnyOrderSetTable> any_order_sets_;  // wide rules' sets (null without one)
   std::vector<std::string> rule_names_;
+  std::vector<float> rule_temperature_;
   std::vector<std::vector<int32_t>> rule_follow_;
 };
 

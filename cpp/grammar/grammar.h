@@ -86,6 +86,10 @@ struct Rule {
   // The body is `X{min,max}` over a rule reference, run with the count in the parser state (see the
   // file comment). Prints as its body, so printing and parsing back re-derives it.
   bool counted = false;
+  // `name[temperature=T] ::= ...` (xgrammar's rule attribute, float32 as xgrammar stores it): the sampling
+  // temperature while the next token is read inside this rule (GrammarMatcher::PathTemperatures); < 0: none. A rule
+  // with one keeps its identity through the passes (it is never inlined).
+  float temperature = -1.0f;
 };
 
 // Token elements (`Token(id)`, `TokenTagDispatch((id, rule), ...)`) name tokens by id: special tokens, which have

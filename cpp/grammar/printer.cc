@@ -1,6 +1,7 @@
 #include "grammar/printer.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "support/utf8.h"
 
@@ -24,6 +25,16 @@ std::string ClassCodepoint(uint32_t cp) {
   std::string out;
   AppendUtf8(cp, &out);
   return out;
+}
+
+// The shortest decimal text (%g, 1 to 9 significant digits) that reads back as exactly `v`: 0.1f prints as 0.1.
+std::string ShortestFloat(float v) {
+  char buf[32];
+  for (int digits = 1; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, static_cast<double>(v));
+    if (std::strtof(buf, nullptr) == v) break;
+  }
+  return buf;
 }
 
 // Precedence: 0 = choice, 1 = sequence, 2 = postfix operand.
@@ -164,7 +175,9 @@ std::string PrintExpr(const Grammar& g, int32_t expr) {
 std::string PrintGrammar(const Grammar& g) {
   std::string out;
   for (const Rule& r : g.rules) {
-    out += r.name + " ::= " + PrintExpr(g, r.body);
+    out += r.name;
+    if (r.temperature >= 0) out += "[temperature=" + ShortestFloat(r.temperature) + "]";
+    out += " ::= " + PrintExpr(g, r.body);
     if (r.lookahead >= 0) out += " (= " + PrintExpr(g, r.lookahead) + ")";
     out += "\n";
   }

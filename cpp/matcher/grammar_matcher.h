@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "compiler/compiled_grammar.h"
+#include "matcher/path_temperature.h"
 #include "matcher/tag_tracker.h"
 #include "parser/earley_parser.h"
 #include "support/exclusive_use.h"
@@ -70,6 +71,11 @@ class GrammarMatcher {
   bool IsCompleted() const {
     ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.is_completed");
     return terminated_ || parser_.CanAcceptEnd();
+  }
+  // The rule temperatures of the paths the next token may take (matcher/path_temperature.h); none once terminated.
+  PathTemperatures NextTokenTemperatures() const {
+    ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.temperature");
+    return terminated_ ? PathTemperatures{} : CurrentPathTemperatures(parser_);
   }
   // Appends the scannable states of the current Earley set (none once terminated).
   void CurrentScannableStates(std::vector<int32_t>* out) const {

@@ -394,6 +394,14 @@ PYBIND11_MODULE(_core, m) {
       .def("fork", &GrammarMatcher::Fork)
       .def("is_terminated", &GrammarMatcher::IsTerminated)
       .def("is_completed", &GrammarMatcher::IsCompleted)
+      // (max, min, untempered): the rule temperatures of the next token's paths, max/min None when no path has one.
+      .def("next_token_temperatures",
+           [](const GrammarMatcher& m) {
+             const PathTemperatures t = m.NextTokenTemperatures();
+             py::object max = t.max >= 0 ? py::object(py::float_(t.max)) : py::object(py::none());
+             py::object min = t.max >= 0 ? py::object(py::float_(t.min)) : py::object(py::none());
+             return py::make_tuple(max, min, t.untempered);
+           })
       .def_property_readonly("num_accepted_tokens", &GrammarMatcher::NumAcceptedTokens)
       .def("memory_size_bytes", &GrammarMatcher::MemoryBytes)
       .def_property_readonly("stop_token_ids", &GrammarMatcher::StopTokenIds)

@@ -32,7 +32,6 @@ _NOT_BUILT = {
     "capture": "captured text is not recorded by the matcher",
     "stop_capture": "captured text is not recorded by the matcher",
     "max_tokens": "the matcher counts no tokens per rule",
-    "temperature": "the matcher has no per-rule temperature",
 }
 
 
@@ -54,6 +53,7 @@ class _Converter:
         self.rules: list[str] = []
         self.names: dict[str, str] = {}
         self.used: set[str] = {"root", "lark_ignore"}
+        self.temperature_moved: set[str] = set()  # rules whose temperature went to their lexeme's rule (tempered_body)
         self.json_count = 0
         self.current = ""  # the definition being converted
         for name in list(doc.definitions) + [local for _, local, _ in doc.imports]:
@@ -98,7 +98,8 @@ class _Converter:
                 body = self.first_match_rule(d)
             else:
                 body = self.expr(d.body, in_terminal=d.is_terminal)
-            self.rules.append(f"{self.names[d.name]} ::= {body}")
+            attribute = "" if d.name in self.temperature_moved else _temperature_attribute(d)
+            self.rules.append(f"{self.names[d.name]}{attribute} ::= {body}")
         head = f"{ignore} " if ignore and self.doc.allow_initial_skip else ""
         return "\n".join([f"root ::= {head}{self.names[self.start]}"] + self.rules) + "\n"
 
@@ -191,13 +192,15 @@ class _Converter:
             self.fail(d.attrs["temperature"][1], "temperature is only supported on terminals and subgrammars "
                                                  f"(rule '{d.name}' references a rule)")
         for key, (_, pos) in d.attrs.items():
-            if key not in ("lazy", "suffix", "stop", "max_chars"):
+            if key not in ("lazy", "suffix", "stop", "max_chars", "temperature"):
                 self.fail(pos, f"rule attribute '{key}' is not supported by xg2jax ({_NOT_BUILT[key]}); "
-                               "lazy, suffix, stop and max_chars are")
+                               "lazy, suffix, stop, max_chars and temperature are")
         marker = d.attrs.get("suffix") or d.attrs.get("stop")
         if "max_chars" in d.attrs and marker is not None:
             self.fail(d.attrs["max_chars"][1], "max_chars together with suffix or stop is not supported by xg2jax "
                                                "(xgrammar then closes the rule without its marker)")
+        if marker is None and "lazy" not in d.attrs and "max_chars" not in d.attrs:  # temperature only
+            return self.tempered_body(d)
         head = self.dispatch.head_marker(("ref", d.name, d.pos))
         if head is not None:  # any text, then a marker: read as a dispatch, as xgrammar does
             if head[0] == "regex":
@@ -210,8 +213,6 @@ class _Converter:
         pattern = self.regex_of(d.body, flags)
         if marker is not None:
             pattern = f"(?:{pattern})(?:{self.regex_of(marker[0], flags)})"
-        elif "lazy" not in d.attrs and "max_chars" not in d.attrs:
-            return self.expr(d.body, in_terminal=False)
         after = 0 if "lazy" in d.attrs or marker is not None else d.attrs["max_chars"][0]
         shared = ""
         for flag, meaning in (("i", "case-insensitive matching"), ("s", "'.' matching a newline")):
@@ -224,6 +225,22 @@ class _Converter:
             return self.lexeme(self.regex(pattern, shared, first_match_after=after), in_terminal=False)
         except ValueError as e:
             self.fail(d.pos, f"rule '{d.name}': failed to compile its body as one regular expression: {e}")
+
+    def tempered_body(self, d) -> str:
+        """The body of a rule whose only attribute is ``temperature``. With ``%ignore``, a body of one lexeme (a
+        terminal: a string, a regex, a terminal's name; or a subgrammar) keeps the ignored text after it out of the
+        tempered rule, as xgrammar's lexer does: the rule is its lexeme, and the rule emitted for ``d`` is that rule
+        followed by the ignored text. (A longer body keeps what is ignored between and after its parts inside.)"""
+        if self.ignore is None or d.body[0] in ("seq", "alt", "rep"):
+            return self.expr(d.body, in_terminal=False)
+        inner = self._fresh(f"{d.name}_lexeme")
+        ignore, self.ignore = self.ignore, None
+        try:
+            self.rules.append(f"{inner}{_temperature_attribute(d)} ::= {self.expr(d.body, in_terminal=False)}")
+        finally:
+            self.ignore = ignore
+        self.temperature_moved.add(d.name)
+        return f"{inner} {ignore}"
 
     def regex_of(self, node: tuple, flags: set) -> str:
         """``node`` (a lazy, suffix or stop rule's body, or its marker) as one regex in the engine's dialect. What
@@ -419,10 +436,11 @@ class _Converter:
         """Another grammar's EBNF under a fresh rule prefix; returns its root rule's new name."""
         prefix = self._fresh(hint) + "_"
         lines = [line for line in ebnf.splitlines() if line.strip()]
-        defined = {line.split(" ::= ", 1)[0] for line in lines}
+        # A printed rule is `name ::= body` or `name[attributes] ::= body`.
+        defined = {line.split(" ::= ", 1)[0].split("[", 1)[0] for line in lines}
         for line in lines:
-            name, body = line.split(" ::= ", 1)
-            self.rules.append(f"{prefix}{name} ::= {_rename(body, defined, prefix)}")
+            head, body = line.split(" ::= ", 1)
+            self.rules.append(f"{prefix}{head} ::= {_rename(body, defined, prefix)}")
         return prefix + root
 
     def nested_lark(self, text: str, pos: int) -> str:
@@ -484,6 +502,13 @@ def _note_regex_flags(pattern: str, regex_flags: str, flags: set) -> None:
     flags.add(("i", "i" in regex_flags))
     if "." in pattern:
         flags.add(("s", "s" in regex_flags))
+
+
+def _temperature_attribute(d) -> str:
+    """``[temperature=T]`` for a rule with that attribute (the engine's EBNF attribute), else ''."""
+    if "temperature" not in d.attrs:
+        return ""
+    return f"[temperature={float(d.attrs['temperature'][0])!r}]"
 
 
 def _rename(body: str, defined: set[str], prefix: str) -> str:
