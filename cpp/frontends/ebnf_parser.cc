@@ -604,10 +604,9 @@ class EbnfParser {
         pos_ = at;
         Fail(attr + " attribute is specified more than once");
       }
-      if (attr == "temperature") {
-      } else if (attr == "lazy") {
+      if (attr == "lazy") {
         lazy = true;
-      } else {
+      } else if (attr == "max_chars") {
         SkipSpace();
         if (Peek() != '=') Fail("expected '=' and a count after max_chars");
         ++pos_;

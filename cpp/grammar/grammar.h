@@ -87,7 +87,7 @@ struct Rule {
   // file comment). Prints as its body, so printing and parsing back re-derives it.
   bool counted = false;
   // `name[temperature=T] ::= ...` (xgrammar's rule attribute, float32 as xgrammar stores it): the sampling
-  // temperature while the next token is read inside this rule (GrammarMatcher::PathTemperatures); < 0: none. A rule
+  // temperature while the next token is read inside this rule (GrammarMatcher::NextTokenTemperatures); < 0: none. A rule
   // with one keeps its identity through the passes (it is never inlined).
   float temperature = -1.0f;
 };
