@@ -216,7 +216,8 @@ ERRORS = [
     ('start: r\nr[lazy]: /a./s "b" /.c/', "disagree on '.' matching a newline"),
     ('start: r\nr[lazy]: /a/i "b"', "disagree on case-insensitive matching"),
     # Recognised, checked, and not built: named errors, never ignored.
-    ('start[capture]: "a"', "rule attribute 'capture' is not supported by xg2jax"),
+    ('start: r\nr[capture, suffix="!"]: /a+/', "capture on a suffix or stop rule is not supported by xg2jax"),
+    ('start: r\nr[stop="!", stop_capture="m"]: /a+/', "rule attribute 'stop_capture' is not supported by xg2jax"),
     ("start: r\nr[max_tokens=3]: /a+/", "rule attribute 'max_tokens' is not supported by xg2jax"),
     ('start: r\nr[max_chars=3, suffix="x"]: /a+/', "max_chars together with suffix or stop is not supported"),
     ("start: r\nr[temperature=0.5, temperature=1]: /a+/", "temperature attribute is specified more than once"),

@@ -363,6 +363,28 @@ class GrammarMatcher:
         not in free text (:mod:`xg2jax.tag_events`)."""
         return bool(self._handle.tag_status_bits(False) & (1 << 8))
 
+    def get_captures(self, deduplicate: bool = True) -> list[tuple[str, bytes]]:
+        """The text captured rules derived in the output so far, as ``(label, bytes)`` pairs.
+
+        A captured rule is written ``name[capture] ::= ...`` (label: the rule's name) or
+        ``name[capture="label"] ::= ...`` in EBNF, and likewise in Lark. Each time an accepted token completes a
+        captured rule over a span of the output, that span is an event (an inner rule's before the rules around it).
+        Events come from every parse of the output, as in xgrammar, so a rule completes once per way of ending it:
+        ``v[capture] ::= [0-9]+`` after ``123`` has the events ``1``, ``12`` and ``123``.
+
+        Parameters
+        ----------
+        deduplicate
+            True (default): per label and start, only the longest span (where it was recorded); False: every event.
+
+        Returns
+        -------
+        list of (str, bytes)
+            Oldest first. Special tokens read as their text. Filling masks records nothing; rollback and reset drop
+            the events of the tokens they undo; fork copies them.
+        """
+        return self._handle.captures(bool(deduplicate))
+
     def take_tag_events(self) -> list["TagEvent"]:
         """The switches between free text and tags since the last call, oldest first (:mod:`xg2jax.tag_events`).
 

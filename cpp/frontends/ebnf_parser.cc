@@ -559,21 +559,44 @@ class EbnfParser {
   struct RuleAttributes {
     int64_t first_match_after = -1;
     float temperature = -1.0f;
+    std::string capture;
   };
 
   // `name[attr, ...]` at pos_ (on its '['): xgrammar's rule attributes. `lazy` (the rule ends as soon as its
-  // regular body is complete), `max_chars=n` (... once n characters are read) and `temperature=T` (Rule::temperature)
-  // are built; the others are named in the error.
+  // regular body is complete), `max_chars=n` (... once n characters are read), `temperature=T` (Rule::temperature)
+  // and `capture` / `capture="label"` (Rule::capture; the label defaults to the rule's name) are built; the others
+  // are named in the error.
   RuleAttributes ParseRuleAttributes(const std::string& name) {
     ++pos_;  // '['
     bool lazy = false;
     int64_t max_chars = -1;
     float temperature = -1.0f;
+    std::string capture;
     while (true) {
       SkipSpace();
       const size_t at = pos_;
       const std::string attr = IsNameStart(Peek()) ? ParseName() : "";
-      if (attr == "temperature") {  // checked as xgrammar checks it
+      if (attr == "capture") {
+        if (!capture.empty()) {
+          pos_ = at;
+          Fail("capture attribute is specified more than once");
+        }
+        capture = name;
+        SkipSpace();
+        if (Peek() == '=') {
+          ++pos_;
+          SkipSpace();
+          if (Peek() != '"') Fail("expected a string after capture= (the capture's name)");
+          const size_t label_at = pos_;
+          capture = ParseStringLiteral(nullptr);
+          pos_ = label_at;
+          if (capture.empty()) Fail("capture name must not be empty");
+          for (char c : capture)  // xgrammar's rule for capture names
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+              Fail("capture name must only contain letters, digits, '_', '-' and '.'");
+          ParseStringLiteral(nullptr);
+        }
+      } else if (attr == "temperature") {  // checked as xgrammar checks it
         if (temperature >= 0) {
           pos_ = at;
           Fail("temperature attribute is specified more than once");
@@ -598,8 +621,8 @@ class EbnfParser {
       } else if (attr != "lazy" && attr != "max_chars") {
         pos_ = at;
         Fail(attr.empty() ? "expected a rule attribute in '" + name + "[...]'"
-                          : "rule attribute '" + attr + "' is not supported (lazy, max_chars and temperature are; "
-                            "max_tokens and captures are not built)");
+                          : "rule attribute '" + attr + "' is not supported (lazy, max_chars, temperature and "
+                            "capture are; max_tokens is not built)");
       } else if (attr == "lazy" ? lazy : max_chars >= 0) {
         pos_ = at;
         Fail(attr + " attribute is specified more than once");
@@ -621,7 +644,7 @@ class EbnfParser {
       if (Peek() != ']') Fail("expected ',' or ']' in the attributes of rule '" + name + "'");
       ++pos_;
       SkipSpace();
-      return {lazy ? 0 : max_chars, temperature};
+      return {lazy ? 0 : max_chars, temperature, std::move(capture)};
     }
   }
 
@@ -678,6 +701,7 @@ class EbnfParser {
     rule_index_[name_view] = rule_id;
     g_.rules.push_back(Rule{name, -1, -1});
     g_.rules.back().temperature = attributes.temperature;
+    g_.rules.back().capture = attributes.capture;
     SkipSpace();
     if (AtEnd() || AtRuleStart()) Fail("rule '" + name + "' has an empty body (write \"\" for the empty string)");
     int32_t body = ParseChoice();

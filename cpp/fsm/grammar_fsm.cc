@@ -946,6 +946,14 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   for (auto& r : g.rules) out.rule_names_.push_back(r.name);
   out.rule_temperature_.reserve(n_rules);
   for (auto& r : g.rules) out.rule_temperature_.push_back(r.temperature);
+  out.rule_capture_.assign(n_rules, -1);
+  for (int32_t r = 0; r < n_rules; ++r) {
+    const std::string& label = g.rules[r].capture;
+    if (label.empty()) continue;
+    auto found = std::find(out.capture_labels_.begin(), out.capture_labels_.end(), label);
+    out.rule_capture_[r] = static_cast<int32_t>(found - out.capture_labels_.begin());
+    if (found == out.capture_labels_.end()) out.capture_labels_.push_back(label);
+  }
   std::vector<std::vector<int32_t>> local_to_global(n_rules);
   int32_t total = 0;
   // Per rule, reused: forward / backward reachability, and the reversed edges of the reachable

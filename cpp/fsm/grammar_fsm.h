@@ -195,6 +195,10 @@ class GrammarFsm {
   const std::string& RuleName(int32_t r) const { return rule_names_[r]; }
   // The rule's temperature attribute (Rule::temperature), < 0 for none.
   float RuleTemperature(int32_t r) const { return rule_temperature_[r]; }
+  // The rule's capture (Rule::capture) as an index into CaptureLabels(), or -1 for none. Rules with one label
+  // share its index.
+  int32_t RuleCapture(int32_t r) const { return rule_capture_[r]; }
+  const std::vector<std::string>& CaptureLabels() const { return capture_labels_; }
   // States t such that some state has an edge (r -> t): where parsing resumes after rule r completes.
   const std::vector<int32_t>& RuleFollow(int32_t r) const { return rule_follow_[r]; }
 
@@ -249,6 +253,8 @@ class GrammarFsm {
   std::shared_ptr<AnyOrderSetTable> any_order_sets_;  // wide rules' sets (null without one)
   std::vector<std::string> rule_names_;
   std::vector<float> rule_temperature_;
+  std::vector<int32_t> rule_capture_;
+  std::vector<std::string> capture_labels_;
   std::vector<std::vector<int32_t>> rule_follow_;
 };
 

@@ -90,6 +90,10 @@ struct Rule {
   // temperature while the next token is read inside this rule (GrammarMatcher::NextTokenTemperatures); < 0: none. A rule
   // with one keeps its identity through the passes (it is never inlined).
   float temperature = -1.0f;
+  // `name[capture] ::= ...` / `name[capture="label"] ::= ...` (xgrammar's rule attribute): each time the rule
+  // completes over a span of an accepted output, the matcher records (label, span) (matcher/capture_recorder.h);
+  // empty: none. Like a tempered rule, a captured rule is never inlined, and the parser never skips its completions.
+  std::string capture;
 };
 
 // Token elements (`Token(id)`, `TokenTagDispatch((id, rule), ...)`) name tokens by id: special tokens, which have

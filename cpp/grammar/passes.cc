@@ -421,9 +421,9 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     // where an inlined copy would differ in what follows it in each parent.
     wide[r] = facts.repeats_wide_class;
     has_wide_class[r] = facts.holds_wide_class;
-    // A rule with a temperature stays a rule: the matcher finds where the next token is read by its items.
+    // A rule with a temperature or a capture stays a rule: the matcher reads both off its items.
     inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root &&
-                   g->rules[r].temperature < 0 &&
+                   g->rules[r].temperature < 0 && g->rules[r].capture.empty() &&
                    g->exprs[g->rules[r].body].kind != ExprKind::kAnyOrder &&
                    g->exprs[g->rules[r].body].kind != ExprKind::kTagDispatch &&
                    g->rules[r].lookahead < 0 && size <= max_inline_nodes && !wide[r];

@@ -176,7 +176,11 @@ std::string PrintGrammar(const Grammar& g) {
   std::string out;
   for (const Rule& r : g.rules) {
     out += r.name;
-    if (r.temperature >= 0) out += "[temperature=" + ShortestFloat(r.temperature) + "]";
+    std::string attributes;  // in xgrammar's order: capture before temperature
+    if (!r.capture.empty()) attributes += "capture=\"" + EscapeBytes(r.capture) + "\"";
+    if (r.temperature >= 0) attributes += (attributes.empty() ? "" : ", ") + std::string("temperature=") +
+                                          ShortestFloat(r.temperature);
+    if (!attributes.empty()) out += "[" + attributes + "]";
     out += " ::= " + PrintExpr(g, r.body);
     if (r.lookahead >= 0) out += " (= " + PrintExpr(g, r.lookahead) + ")";
     out += "\n";

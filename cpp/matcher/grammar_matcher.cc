@@ -62,16 +62,31 @@ bool GrammarMatcher::TryAdvance(const std::string& bytes, const std::string* dis
   const TagTracker::Checkpoint tags_before = tags_.Save();
   const int64_t token_index = NumAcceptedTokens();
   if (track) tags_.BeginStep(bytes, *display, token_index);
+  // Captures: each set is labelled with its offset in the text the user sees (a special token's sentinel bytes
+  // are one unit: the sets inside it sit at its start, the last at its end).
+  const bool capture = display != nullptr && !grammar_->fsm().CaptureLabels().empty();
+  const CaptureRecorder::Checkpoint captures_before = captures_.Save();
+  const int64_t display_begin = captures_.OutputLength();
+  const bool display_is_bytes = display == &bytes || (display != nullptr && *display == bytes);
+  if (capture) captures_.AppendOutput(*display);
   return RecordingLimits([&] {
     try {
       for (size_t i = 0; i < bytes.size(); ++i) {
         if (!parser_.Advance(static_cast<uint8_t>(bytes[i]))) {
           parser_.PopSets(pushed);
           if (track) tags_.Restore(tags_before, token_index);
+          if (capture) captures_.Restore(captures_before);
           if (bytes.size() >= kCompactAfter) parser_.ReleaseUnusedMemory();
           return false;
         }
         if (track) tags_.ObserveSet(watch, parser_, i);
+        if (capture) {
+          const int64_t offset = display_is_bytes        ? static_cast<int64_t>(i) + 1
+                                 : i + 1 == bytes.size() ? static_cast<int64_t>(display->size())
+                                                         : 0;
+          parser_.SetPosition(parser_.NumSets() - 1, display_begin + offset);
+          captures_.ObserveSet(parser_, captures_before.events);
+        }
         if (++pushed >= next_compaction) {
           pushed -= parser_.CompactSets(first, parser_.NumSets() - 1);
           next_compaction = std::max(2 * pushed, pushed + kCompactAfter);
@@ -80,6 +95,7 @@ bool GrammarMatcher::TryAdvance(const std::string& bytes, const std::string* dis
     } catch (const LimitError&) {
       parser_.PopSets(pushed);  // as a rejection would: the token leaves no trace
       if (track) tags_.Restore(tags_before, token_index);
+      if (capture) captures_.Restore(captures_before);
       if (bytes.size() >= kCompactAfter) parser_.ReleaseUnusedMemory();
       throw;
     }
@@ -103,17 +119,20 @@ bool GrammarMatcher::TryAdvanceEither(const std::string& text, const std::string
   // them as origins), so rollback pops them all as one step.
   const int32_t base = parser_.NumSets() - 1;
   const TagTracker::Checkpoint tags_before = tags_.Save();
+  const CaptureRecorder::Checkpoint captures_before = captures_.Save();
   const bool text_ok = TryAdvance(text, accepting ? &text : nullptr);
   if (!text_ok) return TryAdvance(sentinel, accepting ? &text : nullptr);
   if (!accepting) return true;  // a probe: either reading is enough
   const int32_t first_index = parser_.NumSets() - 1;
   const std::vector<EarleyItem> first(parser_.SetBegin(first_index), parser_.SetEnd(first_index));
   const uint8_t first_flags = parser_.SetFlags(first_index);
+  const int64_t end_position = parser_.SetPosition(first_index);  // both readings end at the token's end
   parser_.PopSets(1);
   int32_t pushed = 0;
   auto restore_first = [&] {
     parser_.PopSets(pushed);
     parser_.PushClosedSet(first.data(), first.size(), first_flags);
+    parser_.SetPosition(parser_.NumSets() - 1, end_position);
   };
   const bool element_ok = RecordingLimits([&] {
     try {
@@ -126,6 +145,7 @@ bool GrammarMatcher::TryAdvanceEither(const std::string& text, const std::string
       restore_first();  // then back before the token: a limit leaves the parse as it was, as for any token
       parser_.PopSets(parser_.NumSets() - 1 - base);
       tags_.Restore(tags_before, NumAcceptedTokens());
+      captures_.Restore(captures_before);
       throw;
     }
     return true;
@@ -148,6 +168,8 @@ bool GrammarMatcher::TryAdvanceEither(const std::string& text, const std::string
                            [&](const EarleyItem& a, const EarleyItem& b) { return key(a) == key(b); }),
                merged.end());
   parser_.PushClosedSet(merged.data(), merged.size(), flags);
+  parser_.SetPosition(merged_index, end_position);
+  if (!grammar_->fsm().CaptureLabels().empty()) captures_.ObserveSet(parser_, captures_before.events);
   return true;
 }
 
@@ -158,7 +180,7 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
   XG_USER_CHECK(id >= 0 && id < tok.VocabSize())
       << "GrammarMatcher.accept_token: token id " << id << " is out of range [0, " << tok.VocabSize() << ")";
   if (terminated_) return false;
-  Step step{parser_.NumSets(), false, undoable_, tags_.Save()};
+  Step step{parser_.NumSets(), false, undoable_, tags_.Save(), captures_.Save()};
   if (IsStop(id)) {
     if (!parser_.CanAcceptEnd()) return false;
     tags_.BeginStep("", "", NumAcceptedTokens());  // no switch at a stop token
@@ -204,7 +226,7 @@ bool GrammarMatcher::AcceptString(const std::string& bytes) {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.accept_string");
   ThrowIfFailed();
   if (terminated_) return false;
-  Step step{parser_.NumSets(), false, undoable_, tags_.Save()};
+  Step step{parser_.NumSets(), false, undoable_, tags_.Save(), captures_.Save()};
   if (!TryAdvance(bytes, &bytes)) return false;
   history_.push_back(step);
   CompactHistory();
@@ -235,6 +257,7 @@ GrammarMatcher::Step GrammarMatcher::PopStep() {
     parser_.PopSets(parser_.NumSets() - s.sets_before);
   }
   tags_.Restore(s.tags_before, NumAcceptedTokens());  // drops the undone token's switches not yet taken
+  captures_.Restore(s.captures_before);
   return s;
 }
 
@@ -249,6 +272,7 @@ void GrammarMatcher::Reset() {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.reset");
   sticky_error_.clear();
   tags_.Clear();
+  captures_.Clear();
   parser_.Reset();
   history_.clear();
   dropped_steps_ = 0;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "compiler/compiled_grammar.h"
+#include "matcher/capture_recorder.h"
 #include "matcher/path_temperature.h"
 #include "matcher/tag_tracker.h"
 #include "parser/earley_parser.h"
@@ -90,13 +91,19 @@ class GrammarMatcher {
   // Bytes held by the parse and the rollback history (not the shared compiled grammar).
   size_t MemoryBytes() const {
     ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.memory_size_bytes");
-    return parser_.MemoryBytes() + history_.capacity() * sizeof(Step) + tags_.MemoryBytes();
+    return parser_.MemoryBytes() + history_.capacity() * sizeof(Step) + tags_.MemoryBytes() + captures_.MemoryBytes();
   }
   // TagDispatch mode (matcher/tag_tracker.h): StepStatus bits 8..10 and the tag index + 1 from bit 16, with
   // or without the switches of the last accepted token; and the switches not yet taken, oldest first.
   int32_t TagStatusBits(bool with_last_step_switches) const { return tags_.StatusBits(with_last_step_switches); }
   bool InTag() const { return tags_.InTag(); }
   std::vector<TagEvent> TakeTagEvents() { return tags_.TakeEvents(); }
+  // The spans captured rules derived in the output so far (matcher/capture_recorder.h): (label, text) per
+  // completion, or per (label, start) the longest with `deduplicate`.
+  std::vector<std::pair<std::string, std::string>> Captures(bool deduplicate) const {
+    ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.get_captures");
+    return captures_.Captures(grammar_->fsm().CaptureLabels(), deduplicate);
+  }
   const std::vector<int32_t>& StopTokenIds() const { return stop_ids_; }
   int32_t MaxRollbackTokens() const { return max_rollback_tokens_; }
   const CompiledGrammar& grammar() const { return *grammar_; }
@@ -108,6 +115,7 @@ class GrammarMatcher {
     bool terminated;          // the step was a stop token
     int32_t undoable_before;  // undoable_ before the step (UndoLastToken restores it)
     TagTracker::Checkpoint tags_before;
+    CaptureRecorder::Checkpoint captures_before;
   };
   // Undoes the last step of history_ (its sets, or the termination) and returns it.
   Step PopStep();
@@ -144,6 +152,7 @@ class GrammarMatcher {
   bool terminated_ = false;
   int32_t last_fill_live_checks_ = 0;
   TagTracker tags_;
+  CaptureRecorder captures_;  // records only when the grammar captures
   std::vector<Step> history_;  // the steps rollback can undo (the last max_rollback_tokens_ when bounded)
   int64_t dropped_steps_ = 0;   // accepted steps no longer in history_ (beyond max_rollback_tokens_)
   // With max_rollback_tokens_ >= 0: how many of the last steps rollback may still undo (at most

@@ -43,6 +43,7 @@ bool EarleyParser::CanContinue(const EarleyItem& it) const {
 EarleyParser::EarleyParser(const GrammarFsm* fsm) : fsm_(fsm) {}
 
 void EarleyParser::BeginSet() {
+  set_pos_.push_back(set_pos_.empty() ? 0 : set_pos_.back() + 1);
   set_flags_.push_back(0);
   leo_.resize(set_flags_.size());
   leo_.back().clear();
@@ -72,9 +73,10 @@ bool EarleyParser::LeoItem(int32_t origin, int32_t rule, int32_t lineage, Earley
     }
   }
   // (An AnyOrder waiter never resumes in a pure tail: its states all have edges or count.)
-  // (A TagDispatch item is never skipped: its done state marks where a tag ends, matcher/tag_tracker.h.)
+  // (A TagDispatch item is never skipped: its done state marks where a tag ends, matcher/tag_tracker.h. Nor is a
+  // captured rule's: each completion is a capture event, matcher/capture_recorder.h.)
   bool valid = waiters == 1 && g.IsPureTail(target) && !g.IsAnyOrderState(waiter->state) &&
-               !g.IsTagDispatchRule(g.RuleOf(target));
+               !g.IsTagDispatchRule(g.RuleOf(target)) && g.RuleCapture(g.RuleOf(target)) < 0;
   EarleyItem item{-1, -1, lineage};
   if (valid) {
     item = {target, waiter->origin, lineage};
@@ -103,6 +105,7 @@ void EarleyParser::Clear(const std::vector<int32_t>* follow) {
   items_.clear();
   set_begin_.assign(1, 0);
   set_flags_.clear();
+  set_pos_.clear();
 }
 
 void EarleyParser::AddFollowLevel(size_t level) {
@@ -279,11 +282,13 @@ bool EarleyParser::AdvanceFrom(int32_t k, uint8_t byte) {
   const int32_t b = set_begin_[k], e = set_begin_[k + 1];
   const size_t before = items_.size();
   BeginSet();
+  set_pos_.back() = set_pos_[k] + 1;
   set_begin_.push_back(static_cast<int32_t>(items_.size()));
   auto drop_new_set = [&] {
     items_.resize(before);
     set_begin_.pop_back();
     set_flags_.pop_back();
+    set_pos_.pop_back();
     leo_.pop_back();
   };
   try {
@@ -309,6 +314,7 @@ void EarleyParser::PopSets(int32_t n) {
   if (n == 0) return;
   set_begin_.resize(set_begin_.size() - n);
   set_flags_.resize(set_flags_.size() - n);
+  set_pos_.resize(set_flags_.size());
   leo_.resize(set_flags_.size());
   items_.resize(set_begin_.back());
 }
@@ -357,11 +363,13 @@ int32_t EarleyParser::CompactSets(int32_t lo, int32_t hi) {
       items_[w++] = it;
     }
     set_flags_[out] = set_flags_[j];
+    set_pos_[out] = set_pos_[j];
     ++out;
   }
   set_begin_[out] = static_cast<int32_t>(w);
   set_begin_.resize(out + 1);
   set_flags_.resize(out);
+  set_pos_.resize(out);
   items_.resize(w);
   // Leo memos name origins: drop them all (they are a cache, rebuilt on demand from the same waiters).
   std::vector<std::vector<LeoMemo>>(out).swap(leo_);
@@ -376,6 +384,7 @@ void EarleyParser::ReleaseUnusedMemory() {
   trim(items_);
   trim(set_begin_);
   trim(set_flags_);
+  trim(set_pos_);
   trim(leo_);
 }
 

@@ -131,12 +131,19 @@ class EarleyParser {
   const EarleyItem* SetBegin(int32_t k) const { return items_.data() + set_begin_[k]; }
   const EarleyItem* SetEnd(int32_t k) const { return items_.data() + set_begin_[k + 1]; }
   uint8_t SetFlags(int32_t k) const { return set_flags_[k]; }
+  // A set's position in the input: set 0 is at 0, a set built by scanning one byte from set k at k's position + 1,
+  // a pushed closed set one past the last set's. The caller may relabel a set (GrammarMatcher counts positions in
+  // the text a user sees, where a special token is its text); compaction keeps each set's position.
+  int64_t SetPosition(int32_t k) const { return set_pos_[k]; }
+  void SetPosition(int32_t k, int64_t position) { set_pos_[k] = position; }
   // True if the root rule has completed over the whole input (the input is a sentence).
   bool CanAcceptEnd() const;
   // Appends the distinct scannable states of the last set (lineage 0) to out.
   void ScannableStates(std::vector<int32_t>* out) const;
 
   const GrammarFsm& fsm() const { return *fsm_; }
+  // Whether an item (of any set) completes its rule: a final state, and a count its rule may end with.
+  bool CanComplete(const EarleyItem& it) const;
   // Work (items processed and scanned, as for Limits::max_work_per_byte) summed over every byte read
   // since construction: differences measure the cost of a sequence of Advance calls.
   int64_t TotalWork() const { return total_work_ + work_; }
@@ -144,14 +151,13 @@ class EarleyParser {
     size_t leo = leo_.capacity() * sizeof(leo_[0]);
     for (const auto& m : leo_) leo += m.capacity() * sizeof(LeoMemo);
     return items_.capacity() * sizeof(EarleyItem) + set_begin_.capacity() * sizeof(int32_t) + set_flags_.capacity() +
-           leo;
+           set_pos_.capacity() * sizeof(int64_t) + leo;
   }
 
  private:
   // Adds `item` to the set being built (the last one) unless already present.
   void Add(int32_t state, int32_t origin, int32_t lineage, int32_t count = 0);
-  // Whether an item may complete its rule / read another X of its counted rule.
-  bool CanComplete(const EarleyItem& it) const;
+  // Whether an item may read another X of its counted rule.
   bool CanContinue(const EarleyItem& it) const;
   // Closes the set being built, from item index `from` on.
   void Close(size_t from);
@@ -174,6 +180,7 @@ class EarleyParser {
   std::vector<EarleyItem> items_;
   std::vector<int32_t> set_begin_;  // set k = items_[set_begin_[k], set_begin_[k+1]); last entry = end
   std::vector<uint8_t> set_flags_;
+  std::vector<int64_t> set_pos_;  // aligned with set_flags_ (SetPosition)
   struct LeoMemo {
     int32_t rule, lineage;
     bool valid;

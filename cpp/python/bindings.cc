@@ -402,6 +402,14 @@ PYBIND11_MODULE(_core, m) {
              py::object min = t.max >= 0 ? py::object(py::float_(t.min)) : py::object(py::none());
              return py::make_tuple(max, min, t.untempered);
            })
+      // [(label, captured bytes)]: matcher/capture_recorder.h.
+      .def("captures",
+           [](const GrammarMatcher& m, bool deduplicate) {
+             py::list out;
+             for (auto& [label, text] : m.Captures(deduplicate)) out.append(py::make_tuple(label, py::bytes(text)));
+             return out;
+           },
+           py::arg("deduplicate"))
       .def_property_readonly("num_accepted_tokens", &GrammarMatcher::NumAcceptedTokens)
       .def("memory_size_bytes", &GrammarMatcher::MemoryBytes)
       .def_property_readonly("stop_token_ids", &GrammarMatcher::StopTokenIds)

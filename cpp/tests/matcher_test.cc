@@ -184,5 +184,31 @@ TEST(GrammarMatcher, UndoLastTokenRestoresStateAndRollbackBudget) {
   EXPECT_THROW(m.Rollback(1), InputError);  // and now used up
 }
 
+// A captured rule keeps every completion (no Leo skip): masks stay exact on right recursion through it.
+TEST(MaskEqualsOracle, CapturedRightRecursion) {
+  ExpectMaskEqualsOracleOnWalks("root ::= \"[\" lst \"]\"\nlst[capture] ::= item \",\" lst | item\n"
+                                "item[capture=\"n\"] ::= [0-9]+ | \"ab\"",
+                                20, 30);
+}
+
+// Captures follow accepted tokens only: an undone step drops its events, a rejected one records nothing.
+TEST(GrammarMatcher, CapturesFollowUndoAndRejection) {
+  auto tok = SmallVocab();
+  auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf("root ::= v \"x\"\nv[capture] ::= [a-c]+"), tok);
+  const int32_t a = 0, b = 1, x = 3, one = 5;
+  GrammarMatcher m(cg);
+  ASSERT_TRUE(m.AcceptToken(a));
+  ASSERT_TRUE(m.AcceptToken(b));
+  using Captures = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(m.Captures(/*deduplicate=*/false), (Captures{{"v", "a"}, {"v", "ab"}}));
+  EXPECT_FALSE(m.AcceptToken(one));
+  EXPECT_EQ(m.Captures(true), (Captures{{"v", "ab"}}));
+  ASSERT_TRUE(m.AcceptToken(a));
+  m.UndoLastToken();
+  EXPECT_EQ(m.Captures(false), (Captures{{"v", "a"}, {"v", "ab"}}));
+  ASSERT_TRUE(m.AcceptToken(x));
+  EXPECT_EQ(m.Captures(true), (Captures{{"v", "ab"}}));
+}
+
 }  // namespace
 }  // namespace xg

@@ -29,8 +29,7 @@ _MAX_TOKEN_RANGE = 1 << 20
 _REGEX_SPECIAL = set("\\^$.|?*+()[]{}/-")
 # Rule attributes the parser checks but the converter does not build, and what each would need.
 _NOT_BUILT = {
-    "capture": "captured text is not recorded by the matcher",
-    "stop_capture": "captured text is not recorded by the matcher",
+    "stop_capture": "the captured span of a suffix or stop rule is not built",
     "max_tokens": "the matcher counts no tokens per rule",
 }
 
@@ -53,7 +52,7 @@ class _Converter:
         self.rules: list[str] = []
         self.names: dict[str, str] = {}
         self.used: set[str] = {"root", "lark_ignore"}
-        self.temperature_moved: set[str] = set()  # rules whose temperature went to their lexeme's rule (tempered_body)
+        self.attributes_moved: set[str] = set()  # rules whose engine attributes went to their lexeme's rule (plain_body)
         self.json_count = 0
         self.current = ""  # the definition being converted
         for name in list(doc.definitions) + [local for _, local, _ in doc.imports]:
@@ -85,6 +84,7 @@ class _Converter:
         if self.start not in self.doc.definitions or self.doc.definitions[self.start].is_terminal:
             self.fail(0, f"no start rule: the grammar defines no rule '{self.start}'")
         self.check_terminal_cycles()
+        self.check_captures_around_stops()
         self.dispatch = DispatchReader(self.doc)
         dispatches = {d.name: self.dispatch.read(d.body) for d in self.doc.definitions.values()
                       if not d.is_terminal and not d.attrs}
@@ -98,7 +98,7 @@ class _Converter:
                 body = self.first_match_rule(d)
             else:
                 body = self.expr(d.body, in_terminal=d.is_terminal)
-            attribute = "" if d.name in self.temperature_moved else _temperature_attribute(d)
+            attribute = "" if d.name in self.attributes_moved else _engine_attributes(d)
             self.rules.append(f"{self.names[d.name]}{attribute} ::= {body}")
         head = f"{ignore} " if ignore and self.doc.allow_initial_skip else ""
         return "\n".join([f"root ::= {head}{self.names[self.start]}"] + self.rules) + "\n"
@@ -135,6 +135,32 @@ class _Converter:
                 elif child in refs and child not in state:
                     state[child] = 1
                     stack.append((child, iter(sorted(refs[child]))))
+
+    def check_captures_around_stops(self) -> None:
+        """xgrammar leaves a ``stop`` rule's marker out of every capture around it; the engine's captures are spans of
+        the output, so a captured rule from which a ``stop`` rule can be reached is an error rather than a capture
+        with the marker in it. (A ``suffix`` marker belongs to the enclosing captures: those are built.)"""
+        stops = {name for name, d in self.doc.definitions.items() if "stop" in d.attrs}
+        if not stops:
+            return
+        for name, d in self.doc.definitions.items():
+            if "capture" not in d.attrs:
+                continue
+            seen, todo = {name}, [d.body]
+            while todo:
+                node = todo.pop()
+                kind = node[0]
+                if kind in ("seq", "alt"):
+                    todo.extend(node[1])
+                elif kind == "rep":
+                    todo.append(node[1])
+                elif kind == "ref" and node[1] not in seen and node[1] in self.doc.definitions:
+                    seen.add(node[1])
+                    todo.append(self.doc.definitions[node[1]].body)
+            if seen & stops:
+                self.fail(d.attrs["capture"][1], f"capture around a stop rule ('{sorted(seen & stops)[0]}') is not "
+                                                 "supported by xg2jax (xgrammar leaves the stop marker out of the "
+                                                 "capture; the engine's captures are spans of the output)")
 
     def regex(self, pattern: str, flags: str, first_match_after: int | None = None) -> str:
         """The engine's ``Regex(...)`` for a pattern; ``first_match_after``: its first matches (0: ``lazy=true``;
@@ -192,15 +218,18 @@ class _Converter:
             self.fail(d.attrs["temperature"][1], "temperature is only supported on terminals and subgrammars "
                                                  f"(rule '{d.name}' references a rule)")
         for key, (_, pos) in d.attrs.items():
-            if key not in ("lazy", "suffix", "stop", "max_chars", "temperature"):
+            if key not in ("lazy", "suffix", "stop", "max_chars", "temperature", "capture"):
                 self.fail(pos, f"rule attribute '{key}' is not supported by xg2jax ({_NOT_BUILT[key]}); "
-                               "lazy, suffix, stop, max_chars and temperature are")
+                               "lazy, suffix, stop, max_chars, temperature and capture are")
         marker = d.attrs.get("suffix") or d.attrs.get("stop")
         if "max_chars" in d.attrs and marker is not None:
             self.fail(d.attrs["max_chars"][1], "max_chars together with suffix or stop is not supported by xg2jax "
                                                "(xgrammar then closes the rule without its marker)")
-        if marker is None and "lazy" not in d.attrs and "max_chars" not in d.attrs:  # temperature only
-            return self.tempered_body(d)
+        if "capture" in d.attrs and marker is not None:
+            self.fail(d.attrs["capture"][1], "capture on a suffix or stop rule is not supported by xg2jax (its "
+                                             "captured span leaves the marker out, which the engine does not build)")
+        if marker is None and "lazy" not in d.attrs and "max_chars" not in d.attrs:  # temperature / capture only
+            return self.plain_body(d)
         head = self.dispatch.head_marker(("ref", d.name, d.pos))
         if head is not None:  # any text, then a marker: read as a dispatch, as xgrammar does
             if head[0] == "regex":
@@ -226,20 +255,21 @@ class _Converter:
         except ValueError as e:
             self.fail(d.pos, f"rule '{d.name}': failed to compile its body as one regular expression: {e}")
 
-    def tempered_body(self, d) -> str:
-        """The body of a rule whose only attribute is ``temperature``. With ``%ignore``, a body of one lexeme (a
-        terminal: a string, a regex, a terminal's name; or a subgrammar) keeps the ignored text after it out of the
-        tempered rule, as xgrammar's lexer does: the rule is its lexeme, and the rule emitted for ``d`` is that rule
-        followed by the ignored text. (A longer body keeps what is ignored between and after its parts inside.)"""
+    def plain_body(self, d) -> str:
+        """The body of a rule whose only attributes are ``temperature`` and ``capture`` (the engine's own). With
+        ``%ignore``, a body of one lexeme (a terminal: a string, a regex, a terminal's name; or a subgrammar) keeps
+        the ignored text after it out of the rule, as xgrammar's lexer does: the attributes go to a rule that is the
+        lexeme, and the rule emitted for ``d`` is that rule followed by the ignored text. (A longer body keeps what
+        is ignored between and after its parts inside.)"""
         if self.ignore is None or d.body[0] in ("seq", "alt", "rep"):
             return self.expr(d.body, in_terminal=False)
         inner = self._fresh(f"{d.name}_lexeme")
         ignore, self.ignore = self.ignore, None
         try:
-            self.rules.append(f"{inner}{_temperature_attribute(d)} ::= {self.expr(d.body, in_terminal=False)}")
+            self.rules.append(f"{inner}{_engine_attributes(d)} ::= {self.expr(d.body, in_terminal=False)}")
         finally:
             self.ignore = ignore
-        self.temperature_moved.add(d.name)
+        self.attributes_moved.add(d.name)
         return f"{inner} {ignore}"
 
     def regex_of(self, node: tuple, flags: set) -> str:
@@ -504,11 +534,16 @@ def _note_regex_flags(pattern: str, regex_flags: str, flags: set) -> None:
         flags.add(("s", "s" in regex_flags))
 
 
-def _temperature_attribute(d) -> str:
-    """``[temperature=T]`` for a rule with that attribute (the engine's EBNF attribute), else ''."""
-    if "temperature" not in d.attrs:
-        return ""
-    return f"[temperature={float(d.attrs['temperature'][0])!r}]"
+def _engine_attributes(d) -> str:
+    """The attributes of rule ``d`` that the engine's EBNF keeps on a rule (``capture``, labelled with the Lark
+    rule's name unless given, and ``temperature``) as ``[...]``, or ''."""
+    parts = []
+    if "capture" in d.attrs:
+        label = d.attrs["capture"][0]
+        parts.append(f"capture={literal(d.name if label is True else label)}")
+    if "temperature" in d.attrs:
+        parts.append(f"temperature={float(d.attrs['temperature'][0])!r}")
+    return f"[{', '.join(parts)}]" if parts else ""
 
 
 def _rename(body: str, defined: set[str], prefix: str) -> str:

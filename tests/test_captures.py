@@ -1,0 +1,197 @@
+"""Captured rules (EBNF ``r[capture] ::=`` / ``r[capture="label"] ::=``, Lark ``r[capture]:``) and
+``GrammarMatcher.get_captures``: events per completion of a captured rule over accepted tokens, in the order the
+parser completes them; deduplicated per (label, start) to the longest span; kept in step with rollback, reset, fork,
+rejected tokens and bounded-rollback compaction; special tokens read as their text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xg2jax as xgr
+
+_EMPTY = xgr.TokenizerInfo([])
+
+
+def _matcher(ebnf: str, tokenizer_info=_EMPTY, **kwargs):
+    compiled = xgr.GrammarCompiler(tokenizer_info, cache_enabled=False).compile_grammar(ebnf)
+    return xgr.GrammarMatcher(compiled, terminate_without_stop_token=True, **kwargs)
+
+
+def _captures(ebnf: str, text: str, **kwargs):
+    m = _matcher(ebnf)
+    assert m.accept_string(text)
+    return m.get_captures(**kwargs)
+
+
+def test_label_defaults_to_the_rule_name_and_prints_back():
+    g = xgr.Grammar.from_ebnf('root ::= "a" v w\nv[capture] ::= [0-9]+\nw[capture="tail", temperature=0.5] ::= "b"')
+    text = str(g)
+    assert 'v[capture="v"] ::=' in text and 'w[capture="tail", temperature=0.5] ::=' in text
+    assert str(xgr.Grammar.from_ebnf(text)) == text
+    assert str(xgr.Grammar.deserialize_json(g.serialize_json())) == text
+
+
+def test_raw_events_and_deduplication():
+    ebnf = 'root ::= "a" v "b"\nv[capture] ::= [0-9]+'
+    assert _captures(ebnf, "a123b") == [("v", b"123")]
+    assert _captures(ebnf, "a123b", deduplicate=False) == [("v", b"1"), ("v", b"12"), ("v", b"123")]
+
+
+def test_nested_and_repeated():
+    assert _captures('root ::= o\no[capture="outer"] ::= "x" i "!"\ni[capture="inner"] ::= [a-z]+', "xab!") == [
+        ("inner", b"ab"), ("outer", b"xab!")]
+    assert _captures('root ::= (item ",")* item\nitem[capture] ::= [0-9]+', "1,22,333") == [
+        ("item", b"1"), ("item", b"22"), ("item", b"333")]
+
+
+def test_right_recursion_records_every_level():
+    # Leo's optimisation would skip the completions of the outer levels; the parser keeps them for captured rules.
+    ebnf = 'root ::= lst\nlst[capture] ::= [0-9] "," lst | [0-9]'
+    depth = 200
+    text = ",".join("7" * depth)
+    caps = _captures(ebnf, text)
+    assert len(caps) == depth
+    assert caps[0] == ("lst", b"7") and caps[-1] == ("lst", text.encode())
+    assert [len(t) for _, t in caps] == sorted(len(t) for _, t in caps)
+
+
+def test_events_come_from_every_parse():
+    # As in xgrammar: a completion of a parse that later dies is still an event.
+    ebnf = 'root ::= a "q" | "xy"\na[capture] ::= "x"'
+    assert _captures(ebnf, "xy") == [("a", b"x")]
+    assert _captures('root ::= "ab"', "ab") == []
+
+
+def test_fills_and_rejected_tokens_record_nothing():
+    tok = xgr.TokenizerInfo(["a", "1", "b", "2b", "</s>"], stop_token_ids=[4])
+    m = _matcher('root ::= "a" v "b"\nv[capture] ::= [0-9]+', tok)
+    bitmask = xgr.allocate_token_bitmask(1, tok.vocab_size)
+    assert m.accept_token(0) and m.accept_token(1)
+    before = m.get_captures(deduplicate=False)
+    assert before == [("v", b"1")]
+    m.fill_next_token_bitmask(bitmask)
+    assert not m.accept_token(0)  # rejected: unchanged
+    assert m.get_captures(deduplicate=False) == before
+    assert m.accept_token(3)
+    assert m.get_captures(deduplicate=False) == [("v", b"1"), ("v", b"12")]
+
+
+def test_rollback_reset_fork():
+    tok = xgr.TokenizerInfo(["a", "1", "2", "b", "</s>"], stop_token_ids=[4])
+    m = _matcher('root ::= "a" v "b"\nv[capture] ::= [0-9]+', tok)
+    for t in [0, 1, 3]:
+        assert m.accept_token(t)
+    assert m.get_captures() == [("v", b"1")]
+    forked = m.fork()
+    m.rollback(2)
+    assert m.get_captures() == []
+    assert m.accept_token(2) and m.accept_token(2) and m.accept_token(3)
+    assert m.get_captures() == [("v", b"22")]
+    assert forked.get_captures() == [("v", b"1")]
+    m.reset()
+    assert m.get_captures() == []
+
+
+def test_special_tokens_read_as_their_text():
+    tok = xgr.TokenizerInfo(["a", "<|tool|>", "b", "</s>"], stop_token_ids=[3], special_token_ids=[1])
+    m = _matcher('root ::= wrap\nwrap[capture] ::= "a" Token(1) "b"', tok)
+    for t in [0, 1, 2]:
+        assert m.accept_token(t)
+    assert m.get_captures() == [("wrap", b"a<|tool|>b")]
+    m.rollback(2)
+    assert m.get_captures() == []
+    assert m.accept_token(1) and m.accept_token(2)
+    assert m.get_captures() == [("wrap", b"a<|tool|>b")]
+
+
+def test_a_token_read_two_ways():
+    # "<t>" is a text token that Token(1) also names: the parse after it is the union of both readings.
+    tok = xgr.TokenizerInfo(["a", "<t>", "b"])
+    ebnf = 'root ::= x | y\nx[capture] ::= "a" Token(1) "b"\ny[capture] ::= "a<t>" "b"'
+    m = _matcher(ebnf, tok)
+    for t in [0, 1, 2]:
+        assert m.accept_token(t)
+    assert sorted(m.get_captures()) == [("x", b"a<t>b"), ("y", b"a<t>b")]
+
+
+def test_bounded_rollback_compaction_keeps_spans():
+    # 6,000 one-byte steps with a rollback window of 2: the parser compacts old sets; spans stay exact.
+    tok = xgr.TokenizerInfo(["a", ","])
+    m = _matcher('root ::= (w ",")*\nw[capture] ::= "a"+', tok, max_rollback_tokens=2)
+    words = [1 + (i % 5) for i in range(1000)]
+    for n in words:
+        for _ in range(n):
+            assert m.accept_token(0)
+        assert m.accept_token(1)
+    assert [t for _, t in m.get_captures()] == [b"a" * n for n in words]
+
+
+def test_lark_capture_and_ignore():
+    g = xgr.Grammar.from_lark('start: "a" v "b"\nv[capture="num"]: /[0-9]+/\n%ignore " "')
+    m = xgr.GrammarMatcher(xgr.GrammarCompiler(_EMPTY).compile_grammar(g), terminate_without_stop_token=True)
+    assert m.accept_string("a 12  b")
+    assert m.get_captures() == [("num", b"12")]  # the ignored text after the lexeme is outside
+
+
+def test_lark_lazy_capture_records_the_committed_span():
+    assert _lark_captures("start: r rest\nr[lazy, capture]: /[a-z]+/\nrest: /[a-z]*/", "abc") == [("r", b"a")]
+    assert _lark_captures("start: r rest\nr[capture]: /[a-z]+/\nrest: /[a-z]*/", "abc") == [("r", b"abc")]
+
+
+def _lark_captures(lark: str, text: str):
+    m = xgr.GrammarMatcher(xgr.GrammarCompiler(_EMPTY).compile_grammar(xgr.Grammar.from_lark(lark)),
+                           terminate_without_stop_token=True)
+    assert m.accept_string(text)
+    return m.get_captures()
+
+
+def test_capture_does_not_change_the_language_or_masks():
+    tok = xgr.TokenizerInfo(["a", "1", "12", "b", "1b", "x"])
+    plain = _matcher('root ::= "a" v "b"\nv ::= [0-9]+', tok)
+    captured = _matcher('root ::= "a" v "b"\nv[capture] ::= [0-9]+', tok)
+    for t in [0, 2, 1, 4]:
+        masks = []
+        for m in (plain, captured):
+            bitmask = xgr.allocate_token_bitmask(1, tok.vocab_size)
+            m.fill_next_token_bitmask(bitmask)
+            masks.append(np.asarray(bitmask).copy())
+        assert (masks[0] == masks[1]).all()
+        assert plain.accept_token(t) and captured.accept_token(t)
+    assert captured.get_captures() == [("v", b"1211")]
+
+
+@pytest.mark.parametrize("ebnf, message", [
+    ('root[capture, capture="x"] ::= "a"', "capture attribute is specified more than once"),
+    ('root[capture=""] ::= "a"', "capture name must not be empty"),
+])
+def test_bad_attributes(ebnf, message):
+    with pytest.raises(ValueError, match=message):
+        xgr.Grammar.from_ebnf(ebnf)
+
+
+def test_masks_equal_the_token_oracle_on_a_real_vocabulary():
+    # A captured right-recursive rule (the parser keeps every completion) and a nested capture, on Gemma 3's tokens.
+    from real_vocabularies import require
+
+    from xg2jax.testing import check_masks_along
+
+    vocab = require("gemma3")
+    compiled = xgr.GrammarCompiler(xgr.TokenizerInfo.from_loaded_vocab(vocab)).compile_grammar(
+        'root ::= "[" lst "]"\nlst[capture] ::= item ", " lst | item\nitem[capture="n"] ::= [0-9]+ | "\\"" [a-z ]* "\\""')
+    check_masks_along(compiled, '[12, "ab c", 345, "", 6]')
+
+
+@pytest.mark.parametrize("lark, message", [
+    ('start: r\nr[capture, suffix="!"]: /a+/', "capture on a suffix or stop rule is not supported"),
+    ('start[capture]: r "z"\nr[stop="!"]: /a*/', "capture around a stop rule ('r') is not supported"),
+    ('start[capture]: s\ns: r "z"\nr[stop="!"]: /a*/', "capture around a stop rule ('r') is not supported"),
+])
+def test_lark_captures_xg2jax_does_not_build(lark, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        xgr.Grammar.from_lark(lark)
+
+
+def test_lark_suffix_marker_is_inside_enclosing_captures():
+    assert _lark_captures('start[capture="outer"]: item item "z"\nitem[suffix="!"]: /[ab]*/', "a!b!z") == [
+        ("outer", b"a!b!z")]
