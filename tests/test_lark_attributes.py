@@ -135,7 +135,7 @@ def test_ebnf_lazy_rules():
     compiled = xgr.GrammarCompiler(_TOK).compile_grammar('root ::= "<" r ">"\nr[lazy] ::= Substring("ab", "c") "!"')
     assert _accepts(compiled, "<abc!>") and not _accepts(compiled, "<ab>")
     for bad, message in (('root ::= r\nr[lazy] ::= "a" r | "b"', "a lazy rule's body cannot reference a rule"),
-                         ('root ::= r\nr[max_tokens=2] ::= "a"', "rule attribute 'max_tokens' is not supported"),
+                         ('root ::= r\nr[max_tokens=2, lazy] ::= "a"', "max_tokens together with lazy or max_chars"),
                          ('root[lazy, lazy] ::= "a"', "lazy attribute is specified more than once")):
         with pytest.raises(ValueError, match=re.escape(message)):
             xgr.Grammar.from_ebnf(bad)
@@ -218,7 +218,7 @@ ERRORS = [
     # Recognised, checked, and not built: named errors, never ignored.
     ('start: r\nr[capture, suffix="!"]: /a+/', "capture on a suffix or stop rule is not supported by xg2jax"),
     ('start: r\nr[stop="!", stop_capture="m"]: /a+/', "rule attribute 'stop_capture' is not supported by xg2jax"),
-    ("start: r\nr[max_tokens=3]: /a+/", "rule attribute 'max_tokens' is not supported by xg2jax"),
+    ("start: r\nr[max_tokens=3, max_chars=2]: /a+/", "max_tokens together with lazy, suffix, stop or max_chars"),
     ('start: r\nr[max_chars=3, suffix="x"]: /a+/', "max_chars together with suffix or stop is not supported"),
     ("start: r\nr[temperature=0.5, temperature=1]: /a+/", "temperature attribute is specified more than once"),
     ('start: r\nr[temperature=0.5]: "a" s\ns: "b"', "temperature is only supported on terminals and subgrammars"),

@@ -560,23 +560,40 @@ class EbnfParser {
     int64_t first_match_after = -1;
     float temperature = -1.0f;
     std::string capture;
+    int32_t max_tokens = 0;
   };
 
   // `name[attr, ...]` at pos_ (on its '['): xgrammar's rule attributes. `lazy` (the rule ends as soon as its
   // regular body is complete), `max_chars=n` (... once n characters are read), `temperature=T` (Rule::temperature)
-  // and `capture` / `capture="label"` (Rule::capture; the label defaults to the rule's name) are built; the others
-  // are named in the error.
+  // `capture` / `capture="label"` (Rule::capture; the label defaults to the rule's name) and `max_tokens=n`
+  // (Rule::max_tokens) are built; the others are named in the error.
   RuleAttributes ParseRuleAttributes(const std::string& name) {
     ++pos_;  // '['
     bool lazy = false;
     int64_t max_chars = -1;
     float temperature = -1.0f;
     std::string capture;
+    int64_t max_tokens = 0;
     while (true) {
       SkipSpace();
       const size_t at = pos_;
       const std::string attr = IsNameStart(Peek()) ? ParseName() : "";
-      if (attr == "capture") {
+      if (attr == "max_tokens") {
+        if (max_tokens > 0) {
+          pos_ = at;
+          Fail("max_tokens attribute is specified more than once");
+        }
+        SkipSpace();
+        if (Peek() != '=') Fail("expected '=' and a count after max_tokens");
+        ++pos_;
+        SkipSpace();
+        const size_t count_at = pos_;
+        max_tokens = ParseAttributeCount("max_tokens");
+        if (max_tokens == 0) {
+          pos_ = count_at;
+          Fail("max_tokens must be positive");
+        }
+      } else if (attr == "capture") {
         if (!capture.empty()) {
           pos_ = at;
           Fail("capture attribute is specified more than once");
@@ -621,8 +638,8 @@ class EbnfParser {
       } else if (attr != "lazy" && attr != "max_chars") {
         pos_ = at;
         Fail(attr.empty() ? "expected a rule attribute in '" + name + "[...]'"
-                          : "rule attribute '" + attr + "' is not supported (lazy, max_chars, temperature and "
-                            "capture are; max_tokens is not built)");
+                          : "rule attribute '" + attr + "' is not supported (lazy, max_chars, temperature, "
+                            "capture and max_tokens are)");
       } else if (attr == "lazy" ? lazy : max_chars >= 0) {
         pos_ = at;
         Fail(attr + " attribute is specified more than once");
@@ -642,9 +659,12 @@ class EbnfParser {
         continue;
       }
       if (Peek() != ']') Fail("expected ',' or ']' in the attributes of rule '" + name + "'");
+      if (max_tokens > 0 && (lazy || max_chars >= 0))
+        Fail("max_tokens together with lazy or max_chars is not supported (a token budget that closes a first-match "
+             "rule)");
       ++pos_;
       SkipSpace();
-      return {lazy ? 0 : max_chars, temperature, std::move(capture)};
+      return {lazy ? 0 : max_chars, temperature, std::move(capture), static_cast<int32_t>(max_tokens)};
     }
   }
 
@@ -702,6 +722,7 @@ class EbnfParser {
     g_.rules.push_back(Rule{name, -1, -1});
     g_.rules.back().temperature = attributes.temperature;
     g_.rules.back().capture = attributes.capture;
+    g_.rules.back().max_tokens = attributes.max_tokens;
     SkipSpace();
     if (AtEnd() || AtRuleStart()) Fail("rule '" + name + "' has an empty body (write \"\" for the empty string)");
     int32_t body = ParseChoice();

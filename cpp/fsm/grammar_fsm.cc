@@ -946,6 +946,11 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
   for (auto& r : g.rules) out.rule_names_.push_back(r.name);
   out.rule_temperature_.reserve(n_rules);
   for (auto& r : g.rules) out.rule_temperature_.push_back(r.temperature);
+  out.rule_max_tokens_.reserve(n_rules);
+  for (auto& r : g.rules) {
+    out.rule_max_tokens_.push_back(r.max_tokens);
+    out.has_token_budgets_ |= r.max_tokens > 0;
+  }
   out.rule_capture_.assign(n_rules, -1);
   for (int32_t r = 0; r < n_rules; ++r) {
     const std::string& label = g.rules[r].capture;

@@ -199,6 +199,14 @@ class GrammarFsm {
   // share its index.
   int32_t RuleCapture(int32_t r) const { return rule_capture_[r]; }
   const std::vector<std::string>& CaptureLabels() const { return capture_labels_; }
+  // The rule's token budget (Rule::max_tokens), 0 for none; whether any rule has one.
+  int32_t RuleMaxTokens(int32_t r) const { return rule_max_tokens_[r]; }
+  bool HasTokenBudgets() const { return has_token_budgets_; }
+  // Whether the parser must add every completed item of the rule (no Leo skip): the matcher reads them
+  // (TagDispatch, captures, token budgets).
+  bool KeepsCompletions(int32_t r) const {
+    return tag_dispatch_rule_[r] || rule_capture_[r] >= 0 || rule_max_tokens_[r] > 0;
+  }
   // States t such that some state has an edge (r -> t): where parsing resumes after rule r completes.
   const std::vector<int32_t>& RuleFollow(int32_t r) const { return rule_follow_[r]; }
 
@@ -254,6 +262,8 @@ class GrammarFsm {
   std::vector<std::string> rule_names_;
   std::vector<float> rule_temperature_;
   std::vector<int32_t> rule_capture_;
+  std::vector<int32_t> rule_max_tokens_;
+  bool has_token_budgets_ = false;
   std::vector<std::string> capture_labels_;
   std::vector<std::vector<int32_t>> rule_follow_;
 };

@@ -94,6 +94,11 @@ struct Rule {
   // completes over a span of an accepted output, the matcher records (label, span) (matcher/capture_recorder.h);
   // empty: none. Like a tempered rule, a captured rule is never inlined, and the parser never skips its completions.
   std::string capture;
+  // `name[max_tokens=n] ::= ...` (xgrammar's rule attribute, n >= 1; 0: none): a token budget per occurrence. Once
+  // an occurrence has read n accepted tokens (GrammarMatcher::AcceptToken; a string is not counted) and can end at
+  // a token boundary, it ends there: the matcher drops the parses that continue inside it
+  // (matcher/token_budget.h). Never inlined; the parser never skips its completions.
+  int32_t max_tokens = 0;
 };
 
 // Token elements (`Token(id)`, `TokenTagDispatch((id, rule), ...)`) name tokens by id: special tokens, which have

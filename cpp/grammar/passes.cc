@@ -335,6 +335,23 @@ void LiftTagDispatch(Grammar* g) {
   }
 }
 
+void WrapBudgetedRoot(Grammar* g) {
+  if (g->rules[g->root].max_tokens == 0) return;
+  RuleNameSet taken(*g);
+  std::string name = g->rules[g->root].name + "_budgeted";
+  for (int serial = 0; taken.Has(name); ++serial) name = g->rules[g->root].name + "_budgeted" + std::to_string(serial);
+  Expr ref;
+  ref.kind = ExprKind::kRuleRef;
+  ref.rule = g->root;
+  // The wrapper takes the root's name (the normalized grammar prints and parses back with the same root name).
+  Rule wrapper;
+  wrapper.name = std::move(g->rules[g->root].name);
+  g->rules[g->root].name = std::move(name);
+  wrapper.body = g->Add(std::move(ref));
+  g->rules.push_back(std::move(wrapper));
+  g->root = static_cast<int32_t>(g->rules.size() - 1);
+}
+
 void DropUnreachableRules(Grammar* g) {
   size_t n = g->rules.size();
   std::vector<bool> seen(n, false);
@@ -423,7 +440,7 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     has_wide_class[r] = facts.holds_wide_class;
     // A rule with a temperature or a capture stays a rule: the matcher reads both off its items.
     inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root &&
-                   g->rules[r].temperature < 0 && g->rules[r].capture.empty() &&
+                   g->rules[r].temperature < 0 && g->rules[r].capture.empty() && g->rules[r].max_tokens == 0 &&
                    g->exprs[g->rules[r].body].kind != ExprKind::kAnyOrder &&
                    g->exprs[g->rules[r].body].kind != ExprKind::kTagDispatch &&
                    g->rules[r].lookahead < 0 && size <= max_inline_nodes && !wide[r];
@@ -572,6 +589,7 @@ void NormalizeGrammar(Grammar* g) {
   DropUnreachableRules(g);
   LiftAnyOrder(g);
   LiftTagDispatch(g);
+  WrapBudgetedRoot(g);
   CompressRepetitions(g);
   InlineSmallRules(g);
   FuseBytes(g);

@@ -4,6 +4,9 @@
 //      distinct rule references (grammar.h); an item or separator that matches "" is an InputError.
 //   1c. LiftTagDispatch: every TagDispatch becomes the whole body of a rule (`<rule>_tag_dispatch<k>`), so the
 //      FSM builder can give it its Aho-Corasick automaton; one in a lookahead is an InputError.
+//   1d. WrapBudgetedRoot: a root with a token budget (Rule::max_tokens) becomes `<root>_budgeted`, the one
+//      reference of a new root rule of the root's name, so that when the budget ends it the parse goes on in the
+//      (completed) new root: the output must end.
 //   2. InlineSmallRules: a rule with a small body and no lookahead is copied into each reference,
 //      except "loop breakers" (a set of rules that cuts every reference cycle), so recursion stays. Fewer rules means fewer Earley predictions and completions at run time; the size cap
 //      keeps the per-rule FSMs small. Rules that repeat a wide class (kMinWideClassCodePoints: JSON
@@ -34,6 +37,7 @@ constexpr int64_t kMinWideClassCodePoints = 96;
 void DropUnreachableRules(Grammar* g);
 void LiftAnyOrder(Grammar* g);
 void LiftTagDispatch(Grammar* g);
+void WrapBudgetedRoot(Grammar* g);
 void InlineSmallRules(Grammar* g, int max_inline_nodes = 48);
 void FuseBytes(Grammar* g);
 void CompressRepetitions(Grammar* g, int32_t unroll_limit = kRepeatUnrollLimit);

@@ -176,8 +176,10 @@ std::string PrintGrammar(const Grammar& g) {
   std::string out;
   for (const Rule& r : g.rules) {
     out += r.name;
-    std::string attributes;  // in xgrammar's order: capture before temperature
-    if (!r.capture.empty()) attributes += "capture=\"" + EscapeBytes(r.capture) + "\"";
+    std::string attributes;  // in xgrammar's order: max_tokens, capture, temperature
+    if (r.max_tokens > 0) attributes += "max_tokens=" + std::to_string(r.max_tokens);
+    if (!r.capture.empty())
+      attributes += (attributes.empty() ? "" : ", ") + std::string("capture=\"") + EscapeBytes(r.capture) + "\"";
     if (r.temperature >= 0) attributes += (attributes.empty() ? "" : ", ") + std::string("temperature=") +
                                           ShortestFloat(r.temperature);
     if (!attributes.empty()) out += "[" + attributes + "]";

@@ -43,8 +43,6 @@ class CaptureRecorder {
   }
   void Clear() { *this = CaptureRecorder(); }
 
-  // The offset in the output at which the next step's text begins.
-  int64_t OutputLength() const { return static_cast<int64_t>(output_.size()); }
   // Appends an accepted step's text (what the user sees) before its sets are observed.
   void AppendOutput(const std::string& display) { output_ += display; }
   // Records the completions of captured rules in the parser's last set (real items only). Events already

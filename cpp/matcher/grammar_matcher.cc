@@ -62,11 +62,13 @@ bool GrammarMatcher::TryAdvance(const std::string& bytes, const std::string* dis
   const TagTracker::Checkpoint tags_before = tags_.Save();
   const int64_t token_index = NumAcceptedTokens();
   if (track) tags_.BeginStep(bytes, *display, token_index);
-  // Captures: each set is labelled with its offset in the text the user sees (a special token's sentinel bytes
-  // are one unit: the sets inside it sit at its start, the last at its end).
-  const bool capture = display != nullptr && !grammar_->fsm().CaptureLabels().empty();
+  // Captures and token budgets: each set is labelled with its offset in the text the user sees (a special token's
+  // sentinel bytes are one unit: the sets inside it sit at its start, the last at its end).
+  const GrammarFsm& fsm = grammar_->fsm();
+  const bool capture = display != nullptr && !fsm.CaptureLabels().empty();
+  const bool label = capture || (display != nullptr && fsm.HasTokenBudgets());
   const CaptureRecorder::Checkpoint captures_before = captures_.Save();
-  const int64_t display_begin = captures_.OutputLength();
+  const int64_t display_begin = parser_.SetPosition(parser_.NumSets() - 1);
   const bool display_is_bytes = display == &bytes || (display != nullptr && *display == bytes);
   if (capture) captures_.AppendOutput(*display);
   return RecordingLimits([&] {
@@ -80,12 +82,12 @@ bool GrammarMatcher::TryAdvance(const std::string& bytes, const std::string* dis
           return false;
         }
         if (track) tags_.ObserveSet(watch, parser_, i);
-        if (capture) {
+        if (label) {
           const int64_t offset = display_is_bytes        ? static_cast<int64_t>(i) + 1
                                  : i + 1 == bytes.size() ? static_cast<int64_t>(display->size())
                                                          : 0;
           parser_.SetPosition(parser_.NumSets() - 1, display_begin + offset);
-          captures_.ObserveSet(parser_, captures_before.events);
+          if (capture) captures_.ObserveSet(parser_, captures_before.events);
         }
         if (++pushed >= next_compaction) {
           pushed -= parser_.CompactSets(first, parser_.NumSets() - 1);
@@ -180,7 +182,7 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
   XG_USER_CHECK(id >= 0 && id < tok.VocabSize())
       << "GrammarMatcher.accept_token: token id " << id << " is out of range [0, " << tok.VocabSize() << ")";
   if (terminated_) return false;
-  Step step{parser_.NumSets(), false, undoable_, tags_.Save(), captures_.Save()};
+  Step step{parser_.NumSets(), false, undoable_, tags_.Save(), captures_.Save(), budgets_.Save()};
   if (IsStop(id)) {
     if (!parser_.CanAcceptEnd()) return false;
     tags_.BeginStep("", "", NumAcceptedTokens());  // no switch at a stop token
@@ -191,9 +193,17 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
     return true;
   }
   if (id >= tok.NumTokens() || !TryAdvanceToken(id, /*accepting=*/true)) return false;
+  ApplyTokenBudgets(/*counted=*/true);
   history_.push_back(step);
   CompactHistory();
   return true;
+}
+
+void GrammarMatcher::ApplyTokenBudgets(bool counted) {
+  if (!grammar_->fsm().HasTokenBudgets()) return;
+  const int64_t end = parser_.SetPosition(parser_.NumSets() - 1);
+  if (counted) budgets_.CountToken(end);
+  budgets_.CloseSpentOccurrences(&parser_);
 }
 
 void GrammarMatcher::CompactHistory() {
@@ -226,8 +236,9 @@ bool GrammarMatcher::AcceptString(const std::string& bytes) {
   ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.accept_string");
   ThrowIfFailed();
   if (terminated_) return false;
-  Step step{parser_.NumSets(), false, undoable_, tags_.Save(), captures_.Save()};
+  Step step{parser_.NumSets(), false, undoable_, tags_.Save(), captures_.Save(), budgets_.Save()};
   if (!TryAdvance(bytes, &bytes)) return false;
+  ApplyTokenBudgets(/*counted=*/false);  // a string is not counted, but may let a spent occurrence end
   history_.push_back(step);
   CompactHistory();
   return true;
@@ -258,6 +269,7 @@ GrammarMatcher::Step GrammarMatcher::PopStep() {
   }
   tags_.Restore(s.tags_before, NumAcceptedTokens());  // drops the undone token's switches not yet taken
   captures_.Restore(s.captures_before);
+  budgets_.Restore(s.budgets_before);
   return s;
 }
 
@@ -273,6 +285,7 @@ void GrammarMatcher::Reset() {
   sticky_error_.clear();
   tags_.Clear();
   captures_.Clear();
+  budgets_.Clear();
   parser_.Reset();
   history_.clear();
   dropped_steps_ = 0;

@@ -32,6 +32,7 @@
 #include "matcher/capture_recorder.h"
 #include "matcher/path_temperature.h"
 #include "matcher/tag_tracker.h"
+#include "matcher/token_budget.h"
 #include "parser/earley_parser.h"
 #include "support/exclusive_use.h"
 
@@ -91,7 +92,8 @@ class GrammarMatcher {
   // Bytes held by the parse and the rollback history (not the shared compiled grammar).
   size_t MemoryBytes() const {
     ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.memory_size_bytes");
-    return parser_.MemoryBytes() + history_.capacity() * sizeof(Step) + tags_.MemoryBytes() + captures_.MemoryBytes();
+    return parser_.MemoryBytes() + history_.capacity() * sizeof(Step) + tags_.MemoryBytes() + captures_.MemoryBytes() +
+           budgets_.MemoryBytes();
   }
   // TagDispatch mode (matcher/tag_tracker.h): StepStatus bits 8..10 and the tag index + 1 from bit 16, with
   // or without the switches of the last accepted token; and the switches not yet taken, oldest first.
@@ -116,6 +118,7 @@ class GrammarMatcher {
     int32_t undoable_before;  // undoable_ before the step (UndoLastToken restores it)
     TagTracker::Checkpoint tags_before;
     CaptureRecorder::Checkpoint captures_before;
+    TokenBudgets::Checkpoint budgets_before;
   };
   // Undoes the last step of history_ (its sets, or the termination) and returns it.
   Step PopStep();
@@ -153,6 +156,9 @@ class GrammarMatcher {
   int32_t last_fill_live_checks_ = 0;
   TagTracker tags_;
   CaptureRecorder captures_;  // records only when the grammar captures
+  TokenBudgets budgets_;      // counts only when the grammar has budgets
+  // After an accepted step: counts the token (`counted`) and ends the occurrences whose budget is spent.
+  void ApplyTokenBudgets(bool counted);
   std::vector<Step> history_;  // the steps rollback can undo (the last max_rollback_tokens_ when bounded)
   int64_t dropped_steps_ = 0;   // accepted steps no longer in history_ (beyond max_rollback_tokens_)
   // With max_rollback_tokens_ >= 0: how many of the last steps rollback may still undo (at most

@@ -73,10 +73,10 @@ bool EarleyParser::LeoItem(int32_t origin, int32_t rule, int32_t lineage, Earley
     }
   }
   // (An AnyOrder waiter never resumes in a pure tail: its states all have edges or count.)
-  // (A TagDispatch item is never skipped: its done state marks where a tag ends, matcher/tag_tracker.h. Nor is a
-  // captured rule's: each completion is a capture event, matcher/capture_recorder.h.)
+  // (A TagDispatch item is never skipped: its done state marks where a tag ends, matcher/tag_tracker.h. Nor are a
+  // captured or budgeted rule's: the matcher reads their completions, matcher/capture_recorder.h, token_budget.h.)
   bool valid = waiters == 1 && g.IsPureTail(target) && !g.IsAnyOrderState(waiter->state) &&
-               !g.IsTagDispatchRule(g.RuleOf(target)) && g.RuleCapture(g.RuleOf(target)) < 0;
+               !g.KeepsCompletions(g.RuleOf(target));
   EarleyItem item{-1, -1, lineage};
   if (valid) {
     item = {target, waiter->origin, lineage};

@@ -30,7 +30,6 @@ _REGEX_SPECIAL = set("\\^$.|?*+()[]{}/-")
 # Rule attributes the parser checks but the converter does not build, and what each would need.
 _NOT_BUILT = {
     "stop_capture": "the captured span of a suffix or stop rule is not built",
-    "max_tokens": "the matcher counts no tokens per rule",
 }
 
 
@@ -218,9 +217,9 @@ class _Converter:
             self.fail(d.attrs["temperature"][1], "temperature is only supported on terminals and subgrammars "
                                                  f"(rule '{d.name}' references a rule)")
         for key, (_, pos) in d.attrs.items():
-            if key not in ("lazy", "suffix", "stop", "max_chars", "temperature", "capture"):
+            if key not in ("lazy", "suffix", "stop", "max_chars", "temperature", "capture", "max_tokens"):
                 self.fail(pos, f"rule attribute '{key}' is not supported by xg2jax ({_NOT_BUILT[key]}); "
-                               "lazy, suffix, stop, max_chars, temperature and capture are")
+                               "lazy, suffix, stop, max_chars, temperature, capture and max_tokens are")
         marker = d.attrs.get("suffix") or d.attrs.get("stop")
         if "max_chars" in d.attrs and marker is not None:
             self.fail(d.attrs["max_chars"][1], "max_chars together with suffix or stop is not supported by xg2jax "
@@ -228,7 +227,10 @@ class _Converter:
         if "capture" in d.attrs and marker is not None:
             self.fail(d.attrs["capture"][1], "capture on a suffix or stop rule is not supported by xg2jax (its "
                                              "captured span leaves the marker out, which the engine does not build)")
-        if marker is None and "lazy" not in d.attrs and "max_chars" not in d.attrs:  # temperature / capture only
+        if "max_tokens" in d.attrs and (marker is not None or "lazy" in d.attrs or "max_chars" in d.attrs):
+            self.fail(d.attrs["max_tokens"][1], "max_tokens together with lazy, suffix, stop or max_chars is not "
+                                                "supported by xg2jax (a token budget that closes a first-match rule)")
+        if marker is None and "lazy" not in d.attrs and "max_chars" not in d.attrs:  # the engine's own attributes
             return self.plain_body(d)
         head = self.dispatch.head_marker(("ref", d.name, d.pos))
         if head is not None:  # any text, then a marker: read as a dispatch, as xgrammar does
@@ -256,11 +258,11 @@ class _Converter:
             self.fail(d.pos, f"rule '{d.name}': failed to compile its body as one regular expression: {e}")
 
     def plain_body(self, d) -> str:
-        """The body of a rule whose only attributes are ``temperature`` and ``capture`` (the engine's own). With
-        ``%ignore``, a body of one lexeme (a terminal: a string, a regex, a terminal's name; or a subgrammar) keeps
-        the ignored text after it out of the rule, as xgrammar's lexer does: the attributes go to a rule that is the
-        lexeme, and the rule emitted for ``d`` is that rule followed by the ignored text. (A longer body keeps what
-        is ignored between and after its parts inside.)"""
+        """The body of a rule whose only attributes are the engine's own (``temperature``, ``capture``,
+        ``max_tokens``). With ``%ignore``, a body of one lexeme (a terminal: a string, a regex, a terminal's name; or
+        a subgrammar) keeps the ignored text after it out of the rule, as xgrammar's lexer does: the attributes go to
+        a rule that is the lexeme, and the rule emitted for ``d`` is that rule followed by the ignored text. (A
+        longer body keeps what is ignored between and after its parts inside.)"""
         if self.ignore is None or d.body[0] in ("seq", "alt", "rep"):
             return self.expr(d.body, in_terminal=False)
         inner = self._fresh(f"{d.name}_lexeme")
@@ -535,9 +537,9 @@ def _note_regex_flags(pattern: str, regex_flags: str, flags: set) -> None:
 
 
 def _engine_attributes(d) -> str:
-    """The attributes of rule ``d`` that the engine's EBNF keeps on a rule (``capture``, labelled with the Lark
-    rule's name unless given, and ``temperature``) as ``[...]``, or ''."""
-    parts = []
+    """The attributes of rule ``d`` that the engine's EBNF keeps on a rule (``max_tokens``, ``capture``, labelled
+    with the Lark rule's name unless given, and ``temperature``) as ``[...]``, or ''."""
+    parts = [f"max_tokens={int(d.attrs['max_tokens'][0])}"] if "max_tokens" in d.attrs else []
     if "capture" in d.attrs:
         label = d.attrs["capture"][0]
         parts.append(f"capture={literal(d.name if label is True else label)}")
