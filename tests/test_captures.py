@@ -182,16 +182,37 @@ def test_masks_equal_the_token_oracle_on_a_real_vocabulary():
     check_masks_along(compiled, '[12, "ab c", 345, "", 6]')
 
 
-@pytest.mark.parametrize("lark, message", [
-    ('start: r\nr[capture, suffix="!"]: /a+/', "capture on a suffix or stop rule is not supported"),
-    ('start[capture]: r "z"\nr[stop="!"]: /a*/', "capture around a stop rule ('r') is not supported"),
-    ('start[capture]: s\ns: r "z"\nr[stop="!"]: /a*/', "capture around a stop rule ('r') is not supported"),
-])
-def test_lark_captures_xg2jax_does_not_build(lark, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        xgr.Grammar.from_lark(lark)
+@pytest.mark.parametrize("attribute, outer", [("suffix", b"ab!!z"), ("stop", b"abz")])
+def test_lark_suffix_and_stop_captures(attribute, outer):
+    # The rule's capture is its body, stop_capture its marker (first); a stop marker is hidden from enclosing captures.
+    lark = (f'start[capture="outer"]: r "z"\n'
+            f'r[capture="inner", {attribute}=/!!+/, stop_capture="marker"]: /[a-z]*/')
+    assert _lark_captures(lark, "ab!!z") == [("marker", b"!!"), ("inner", b"ab"), ("outer", outer)]
+    # Without a capture of its own, the marker of each occurrence is hidden (stop) or kept (suffix).
+    lark = f'start[capture="outer"]: item item "z"\nitem[{attribute}="!"]: /[ab]*/'
+    assert _lark_captures(lark, "a!b!z") == [("outer", b"a!b!z" if attribute == "suffix" else b"abz")]
 
 
-def test_lark_suffix_marker_is_inside_enclosing_captures():
-    assert _lark_captures('start[capture="outer"]: item item "z"\nitem[suffix="!"]: /[ab]*/', "a!b!z") == [
-        ("outer", b"a!b!z")]
+def test_marker_split_keeps_a_valid_body():
+    # /b?a/ also matches the whole "ba", which would leave the body "b" empty: the cut is b|a.
+    lark = 'start: r "Z"\nr[capture="inner", suffix=/b?a/, stop_capture="marker"]: "b"'
+    assert _lark_captures(lark, "baZ") == [("marker", b"a"), ("inner", b"b")]
+
+
+def test_hidden_markers_follow_the_grammar_not_unrelated_rules():
+    # c does not reach b: the stop marker of b (in a branch that dies) stays in c's capture.
+    lark = 'start: a | c\na[capture="a"]: b "q"\nb[stop="!"]: "x"\nc[capture="c"]: "x!"'
+    assert _lark_captures(lark, "x!") == [("c", b"x!")]
+
+
+def test_marker_attributes_print_back_and_are_checked():
+    g = xgr.Grammar.from_ebnf('root ::= r "z"\nr[capture="b", marker_body="[a-z]*", marker="!+", hide_marker, '
+                              'stop_capture="m"] ::= [a-z]* "!"')
+    assert str(xgr.Grammar.from_ebnf(str(g))) == str(g)
+    m = xgr.GrammarMatcher(xgr.GrammarCompiler(_EMPTY).compile_grammar(g), terminate_without_stop_token=True)
+    assert m.accept_string("ab!z") and m.get_captures() == [("m", b"!"), ("b", b"ab")]
+    for bad, message in (('root ::= r\nr[marker="!"] ::= "a"', "marker_body and marker go together"),
+                         ('root ::= r\nr[marker_body="a(", marker="!"] ::= "a"', "in the marker_body regex"),
+                         ('root ::= r\nr[hide_marker] ::= "a"', "marker_body and marker go together")):
+        with pytest.raises(ValueError, match=message):
+            xgr.Grammar.from_ebnf(bad)

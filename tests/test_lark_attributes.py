@@ -121,7 +121,8 @@ def test_languages(lark, yes, no):
 
 def test_lowered_to_a_lazy_regex_and_printed_back():
     ebnf = lark_to_ebnf('start: r "c"\nr[suffix="b"]: /[a-z]*/')
-    assert 'rule_r ::= Regex("(?:(?:[a-z]*))(?:b)", flags="", lazy=true)' in ebnf
+    assert ('r_marked[marker_body="(?:[a-z]*)", marker="b"] ::= Regex("(?:(?:[a-z]*))(?:b)", flags="", lazy=true)'
+            in ebnf)
     grammar = xgr.Grammar.from_lark('start: r "c"\nr[suffix="b"]: /[a-z]*/')
     again = xgr.Grammar.from_ebnf(str(grammar))  # the printed automaton rules parse back to the same language
     compiled = xgr.GrammarCompiler(_TOK).compile_grammar(again)
@@ -216,8 +217,7 @@ ERRORS = [
     ('start: r\nr[lazy]: /a./s "b" /.c/', "disagree on '.' matching a newline"),
     ('start: r\nr[lazy]: /a/i "b"', "disagree on case-insensitive matching"),
     # Recognised, checked, and not built: named errors, never ignored.
-    ('start: r\nr[capture, suffix="!"]: /a+/', "capture on a suffix or stop rule is not supported by xg2jax"),
-    ('start: r\nr[stop="!", stop_capture="m"]: /a+/', "rule attribute 'stop_capture' is not supported by xg2jax"),
+    ('start: r\nr[<|tool|>, capture]: /a+/', "expected an attribute name"),
     ("start: r\nr[max_tokens=3, max_chars=2]: /a+/", "max_tokens together with lazy, suffix, stop or max_chars"),
     ('start: r\nr[max_chars=3, suffix="x"]: /a+/', "max_chars together with suffix or stop is not supported"),
     ("start: r\nr[temperature=0.5, temperature=1]: /a+/", "temperature attribute is specified more than once"),

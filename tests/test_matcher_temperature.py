@@ -161,7 +161,7 @@ def test_rule_temperature_errors():
     for text, message in (('root[temperature=-1] ::= "a"', "finite non-negative"),
                           ('root[temperature=1e999] ::= "a"', "finite non-negative"),
                           ('root[temperature=hot] ::= "a"', "expected a number after temperature="),
-                          ('root[stop_capture, temperature=0.5] ::= "a"', "rule attribute 'stop_capture'")):
+                          ('root[suffix="x", temperature=0.5] ::= "a"', "rule attribute 'suffix'")):
         with pytest.raises(ValueError, match=message):
             xgr.Grammar.from_ebnf(text)
     with pytest.raises(ValueError, match="only supported on terminals and subgrammars"):

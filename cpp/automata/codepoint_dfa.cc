@@ -341,6 +341,14 @@ CodepointDfa MatchDfa(const std::string& pattern, const CodepointRanges& dot, bo
   return Determinize(nfa, start, accept, max_states, limits);
 }
 
+CodepointDfa FlagsMatchDfa(const std::string& pattern, const std::string& flags, int64_t max_states,
+                           const Limits& limits) {
+  static const CodepointRanges kAny = {{0, kMaxCodepoint}};
+  static const CodepointRanges kNoNewline = {{0, '\n' - 1}, {'\n' + 1, kMaxCodepoint}};
+  const bool dot_all = flags.find('s') != std::string::npos, ignore_case = flags.find('i') != std::string::npos;
+  return MatchDfa(pattern, dot_all ? kAny : kNoNewline, ignore_case, max_states, limits);
+}
+
 CodepointDfa NodeDfa(const regex::Node& body, int64_t max_states, const Limits& limits) {
   Nfa nfa(limits);
   const int32_t start = nfa.AddState(), accept = nfa.AddState();

@@ -67,6 +67,11 @@ CodepointDfa SearchDfa(const std::string& pattern, int64_t max_states, const Lim
 CodepointDfa MatchDfa(const std::string& pattern, const CodepointRanges& dot, bool ignore_case, int64_t max_states,
                       const Limits& limits = DefaultLimits());
 
+// MatchDfa with xgrammar's Regex(..., flags=) letters: `i` folds ASCII letters, `s` lets `.` match a newline
+// (without it `.` is any code point but '\n'), `u` changes nothing. Other letters are ignored (callers check them).
+CodepointDfa FlagsMatchDfa(const std::string& pattern, const std::string& flags, int64_t max_states,
+                           const Limits& limits = DefaultLimits());
+
 // The strings of a regex syntax tree (automata/regex_parser.h), whole: a front end with its own expressions
 // (the EBNF front end's lazy rules) builds the tree.
 CodepointDfa NodeDfa(const regex::Node& body, int64_t max_states, const Limits& limits = DefaultLimits());

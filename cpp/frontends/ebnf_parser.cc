@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "automata/codepoint_dfa.h"
 #include "frontends/regex.h"
 #include "grammar/nesting_depth.h"
 #include "support/check.h"
@@ -561,7 +562,45 @@ class EbnfParser {
     float temperature = -1.0f;
     std::string capture;
     int32_t max_tokens = 0;
+    std::string marker_body, marker, marker_flags, stop_capture;  // Rule's fields of the same names
+    bool hide_marker = false;
   };
+
+  // A capture label (`capture="..."`, `stop_capture="..."`) at pos_, checked as xgrammar checks capture names.
+  std::string ParseCaptureLabel(const std::string& attr) {
+    if (Peek() != '"') Fail("expected a string after " + attr + "= (the capture's name)");
+    const size_t label_at = pos_;
+    std::string label = ParseStringLiteral(nullptr);
+    const size_t end = pos_;
+    pos_ = label_at;
+    if (label.empty()) Fail("capture name must not be empty");
+    for (char c : label)  // xgrammar's rule for capture names
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+        Fail("capture name must only contain letters, digits, '_', '-' and '.'");
+    pos_ = end;
+    return label;
+  }
+
+  // The marker attributes of a rule (RuleAttributes), checked together once all are read: both regexes given and
+  // valid, flags among i, s, u, and hide_marker / stop_capture only with a marker.
+  void CheckMarkerAttributes(const RuleAttributes& a, size_t at) {
+    const bool any = !a.marker_body.empty() || !a.marker.empty() || !a.marker_flags.empty() || a.hide_marker ||
+                     !a.stop_capture.empty();
+    if (!any) return;
+    pos_ = at;
+    if (a.marker.empty() || a.marker_body.empty())
+      Fail("marker_body and marker go together (a rule's text split into a body and a marker)");
+    for (char f : a.marker_flags)
+      if (f != 'i' && f != 's' && f != 'u') Fail(std::string("marker_flags: flag '") + f + "' is not supported");
+    for (const std::string* pattern : {&a.marker_body, &a.marker}) {
+      try {
+        FlagsMatchDfa(*pattern, a.marker_flags, limits_.max_automaton_states, limits_);
+      } catch (const RegexError& e) {
+        Fail("in the " + std::string(pattern == &a.marker ? "marker" : "marker_body") + " regex at position " +
+             std::to_string(e.position()) + ": " + e.description());
+      }
+    }
+  }
 
   // `name[attr, ...]` at pos_ (on its '['): xgrammar's rule attributes. `lazy` (the rule ends as soon as its
   // regular body is complete), `max_chars=n` (... once n characters are read), `temperature=T` (Rule::temperature)
@@ -574,11 +613,40 @@ class EbnfParser {
     float temperature = -1.0f;
     std::string capture;
     int64_t max_tokens = 0;
+    std::string marker_body, marker, marker_flags, stop_capture;
+    bool hide_marker = false;
+    const size_t open_at = pos_ - 1;
     while (true) {
       SkipSpace();
       const size_t at = pos_;
       const std::string attr = IsNameStart(Peek()) ? ParseName() : "";
-      if (attr == "max_tokens") {
+      if (attr == "marker_body" || attr == "marker" || attr == "marker_flags" || attr == "stop_capture") {
+        std::string& value = attr == "marker_body" ? marker_body
+                             : attr == "marker"    ? marker
+                             : attr == "marker_flags" ? marker_flags
+                                                      : stop_capture;
+        if (!value.empty()) {
+          pos_ = at;
+          Fail(attr + " attribute is specified more than once");
+        }
+        SkipSpace();
+        if (Peek() != '=') Fail("expected '=' and a string after " + attr);
+        ++pos_;
+        SkipSpace();
+        if (attr == "stop_capture") {
+          value = ParseCaptureLabel(attr);
+        } else {
+          if (Peek() != '"') Fail("expected a string after " + attr + "=");
+          value = ParseStringLiteral(nullptr);
+          if (value.empty() && attr != "marker_flags") Fail(attr + " must not be empty");
+        }
+      } else if (attr == "hide_marker") {
+        if (hide_marker) {
+          pos_ = at;
+          Fail("hide_marker attribute is specified more than once");
+        }
+        hide_marker = true;
+      } else if (attr == "max_tokens") {
         if (max_tokens > 0) {
           pos_ = at;
           Fail("max_tokens attribute is specified more than once");
@@ -603,15 +671,7 @@ class EbnfParser {
         if (Peek() == '=') {
           ++pos_;
           SkipSpace();
-          if (Peek() != '"') Fail("expected a string after capture= (the capture's name)");
-          const size_t label_at = pos_;
-          capture = ParseStringLiteral(nullptr);
-          pos_ = label_at;
-          if (capture.empty()) Fail("capture name must not be empty");
-          for (char c : capture)  // xgrammar's rule for capture names
-            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
-              Fail("capture name must only contain letters, digits, '_', '-' and '.'");
-          ParseStringLiteral(nullptr);
+          capture = ParseCaptureLabel("capture");
         }
       } else if (attr == "temperature") {  // checked as xgrammar checks it
         if (temperature >= 0) {
@@ -639,7 +699,7 @@ class EbnfParser {
         pos_ = at;
         Fail(attr.empty() ? "expected a rule attribute in '" + name + "[...]'"
                           : "rule attribute '" + attr + "' is not supported (lazy, max_chars, temperature, "
-                            "capture and max_tokens are)");
+                            "capture, max_tokens and the marker attributes are)");
       } else if (attr == "lazy" ? lazy : max_chars >= 0) {
         pos_ = at;
         Fail(attr + " attribute is specified more than once");
@@ -664,7 +724,13 @@ class EbnfParser {
              "rule)");
       ++pos_;
       SkipSpace();
-      return {lazy ? 0 : max_chars, temperature, std::move(capture), static_cast<int32_t>(max_tokens)};
+      RuleAttributes out{lazy ? 0 : max_chars, temperature, std::move(capture), static_cast<int32_t>(max_tokens),
+                         std::move(marker_body), std::move(marker), std::move(marker_flags), std::move(stop_capture),
+                         hide_marker};
+      const size_t end = pos_;
+      CheckMarkerAttributes(out, open_at);
+      pos_ = end;
+      return out;
     }
   }
 
@@ -691,9 +757,17 @@ class EbnfParser {
     if (IsNameStart(Peek())) {
       SkipName();
       SkipSpace();
-      if (Peek() == '[') {  // `name[attrs] ::=`: rule attributes (ParseRuleAttributes)
-        size_t close = s_.find(']', pos_);
-        if (close != std::string::npos && s_.find('\n', pos_) > close) {
+      if (Peek() == '[') {  // `name[attrs] ::=`: rule attributes (ParseRuleAttributes), on one line
+        size_t close = pos_ + 1;
+        char quote = 0;  // inside a string value: a ']' there does not close
+        for (; close < s_.size() && s_[close] != '\n' && (quote || s_[close] != ']'); ++close) {
+          if (quote && s_[close] == '\\') {
+            ++close;
+          } else if (s_[close] == '"' || s_[close] == '\'') {
+            quote = quote == 0 ? s_[close] : quote == s_[close] ? 0 : quote;
+          }
+        }
+        if (close < s_.size() && s_[close] == ']') {
           pos_ = close + 1;
           SkipSpace();
         }
@@ -723,6 +797,11 @@ class EbnfParser {
     g_.rules.back().temperature = attributes.temperature;
     g_.rules.back().capture = attributes.capture;
     g_.rules.back().max_tokens = attributes.max_tokens;
+    g_.rules.back().marker_body = attributes.marker_body;
+    g_.rules.back().marker = attributes.marker;
+    g_.rules.back().marker_flags = attributes.marker_flags;
+    g_.rules.back().stop_capture = attributes.stop_capture;
+    g_.rules.back().hide_marker = attributes.hide_marker;
     SkipSpace();
     if (AtEnd() || AtRuleStart()) Fail("rule '" + name + "' has an empty body (write \"\" for the empty string)");
     int32_t body = ParseChoice();

@@ -651,6 +651,55 @@ uint64_t BodyKeyHash(const std::string& key) {
   return hash;
 }
 
+void GrammarFsm::BuildCaptureTables(const Grammar& g, int64_t max_states) {
+  const int32_t n_rules = static_cast<int32_t>(g.rules.size());
+  auto label_index = [&](const std::string& label) {
+    const auto index = static_cast<int32_t>(
+        std::find(capture_labels_.begin(), capture_labels_.end(), label) - capture_labels_.begin());
+    if (index == static_cast<int32_t>(capture_labels_.size())) capture_labels_.push_back(label);
+    return index;
+  };
+  rule_capture_.assign(n_rules, -1);
+  rule_split_.assign(n_rules, nullptr);
+  hidden_in_.assign(n_rules, {});
+  bool any_hide = false;
+  for (int32_t r = 0; r < n_rules; ++r) {
+    const Rule& rule = g.rules[r];
+    if (!rule.capture.empty()) rule_capture_[r] = label_index(rule.capture);
+    if (rule.marker.empty()) continue;
+    auto split = std::make_shared<MarkerSplit>(MarkerSplit{
+        FlagsMatchDfa(rule.marker_body, rule.marker_flags, max_states),
+        FlagsMatchDfa(rule.marker, rule.marker_flags, max_states),
+        rule.stop_capture.empty() ? -1 : label_index(rule.stop_capture), rule.hide_marker});
+    any_hide |= rule.hide_marker;
+    rule_split_[r] = std::move(split);
+  }
+  if (!any_hide) return;
+  // Rules each captured rule reaches through rule references (a walk over its body's expressions).
+  for (int32_t r = 0; r < n_rules; ++r) {
+    if (rule_capture_[r] < 0) continue;
+    std::vector<uint8_t> seen(n_rules, 0);
+    std::vector<int32_t> rules{r}, exprs;
+    seen[r] = 1;
+    while (!rules.empty()) {
+      const int32_t at = rules.back();
+      rules.pop_back();
+      exprs.push_back(g.rules[at].body);
+      while (!exprs.empty()) {
+        const Expr& e = g.exprs[exprs.back()];
+        exprs.pop_back();
+        if (e.kind == ExprKind::kRuleRef && e.rule >= 0 && !seen[e.rule]) {
+          seen[e.rule] = 1;
+          rules.push_back(e.rule);
+          if (rule_split_[e.rule] && rule_split_[e.rule]->hide) hidden_in_[r].push_back(e.rule);
+        }
+        exprs.insert(exprs.end(), e.children.begin(), e.children.end());
+      }
+    }
+    std::sort(hidden_in_[r].begin(), hidden_in_[r].end());
+  }
+}
+
 GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache* cache,
                              std::optional<uint64_t> cache_generation, int64_t max_subset_members,
                              const PrebuiltRuleDfas* prebuilt) {
@@ -951,14 +1000,7 @@ GrammarFsm GrammarFsm::Build(const Grammar& g, int64_t max_states, RuleDfaCache*
     out.rule_max_tokens_.push_back(r.max_tokens);
     out.has_token_budgets_ |= r.max_tokens > 0;
   }
-  out.rule_capture_.assign(n_rules, -1);
-  for (int32_t r = 0; r < n_rules; ++r) {
-    const std::string& label = g.rules[r].capture;
-    if (label.empty()) continue;
-    auto found = std::find(out.capture_labels_.begin(), out.capture_labels_.end(), label);
-    out.rule_capture_[r] = static_cast<int32_t>(found - out.capture_labels_.begin());
-    if (found == out.capture_labels_.end()) out.capture_labels_.push_back(label);
-  }
+  out.BuildCaptureTables(g, max_states);
   std::vector<std::vector<int32_t>> local_to_global(n_rules);
   int32_t total = 0;
   // Per rule, reused: forward / backward reachability, and the reversed edges of the reachable

@@ -36,6 +36,7 @@
 // rule also advances the predicting item), so `nullable` is computed here exactly.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <memory>
@@ -43,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "automata/codepoint_dfa.h"
 #include "fsm/any_order_sets.h"
 #include "grammar/grammar.h"
 
@@ -199,13 +201,26 @@ class GrammarFsm {
   // share its index.
   int32_t RuleCapture(int32_t r) const { return rule_capture_[r]; }
   const std::vector<std::string>& CaptureLabels() const { return capture_labels_; }
+  // A rule whose text is a body and a marker (Rule::marker), compiled for the matcher's captures.
+  struct MarkerSplit {
+    CodepointDfa body, marker;  // whole-string automata of the two parts
+    int32_t marker_capture;     // Rule::stop_capture as an index into CaptureLabels(), or -1
+    bool hide;                  // Rule::hide_marker
+  };
+  // The rule's split, or null for a rule without a marker.
+  const MarkerSplit* RuleMarkerSplit(int32_t r) const { return rule_split_[r].get(); }
+  // Whether a capture of rule `outer` leaves out the marker of rule `inner` (a hide_marker rule `outer` reaches).
+  bool HidesMarker(int32_t outer, int32_t inner) const {
+    const std::vector<int32_t>& h = hidden_in_[outer];
+    return std::binary_search(h.begin(), h.end(), inner);
+  }
   // The rule's token budget (Rule::max_tokens), 0 for none; whether any rule has one.
   int32_t RuleMaxTokens(int32_t r) const { return rule_max_tokens_[r]; }
   bool HasTokenBudgets() const { return has_token_budgets_; }
   // Whether the parser must add every completed item of the rule (no Leo skip): the matcher reads them
   // (TagDispatch, captures, token budgets).
   bool KeepsCompletions(int32_t r) const {
-    return tag_dispatch_rule_[r] || rule_capture_[r] >= 0 || rule_max_tokens_[r] > 0;
+    return tag_dispatch_rule_[r] || rule_capture_[r] >= 0 || rule_max_tokens_[r] > 0 || rule_split_[r] != nullptr;
   }
   // States t such that some state has an edge (r -> t): where parsing resumes after rule r completes.
   const std::vector<int32_t>& RuleFollow(int32_t r) const { return rule_follow_[r]; }
@@ -263,6 +278,10 @@ class GrammarFsm {
   std::vector<float> rule_temperature_;
   std::vector<int32_t> rule_capture_;
   std::vector<int32_t> rule_max_tokens_;
+  std::vector<std::shared_ptr<const MarkerSplit>> rule_split_;
+  std::vector<std::vector<int32_t>> hidden_in_;  // per captured rule: the hide_marker rules it reaches, sorted
+  // Fills capture_labels_, rule_capture_, rule_split_ and hidden_in_ (see the accessors).
+  void BuildCaptureTables(const Grammar& g, int64_t max_states);
   bool has_token_budgets_ = false;
   std::vector<std::string> capture_labels_;
   std::vector<std::vector<int32_t>> rule_follow_;

@@ -99,6 +99,13 @@ struct Rule {
   // a token boundary, it ends there: the matcher drops the parses that continue inside it
   // (matcher/token_budget.h). Never inlined; the parser never skips its completions.
   int32_t max_tokens = 0;
+  // A rule whose text is a body followed by a marker (Lark's `suffix` / `stop` rules), for captures
+  // (matcher/capture_recorder.h): `marker_body` and `marker` are the two parts' regexes (with `marker_flags`, the
+  // letters of Regex(..., flags=)), empty for other rules. A capture of the rule is its body; `stop_capture` labels
+  // the marker's own span; with `hide_marker` (Lark's `stop`) the marker is left out of every capture around the rule.
+  // Attributes `marker_body="..."`, `marker="..."`, `marker_flags="..."`, `hide_marker`, `stop_capture="..."`.
+  std::string marker_body, marker, marker_flags, stop_capture;
+  bool hide_marker = false;
 };
 
 // Token elements (`Token(id)`, `TokenTagDispatch((id, rule), ...)`) name tokens by id: special tokens, which have

@@ -441,6 +441,7 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     // A rule with a temperature or a capture stays a rule: the matcher reads both off its items.
     inlinable[r] = !breaker[r] && !g->rules[r].counted && static_cast<int32_t>(r) != g->root &&
                    g->rules[r].temperature < 0 && g->rules[r].capture.empty() && g->rules[r].max_tokens == 0 &&
+                   g->rules[r].marker.empty() &&
                    g->exprs[g->rules[r].body].kind != ExprKind::kAnyOrder &&
                    g->exprs[g->rules[r].body].kind != ExprKind::kTagDispatch &&
                    g->rules[r].lookahead < 0 && size <= max_inline_nodes && !wide[r];

@@ -180,8 +180,15 @@ std::string PrintGrammar(const Grammar& g) {
     if (r.max_tokens > 0) attributes += "max_tokens=" + std::to_string(r.max_tokens);
     if (!r.capture.empty())
       attributes += (attributes.empty() ? "" : ", ") + std::string("capture=\"") + EscapeBytes(r.capture) + "\"";
-    if (r.temperature >= 0) attributes += (attributes.empty() ? "" : ", ") + std::string("temperature=") +
-                                          ShortestFloat(r.temperature);
+    auto add = [&](const std::string& a) { attributes += (attributes.empty() ? "" : ", ") + a; };
+    if (!r.marker.empty()) {
+      add("marker_body=\"" + EscapeBytes(r.marker_body) + "\"");
+      add("marker=\"" + EscapeBytes(r.marker) + "\"");
+      if (!r.marker_flags.empty()) add("marker_flags=\"" + r.marker_flags + "\"");
+      if (r.hide_marker) add("hide_marker");
+      if (!r.stop_capture.empty()) add("stop_capture=\"" + EscapeBytes(r.stop_capture) + "\"");
+    }
+    if (r.temperature >= 0) add("temperature=" + ShortestFloat(r.temperature));
     if (!attributes.empty()) out += "[" + attributes + "]";
     out += " ::= " + PrintExpr(g, r.body);
     if (r.lookahead >= 0) out += " (= " + PrintExpr(g, r.lookahead) + ")";

@@ -104,7 +104,7 @@ class GrammarMatcher {
   // completion, or per (label, start) the longest with `deduplicate`.
   std::vector<std::pair<std::string, std::string>> Captures(bool deduplicate) const {
     ExclusiveUse::Scope in_use(in_use_, "GrammarMatcher.get_captures");
-    return captures_.Captures(grammar_->fsm().CaptureLabels(), deduplicate);
+    return captures_.Captures(grammar_->fsm(), deduplicate);
   }
   const std::vector<int32_t>& StopTokenIds() const { return stop_ids_; }
   int32_t MaxRollbackTokens() const { return max_rollback_tokens_; }

@@ -27,10 +27,6 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_TOKEN_ID = (1 << 21) - 1  # the engine's largest token element id (grammar.h)
 _MAX_TOKEN_RANGE = 1 << 20
 _REGEX_SPECIAL = set("\\^$.|?*+()[]{}/-")
-# Rule attributes the parser checks but the converter does not build, and what each would need.
-_NOT_BUILT = {
-    "stop_capture": "the captured span of a suffix or stop rule is not built",
-}
 
 
 def _class_char(ch: str) -> str:
@@ -83,7 +79,6 @@ class _Converter:
         if self.start not in self.doc.definitions or self.doc.definitions[self.start].is_terminal:
             self.fail(0, f"no start rule: the grammar defines no rule '{self.start}'")
         self.check_terminal_cycles()
-        self.check_captures_around_stops()
         self.dispatch = DispatchReader(self.doc)
         dispatches = {d.name: self.dispatch.read(d.body) for d in self.doc.definitions.values()
                       if not d.is_terminal and not d.attrs}
@@ -134,32 +129,6 @@ class _Converter:
                 elif child in refs and child not in state:
                     state[child] = 1
                     stack.append((child, iter(sorted(refs[child]))))
-
-    def check_captures_around_stops(self) -> None:
-        """xgrammar leaves a ``stop`` rule's marker out of every capture around it; the engine's captures are spans of
-        the output, so a captured rule from which a ``stop`` rule can be reached is an error rather than a capture
-        with the marker in it. (A ``suffix`` marker belongs to the enclosing captures: those are built.)"""
-        stops = {name for name, d in self.doc.definitions.items() if "stop" in d.attrs}
-        if not stops:
-            return
-        for name, d in self.doc.definitions.items():
-            if "capture" not in d.attrs:
-                continue
-            seen, todo = {name}, [d.body]
-            while todo:
-                node = todo.pop()
-                kind = node[0]
-                if kind in ("seq", "alt"):
-                    todo.extend(node[1])
-                elif kind == "rep":
-                    todo.append(node[1])
-                elif kind == "ref" and node[1] not in seen and node[1] in self.doc.definitions:
-                    seen.add(node[1])
-                    todo.append(self.doc.definitions[node[1]].body)
-            if seen & stops:
-                self.fail(d.attrs["capture"][1], f"capture around a stop rule ('{sorted(seen & stops)[0]}') is not "
-                                                 "supported by xg2jax (xgrammar leaves the stop marker out of the "
-                                                 "capture; the engine's captures are spans of the output)")
 
     def regex(self, pattern: str, flags: str, first_match_after: int | None = None) -> str:
         """The engine's ``Regex(...)`` for a pattern; ``first_match_after``: its first matches (0: ``lazy=true``;
@@ -216,17 +185,10 @@ class _Converter:
         if "temperature" in d.attrs and _references_a_rule(self.doc, d.body):
             self.fail(d.attrs["temperature"][1], "temperature is only supported on terminals and subgrammars "
                                                  f"(rule '{d.name}' references a rule)")
-        for key, (_, pos) in d.attrs.items():
-            if key not in ("lazy", "suffix", "stop", "max_chars", "temperature", "capture", "max_tokens"):
-                self.fail(pos, f"rule attribute '{key}' is not supported by xg2jax ({_NOT_BUILT[key]}); "
-                               "lazy, suffix, stop, max_chars, temperature, capture and max_tokens are")
         marker = d.attrs.get("suffix") or d.attrs.get("stop")
         if "max_chars" in d.attrs and marker is not None:
             self.fail(d.attrs["max_chars"][1], "max_chars together with suffix or stop is not supported by xg2jax "
                                                "(xgrammar then closes the rule without its marker)")
-        if "capture" in d.attrs and marker is not None:
-            self.fail(d.attrs["capture"][1], "capture on a suffix or stop rule is not supported by xg2jax (its "
-                                             "captured span leaves the marker out, which the engine does not build)")
         if "max_tokens" in d.attrs and (marker is not None or "lazy" in d.attrs or "max_chars" in d.attrs):
             self.fail(d.attrs["max_tokens"][1], "max_tokens together with lazy, suffix, stop or max_chars is not "
                                                 "supported by xg2jax (a token budget that closes a first-match rule)")
@@ -239,11 +201,22 @@ class _Converter:
                     return '""'
                 self.fail(d.pos, "lazy regex suffix is only supported on a head used by dynamic dispatch (write "
                                  "TEXT \"marker\" for free text up to a marker)")
-            return self.tag_dispatch([(head[0], head[1], [], d, None)], loop=False, check_attrs=False)
+            dispatch = self.tag_dispatch([(head[0], head[1], [], d, None)], loop=False, check_attrs=False)
+            if marker is None:
+                return dispatch
+            if head[0] != "text":
+                for key in ("capture", "stop_capture"):
+                    if key in d.attrs:
+                        self.fail(d.attrs[key][1], f"{key} on a rule that ends at a special token is not supported "
+                                                   "by xg2jax")
+                return dispatch
+            escaped = "".join("\\" + c if c in _REGEX_SPECIAL else c for c in head[1])
+            return self.marked_rule(d, dispatch, "(?:.*)", escaped, "s")
         flags: set = set()
-        pattern = self.regex_of(d.body, flags)
+        pattern = body_pattern = self.regex_of(d.body, flags)
         if marker is not None:
-            pattern = f"(?:{pattern})(?:{self.regex_of(marker[0], flags)})"
+            marker_pattern = self.regex_of(marker[0], flags)
+            pattern = f"(?:{pattern})(?:{marker_pattern})"
         after = 0 if "lazy" in d.attrs or marker is not None else d.attrs["max_chars"][0]
         shared = ""
         for flag, meaning in (("i", "case-insensitive matching"), ("s", "'.' matching a newline")):
@@ -253,9 +226,25 @@ class _Converter:
                                  f"on {meaning} (regex flag '{flag}')")
             shared += flag if True in wanted else ""
         try:
-            return self.lexeme(self.regex(pattern, shared, first_match_after=after), in_terminal=False)
+            body = self.regex(pattern, shared, first_match_after=after)
         except ValueError as e:
             self.fail(d.pos, f"rule '{d.name}': failed to compile its body as one regular expression: {e}")
+        if marker is None:
+            return self.lexeme(body, in_terminal=False)
+        return self.lexeme(self.marked_rule(d, body, body_pattern, marker_pattern, shared), in_terminal=False)
+
+    def marked_rule(self, d, body: str, body_pattern: str, marker_pattern: str, flags: str) -> str:
+        """A suffix / stop rule's text as a rule of its own with the engine's marker attributes, which tell captures
+        where the body ends (stop: the marker is hidden from the captures around the rule too); ``d``'s other
+        engine attributes move there with them (so text ignored after it stays outside). Returns its name."""
+        split = [f"marker_body={literal(body_pattern)}", f"marker={literal(marker_pattern)}"]
+        split += [f'marker_flags="{flags}"'] if flags else []
+        split += ["hide_marker"] if "stop" in d.attrs else []
+        split += [f"stop_capture={literal(d.attrs['stop_capture'][0])}"] if "stop_capture" in d.attrs else []
+        inner = self._fresh(f"{d.name}_marked")
+        self.rules.append(f"{inner}{_engine_attributes(d, split)} ::= {body}")
+        self.attributes_moved.add(d.name)
+        return inner
 
     def plain_body(self, d) -> str:
         """The body of a rule whose only attributes are the engine's own (``temperature``, ``capture``,
@@ -536,13 +525,14 @@ def _note_regex_flags(pattern: str, regex_flags: str, flags: set) -> None:
         flags.add(("s", "s" in regex_flags))
 
 
-def _engine_attributes(d) -> str:
+def _engine_attributes(d, marker: list[str] = ()) -> str:
     """The attributes of rule ``d`` that the engine's EBNF keeps on a rule (``max_tokens``, ``capture``, labelled
-    with the Lark rule's name unless given, and ``temperature``) as ``[...]``, or ''."""
+    with the Lark rule's name unless given, the ``marker`` ones given, and ``temperature``) as ``[...]``, or ''."""
     parts = [f"max_tokens={int(d.attrs['max_tokens'][0])}"] if "max_tokens" in d.attrs else []
     if "capture" in d.attrs:
         label = d.attrs["capture"][0]
         parts.append(f"capture={literal(d.name if label is True else label)}")
+    parts += marker
     if "temperature" in d.attrs:
         parts.append(f"temperature={float(d.attrs['temperature'][0])!r}")
     return f"[{', '.join(parts)}]" if parts else ""

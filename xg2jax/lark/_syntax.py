@@ -57,9 +57,8 @@ class Definition:
     attrs: dict = field(default_factory=dict)
 
 
-# The rule attributes the parser reads and checks (xgrammar's Lark dialect). ``stop_capture`` and ``max_tokens`` are
-# recognised so that a malformed one gets its precise error, and the converter reports them as not supported; the
-# others are converted.
+# The rule attributes the parser reads and checks (xgrammar's Lark dialect); the converter builds them all, and
+# reports the combinations it does not.
 RULE_ATTRIBUTES = ("lazy", "suffix", "stop", "stop_capture", "capture", "max_tokens", "max_chars", "temperature")
 _CAPTURE_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 
