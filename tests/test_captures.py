@@ -216,3 +216,43 @@ def test_marker_attributes_print_back_and_are_checked():
                          ('root ::= r\nr[hide_marker] ::= "a"', "marker_body and marker go together")):
         with pytest.raises(ValueError, match=message):
             xgr.Grammar.from_ebnf(bad)
+
+
+def test_random_walks_keep_masks_exact_and_captures_in_step():
+    # Grammars mixing captures and token budgets; random walks through the allowed tokens with rollbacks and forks:
+    # every mask equals the token oracle, and a rollback restores the raw events.
+    import random
+
+    from xg2jax.testing import mask_oracle_diff
+
+    rng = random.Random(7)
+    tok = xgr.TokenizerInfo(["a", "b", "ab", "ba", "!", "!!", "x", " ", "a!", "b!", "<t>", "</s>"], stop_token_ids=[11])
+    attrs = ["", "[capture]", '[capture="L"]', "[max_tokens=1]", "[max_tokens=2]", "[max_tokens=2, capture]"]
+    bodies = ['[ab]+', '"a" r2 | "b"', 'r2 "!"', '[ab]* "!"', '"x" r1 | r2', '(r2 " ")*', '"<t>" r1 "</t>"']
+    walked = 0
+    for _ in range(60):
+        r1 = rng.choice(bodies)
+        r2 = rng.choice(bodies).replace("r2", '"a"').replace("r1", '"b"')
+        ebnf = f'root ::= r1 "!"? | r1 r2\nr1{rng.choice(attrs)} ::= {r1}\nr2{rng.choice(attrs)} ::= {r2}'
+        try:
+            compiled = xgr.GrammarCompiler(tok, cache_enabled=False).compile_grammar(ebnf)
+        except xgr.InputError:  # a draw whose rules never finish (`r1 ::= "x" r1 | ...` with no way out)
+            continue
+        m = xgr.GrammarMatcher(compiled, max_rollback_tokens=rng.choice([-1, 2]))
+        for _ in range(10):
+            extra, missing = mask_oracle_diff(m)
+            assert len(extra) == 0 and len(missing) == 0, ebnf
+            bitmask = xgr.allocate_token_bitmask(1, tok.vocab_size)
+            m.fill_next_token_bitmask(bitmask)
+            allowed = [i for i in range(tok.vocab_size) if (int(bitmask[0, i // 32]) >> (i % 32)) & 1]
+            if not allowed or m.is_terminated():
+                break
+            before = m.get_captures(deduplicate=False)
+            assert m.accept_token(rng.choice(allowed)), ebnf
+            walked += 1
+            if rng.random() < 0.2:
+                m.rollback(1)
+                assert m.get_captures(deduplicate=False) == before, ebnf
+            if rng.random() < 0.1:
+                assert m.fork().get_captures() == m.get_captures()
+    assert walked > 200
