@@ -566,6 +566,13 @@ class EbnfParser {
     bool hide_marker = false;
   };
 
+  // xgrammar's error for an attribute given twice (`attr` at offset `at`).
+  void FailIfRepeated(bool seen, size_t at, const std::string& attr) {
+    if (!seen) return;
+    pos_ = at;
+    Fail(attr + " attribute is specified more than once");
+  }
+
   // A capture label (`capture="..."`, `stop_capture="..."`) at pos_, checked as xgrammar checks capture names.
   std::string ParseCaptureLabel(const std::string& attr) {
     if (Peek() != '"') Fail("expected a string after " + attr + "= (the capture's name)");
@@ -604,8 +611,9 @@ class EbnfParser {
 
   // `name[attr, ...]` at pos_ (on its '['): xgrammar's rule attributes. `lazy` (the rule ends as soon as its
   // regular body is complete), `max_chars=n` (... once n characters are read), `temperature=T` (Rule::temperature)
-  // `capture` / `capture="label"` (Rule::capture; the label defaults to the rule's name) and `max_tokens=n`
-  // (Rule::max_tokens) are built; the others are named in the error.
+  // `capture` / `capture="label"` (Rule::capture; the label defaults to the rule's name), `max_tokens=n`
+  // (Rule::max_tokens) and the marker attributes (Rule::marker and its neighbours) are built; the others are named in
+  // the error.
   RuleAttributes ParseRuleAttributes(const std::string& name) {
     ++pos_;  // '['
     bool lazy = false;
@@ -625,10 +633,7 @@ class EbnfParser {
                              : attr == "marker"    ? marker
                              : attr == "marker_flags" ? marker_flags
                                                       : stop_capture;
-        if (!value.empty()) {
-          pos_ = at;
-          Fail(attr + " attribute is specified more than once");
-        }
+        FailIfRepeated(!value.empty(), at, attr);
         SkipSpace();
         if (Peek() != '=') Fail("expected '=' and a string after " + attr);
         ++pos_;
@@ -641,16 +646,10 @@ class EbnfParser {
           if (value.empty() && attr != "marker_flags") Fail(attr + " must not be empty");
         }
       } else if (attr == "hide_marker") {
-        if (hide_marker) {
-          pos_ = at;
-          Fail("hide_marker attribute is specified more than once");
-        }
+        FailIfRepeated(hide_marker, at, attr);
         hide_marker = true;
       } else if (attr == "max_tokens") {
-        if (max_tokens > 0) {
-          pos_ = at;
-          Fail("max_tokens attribute is specified more than once");
-        }
+        FailIfRepeated(max_tokens > 0, at, attr);
         SkipSpace();
         if (Peek() != '=') Fail("expected '=' and a count after max_tokens");
         ++pos_;
@@ -662,10 +661,7 @@ class EbnfParser {
           Fail("max_tokens must be positive");
         }
       } else if (attr == "capture") {
-        if (!capture.empty()) {
-          pos_ = at;
-          Fail("capture attribute is specified more than once");
-        }
+        FailIfRepeated(!capture.empty(), at, attr);
         capture = name;
         SkipSpace();
         if (Peek() == '=') {
@@ -674,10 +670,7 @@ class EbnfParser {
           capture = ParseCaptureLabel("capture");
         }
       } else if (attr == "temperature") {  // checked as xgrammar checks it
-        if (temperature >= 0) {
-          pos_ = at;
-          Fail("temperature attribute is specified more than once");
-        }
+        FailIfRepeated(temperature >= 0, at, attr);
         SkipSpace();
         if (Peek() != '=') Fail("expected '=' and a number after temperature");
         ++pos_;
@@ -700,9 +693,8 @@ class EbnfParser {
         Fail(attr.empty() ? "expected a rule attribute in '" + name + "[...]'"
                           : "rule attribute '" + attr + "' is not supported (lazy, max_chars, temperature, "
                             "capture, max_tokens and the marker attributes are)");
-      } else if (attr == "lazy" ? lazy : max_chars >= 0) {
-        pos_ = at;
-        Fail(attr + " attribute is specified more than once");
+      } else {
+        FailIfRepeated(attr == "lazy" ? lazy : max_chars >= 0, at, attr);
       }
       if (attr == "lazy") {
         lazy = true;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "support/utf8.h"
+
 namespace xg {
 
 void CaptureRecorder::Record(const CaptureEvent& e, size_t step_begin) {
@@ -20,14 +22,11 @@ int64_t CaptureRecorder::MarkerStart(const GrammarFsm::MarkerSplit& split, int64
   // The code points of the span and their byte offsets (the output is UTF-8; a stray byte counts as itself).
   std::vector<uint32_t> cps;
   std::vector<int64_t> at;
-  for (int64_t i = start; i < end;) {
-    const uint8_t b = static_cast<uint8_t>(output_[i]);
-    const int n = b < 0x80 ? 1 : b >> 5 == 6 ? 2 : b >> 4 == 14 ? 3 : b >> 3 == 30 ? 4 : 1;
-    uint32_t cp = n == 1 ? b : b & (0x7F >> n);
-    for (int k = 1; k < n && i + k < end; ++k) cp = cp << 6 | (static_cast<uint8_t>(output_[i + k]) & 0x3F);
-    at.push_back(i);
+  for (size_t i = static_cast<size_t>(start); i < static_cast<size_t>(end);) {
+    at.push_back(static_cast<int64_t>(i));
+    uint32_t cp = 0;
+    if (!DecodeUtf8(output_, &i, &cp)) cp = static_cast<uint8_t>(output_[i++]);
     cps.push_back(cp);
-    i += n;
   }
   at.push_back(end);
   auto accepts = [](const CodepointDfa& dfa, const uint32_t* b, const uint32_t* e) {

@@ -69,7 +69,7 @@ bool GrammarMatcher::TryAdvance(const std::string& bytes, const std::string* dis
   const bool label = capture || (display != nullptr && fsm.HasTokenBudgets());
   const CaptureRecorder::Checkpoint captures_before = captures_.Save();
   const int64_t display_begin = parser_.SetPosition(parser_.NumSets() - 1);
-  const bool display_is_bytes = display == &bytes || (display != nullptr && *display == bytes);
+  const bool display_is_bytes = label && (display == &bytes || *display == bytes);
   if (capture) captures_.AppendOutput(*display);
   return RecordingLimits([&] {
     try {
