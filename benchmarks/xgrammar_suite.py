@@ -48,7 +48,8 @@ REASONS = [
      r"numpy.ndarray' object has no attribute|must be Tensor, not numpy|not numpy.ndarray|"
      r"'str' object has no attribute 'type'"),
     ("xgrammar.kernels (torch / triton bitmask kernels)", True, r"xgrammar.kernels"),
-    ("rule attributes xg2jax does not build together: max_tokens or max_chars with lazy / suffix / stop", True,
+    ("rule attributes xg2jax does not build together: max_tokens with lazy / suffix / stop (a token budget "
+     "closing a first-match rule without its marker)", True,
      r"rule attributes? '?(capture|stop_capture|max_tokens|max_chars)|rule attributes such as|get_captures"
      r"|capture on a suffix or stop rule|capture around a stop rule|max_chars together with suffix"
      r"|max_tokens together with"),

@@ -101,9 +101,13 @@ SYNTAX_ERRORS = [
     ("builtin_regex_flag", 'root ::= Regex("[a-z]+", flags="m")', "Regex(...) flag 'm' is not supported", (1, 32)),
     ("builtin_regex_bad_pattern", 'root ::= Regex("a(?=b)")',
      "in the Regex(...) pattern at position 1: Lookahead assertion '(?=' is not supported", (1, 18)),
+    ("builtin_regex_budget_alone", 'root ::= Regex("ab", budget_close="a")',
+     "argument 'budget_close' needs lazy=true and max_chars=n", (1, 22)),
+    ("builtin_regex_budget_pattern", 'root ::= Regex("ab", lazy=true, max_chars=1, budget_close="a(")',
+     "in the Regex(...) budget_close pattern at position", (1, 46)),
     ("builtin_json_schema", 'root ::= "x" JSONSchema("{}")', "builtin 'JSONSchema(...)' is not supported", (1, 14)),
     ("rule_attribute", 'root ::= r\nr[suffix="x"] ::= "a"', "rule attribute 'suffix' is not supported", (2, 3)),
-    ("max_tokens_lazy", 'root ::= r\nr[max_tokens=3, lazy] ::= "a"', "max_tokens together with lazy or max_chars",
+    ("max_tokens_lazy", 'root ::= r\nr[max_tokens=3, lazy] ::= "a"', "max_tokens together with lazy is not supported",
      (2, 21)),
     ("rule_attribute_root", 'root[lazy, suffix] ::= "a"', "rule attribute 'suffix' is not supported", (1, 12)),
     ("capture_twice", 'root[capture, capture="x"] ::= "a"', "capture attribute is specified more than once", (1, 15)),
@@ -492,11 +496,16 @@ class RejectedTokenSmallVocabTest(parameterized.TestCase):
         self.assertTrue(m.accept_token(0))
         self.assertTrue(m.accept_token(8))
         self.assertTrue(m.is_terminated())
-        before = _mask(m)
-        self.assertEqual(bitmask_to_ids(before, 40).tolist(), [8])
+        with self.assertRaisesRegex(xgr.InputError, "the matcher has terminated"):
+            _mask(m)
+        before = xgr.allocate_token_bitmask(1, 40)
+        xgr.batch_fill_next_token_bitmask([m], before)  # a batch row: the stop tokens
+        self.assertEqual(bitmask_to_ids(before[0], 40).tolist(), [8])
         for t in range(40):
             self.assertFalse(m.accept_token(t))
-        np.testing.assert_array_equal(_mask(m), before)
+        after = xgr.allocate_token_bitmask(1, 40)
+        xgr.batch_fill_next_token_bitmask([m], after)
+        np.testing.assert_array_equal(after, before)
         self.assertFalse(m.accept_string("a"))
         self.assertTrue(m.is_terminated())
 

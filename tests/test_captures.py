@@ -193,6 +193,15 @@ def test_lark_suffix_and_stop_captures(attribute, outer):
     assert _lark_captures(lark, "a!b!z") == [("outer", b"a!b!z" if attribute == "suffix" else b"abz")]
 
 
+@pytest.mark.parametrize("attribute, outer", [("suffix", b"foo<end>"), ("stop", b"foo")])
+def test_a_dispatch_head_read_in_one_step_is_cut_at_its_marker(attribute, outer):
+    # Any text up to a marker is read as a dispatch, which may also end without the marker: "foo" is first an
+    # unmarked completion, then, in the same step, the body of the marked one, which replaces it.
+    lark = f'start[capture="outer"]: r\nr[capture="inner", {attribute}="<end>"]: TEXT\nTEXT: /(\\n|.)*/'
+    assert _lark_captures(lark, "plain") == [("inner", b"plain"), ("outer", b"plain")]
+    assert _lark_captures(lark, "foo<end>") == [("inner", b"foo"), ("outer", outer)]
+
+
 def test_marker_split_keeps_a_valid_body():
     # /b?a/ also matches the whole "ba", which would leave the body "b" empty: the cut is b|a.
     lark = 'start: r "Z"\nr[capture="inner", suffix=/b?a/, stop_capture="marker"]: "b"'
@@ -240,6 +249,8 @@ def test_random_walks_keep_masks_exact_and_captures_in_step():
             continue
         m = xgr.GrammarMatcher(compiled, max_rollback_tokens=rng.choice([-1, 2]))
         for _ in range(10):
+            if m.is_terminated():
+                break
             extra, missing = mask_oracle_diff(m)
             assert len(extra) == 0 and len(missing) == 0, ebnf
             bitmask = xgr.allocate_token_bitmask(1, tok.vocab_size)

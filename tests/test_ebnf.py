@@ -353,13 +353,19 @@ class MatcherTest(parameterized.TestCase):
         self.assertIn(_ids("a")[0], _allowed(m))
         self.assertIn(EOS, _allowed(m))
 
-    def test_terminated_mask_is_only_stop_tokens(self):
+    def test_terminated_matcher_fills_nothing_and_a_batch_row_only_stop_tokens(self):
         tok = _tok(stops=(EOS, EOT))
         m = xgr.GrammarMatcher(xgr.GrammarCompiler(tok).compile_grammar('root ::= "a"*'))
         self.assertEqual(sorted(_allowed(m)), sorted([_ids("a")[0], EOS, EOT]))
         self.assertTrue(m.accept_token(EOT))
         self.assertTrue(m.is_terminated())
-        self.assertEqual(_allowed(m), [EOS, EOT])
+        # A terminated matcher accepts no token: its own fill refuses (as xgrammar's); a batch fill gives the row
+        # its stop tokens, so a finished sequence pads with them.
+        with self.assertRaisesRegex(xgr.InputError, "the matcher has terminated"):
+            m.fill_next_token_bitmask(xgr.allocate_token_bitmask(1, VOCAB_SIZE))
+        rows = xgr.allocate_token_bitmask(1, VOCAB_SIZE)
+        xgr.batch_fill_next_token_bitmask([m], rows)
+        self.assertEqual(bitmask_to_ids(rows[0], VOCAB_SIZE).tolist(), [EOS, EOT])
         for t in range(VOCAB_SIZE):
             self.assertFalse(m.accept_token(t))
         self.assertFalse(m.accept_string("a"))

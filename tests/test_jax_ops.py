@@ -24,8 +24,8 @@ def _host_masks(matchers) -> np.ndarray:
     for i, m in enumerate(matchers):
         if m is None:
             out[i] = -1
-        else:
-            m.fill_next_token_bitmask(out, i)
+        else:  # a batch fill: a terminated row gets its stop tokens, as in the jitted step
+            xg2jax.batch_fill_next_token_bitmask([m], out, [i])
     return out
 
 

@@ -136,7 +136,7 @@ def test_ebnf_lazy_rules():
     compiled = xgr.GrammarCompiler(_TOK).compile_grammar('root ::= "<" r ">"\nr[lazy] ::= Substring("ab", "c") "!"')
     assert _accepts(compiled, "<abc!>") and not _accepts(compiled, "<ab>")
     for bad, message in (('root ::= r\nr[lazy] ::= "a" r | "b"', "a lazy rule's body cannot reference a rule"),
-                         ('root ::= r\nr[max_tokens=2, lazy] ::= "a"', "max_tokens together with lazy or max_chars"),
+                         ('root ::= r\nr[max_tokens=2, lazy] ::= "a"', "max_tokens together with lazy is not supported"),
                          ('root[lazy, lazy] ::= "a"', "lazy attribute is specified more than once")):
         with pytest.raises(ValueError, match=re.escape(message)):
             xgr.Grammar.from_ebnf(bad)
@@ -193,6 +193,68 @@ def test_max_chars_examples():
     assert 'max_chars=7' in lark_to_ebnf('start: r\nr[max_chars=7]: /[a-z]*/')
 
 
+def _budget_closed(body: str, marker: str, n: int, s: str) -> bool:
+    """The reference of a suffix rule with max_chars=n: the text ends at its first point that is a body followed by
+    the marker, or, n characters in, a whole body (the budget closes it without the marker)."""
+    def ends(t: str) -> bool:
+        return re.fullmatch(f"(?:{body})(?:{marker})", t) is not None or (
+            len(t) >= n and re.fullmatch(body, t) is not None)
+    return ends(s) and not any(ends(s[:k]) for k in range(len(s)))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_max_chars_with_a_marker_matches_the_reference(seed):
+    """``[max_chars=n, suffix=M]`` / ``[max_chars=n, stop=M]``: the first body followed by M ends the rule; once n
+    characters are read, the first point where the text is a whole body ends it too, without M."""
+    rng = random.Random(300 + seed)
+    body, _, pattern = _random_body(rng)
+    marker = rng.choice(["c", "ab", "b"])
+    n = rng.randint(0, 4)
+    for attribute in ("suffix", "stop"):
+        text = f'start: "<" r ">"\nr[max_chars={n}, {attribute}="{marker}"]: {body}'
+        try:
+            compiled = _compile(text)
+        except ValueError:
+            assert not any(_budget_closed(pattern, re.escape(marker), n, s) for s in _STRINGS), text
+            continue
+        for s in _STRINGS:
+            assert _accepts(compiled, f"<{s}>") == _budget_closed(pattern, re.escape(marker), n, s), (text, s)
+
+
+def test_max_chars_with_a_marker_captures_the_body_either_way():
+    compiled = _compile('start[capture="outer"]: r "!"\n'
+                        'r[max_chars=2, capture="inner", stop=">", stop_capture="marker"]: TEXT\nTEXT: /(\\n|.)*/')
+    for text, captures in (("aa!", [("inner", "aa"), ("outer", "aa!")]),  # the budget closes it: no marker
+                           ("a>!", [("marker", ">"), ("inner", "a"), ("outer", "a!")])):  # the marker first
+        m = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+        assert m.accept_string(text) and m.is_terminated(), text
+        assert m.get_captures() == [(label, value.encode()) for label, value in captures], text
+    assert not _accepts(compiled, "aa>!")  # closed at 2 characters: the marker may not follow
+
+
+def test_max_chars_on_one_token_and_with_max_tokens():
+    tok = xgr.TokenizerInfo(["<|wide|>", "!", "a", "ab", ">"], special_token_ids=[0])
+    compiler = xgr.GrammarCompiler(tok, cache_enabled=False)
+    # A token is not cut: the budget ends the rule after it.
+    m = xgr.GrammarMatcher(compiler.compile_grammar(xgr.Grammar.from_lark('start: v "!"\nv[max_chars=1]: <|wide|>',
+                                                                          tokenizer_info=tok)),
+                           terminate_without_stop_token=True)
+    assert m.accept_token(0) and m.accept_token(1) and m.is_terminated()
+    # Both budgets: whichever ends the rule first (2 tokens, or the first point 3 characters in).
+    compiled = compiler.compile_grammar(xgr.Grammar.from_lark(
+        'start: r ">"\nr[max_tokens=2, max_chars=3]: TEXT\nTEXT: /(\\n|.)*/'))
+    for ids, ok in (([3, 2, 4], True), ([2, 2, 2, 4], False), ([3, 3, 4], False), ([2, 4], True)):
+        m = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+        got = True
+        for i in ids:
+            extra, missing = mask_oracle_diff(m)
+            assert len(extra) == 0 and len(missing) == 0, (ids, i)
+            if not m.accept_token(i):
+                got = False
+                break
+        assert (got and m.is_terminated()) == ok, ids
+
+
 ERRORS = [
     ('start[budget=10]: "a"', "rule attribute 'budget' is not supported"),
     ('start[capture=""]: "a"', "capture name must not be empty"),
@@ -218,8 +280,8 @@ ERRORS = [
     ('start: r\nr[lazy]: /a/i "b"', "disagree on case-insensitive matching"),
     # Recognised, checked, and not built: named errors, never ignored.
     ('start: r\nr[<|tool|>, capture]: /a+/', "expected an attribute name"),
-    ("start: r\nr[max_tokens=3, max_chars=2]: /a+/", "max_tokens together with lazy, suffix, stop or max_chars"),
-    ('start: r\nr[max_chars=3, suffix="x"]: /a+/', "max_chars together with suffix or stop is not supported"),
+    ('start: r\nr[max_tokens=3, suffix="x"]: /a+/', "max_tokens together with lazy, suffix or stop"),
+    ('start: r\nr[max_tokens=3, lazy]: /a+/', "max_tokens together with lazy, suffix or stop"),
     ("start: r\nr[temperature=0.5, temperature=1]: /a+/", "temperature attribute is specified more than once"),
     ('start: r\nr[temperature=0.5]: "a" s\ns: "b"', "temperature is only supported on terminals and subgrammars"),
 ]

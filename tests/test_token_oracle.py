@@ -575,7 +575,14 @@ class Walker:
     def check_terminated(self) -> None:
         if not self.m.is_terminated():
             self.fail("not terminated after a stop token")
-        mask = self.fill()
+        try:
+            self.fill()
+            self.fail("a terminated matcher filled a mask (it accepts no token)")
+        except xgr.InputError:
+            pass
+        row = xgr.allocate_token_bitmask(1, self.v)
+        xgr.batch_fill_next_token_bitmask([self.m], row)  # a batch row: the stop tokens, to pad with
+        mask = row[0]
         want = np.zeros(self.v, dtype=bool)
         want[self.vocab.stops] = True
         bits = _bits(mask, self.v)

@@ -225,7 +225,15 @@ class GrammarMatcher:
         ------
         ValueError
             On a wrong dtype, shape, index, a row too short for the vocabulary, or a non-CPU array.
+        InputError
+            (a ``ValueError`` and a ``RuntimeError``) when the matcher has terminated: it accepts no token, so
+            there is no next-token mask (as in xgrammar). :func:`batch_fill_next_token_bitmask` and the jitted
+            step instead give a terminated row its stop tokens, so a finished sequence in a batch pads with them.
         """
+        if self._handle.is_terminated():
+            raise InputError("fill_next_token_bitmask: the matcher has terminated (it accepted a stop token, or "
+                             "terminate_without_stop_token ended it) and accepts no further token; rollback or "
+                             "reset it first")
         if type(bitmask) is not np.ndarray:
             bitmask = _as_numpy(bitmask, "fill_next_token_bitmask")
         self._handle.fill(bitmask, index)  # validates dtype, shape, index, length (ValueError)
@@ -402,7 +410,8 @@ def batch_fill_next_token_bitmask(
 ) -> None:
     """Fill ``bitmask[indices[i]]`` from ``matchers[i]`` for all i, on up to ``num_threads`` threads.
 
-    The matchers must be distinct objects (each is advanced by one thread only).
+    The matchers must be distinct objects (each is advanced by one thread only). A terminated matcher's row gets
+    its stop tokens (so a finished sequence of the batch pads with them), as in the jitted step.
     """
     arr = _as_numpy(bitmask, "batch_fill_next_token_bitmask")
     if arr.dtype != np.int32:

@@ -96,7 +96,10 @@ def mask_oracle_diff(matcher: GrammarMatcher) -> tuple[np.ndarray, np.ndarray]:
     """(tokens the mask allows but the oracle forbids, tokens the oracle allows but the mask forbids)."""
     v = matcher.vocab_size
     got = allocate_token_bitmask(1, v)
-    matcher.fill_next_token_bitmask(got)
+    if matcher.is_terminated():  # it accepts no token, so it has no mask to fill (fill_next_token_bitmask raises)
+        got[...] = 0
+    else:
+        matcher.fill_next_token_bitmask(got)
     want = oracle_bitmask(matcher)
     g, w = set(bitmask_to_ids(got[0], v).tolist()), set(bitmask_to_ids(want, v).tolist())
     return np.array(sorted(g - w)), np.array(sorted(w - g))

@@ -358,8 +358,12 @@ CodepointDfa NodeDfa(const regex::Node& body, int64_t max_states, const Limits& 
   return Determinize(nfa, start, accept, max_states, limits);
 }
 
-CodepointDfa FirstMatches(const CodepointDfa& dfa, int64_t after_chars, int64_t max_states) {
-  XG_ICHECK(dfa.num_components() == 1) << "FirstMatches of a product";
+namespace {
+
+// The (state, count) automaton of FirstMatches: `decide(q, count)` gives (accepting, ends) for a state of `dfa` after
+// `count` code points (saturating at `after_chars`); a state that ends loses its transitions.
+template <typename Decide>
+CodepointDfa CountedFirstMatches(const CodepointDfa& dfa, int64_t after_chars, int64_t max_states, Decide decide) {
   XG_USER_CHECK(after_chars >= 0) << "FirstMatches: after_chars must be non-negative, got " << after_chars;
   const size_t num_atoms = dfa.atoms().size();
   // States (q, count) with count saturating at after_chars, numbered breadth-first from (start, 0); with
@@ -371,9 +375,8 @@ CodepointDfa FirstMatches(const CodepointDfa& dfa, int64_t after_chars, int64_t 
   std::vector<uint8_t> accepts;
   for (size_t k = 0; k < states.size(); ++k) {
     const auto [q, count] = states[k];
-    const bool accepting = dfa.Accepts(q);
+    const auto [accepting, ends] = decide(q, count);
     accepts.push_back(accepting);
-    const bool ends = accepting && count >= after_chars;  // the match is complete with enough read: it ends here
     for (size_t a = 0; a < num_atoms; ++a) {
       const int32_t t = ends ? -1 : dfa.Next(q, static_cast<int32_t>(a));
       if (t < 0) {
@@ -392,6 +395,26 @@ CodepointDfa FirstMatches(const CodepointDfa& dfa, int64_t after_chars, int64_t 
     }
   }
   return CodepointDfaBuilder::Make(dfa.atoms(), 1, std::move(next), std::move(accepts));
+}
+
+}  // namespace
+
+CodepointDfa FirstMatches(const CodepointDfa& dfa, int64_t after_chars, int64_t max_states) {
+  XG_ICHECK(dfa.num_components() == 1) << "FirstMatches of a product";
+  return CountedFirstMatches(dfa, after_chars, max_states, [&](int32_t q, int64_t count) {
+    const bool accepting = dfa.Accepts(q);
+    // The match is complete with enough read: it ends here.
+    return std::make_pair(accepting, accepting && count >= after_chars);
+  });
+}
+
+CodepointDfa FirstMatchesOrBudget(const CodepointDfa& pattern, const CodepointDfa& budget_body, int64_t after_chars,
+                                  int64_t max_states) {
+  const CodepointDfa both = ProductDfa({&pattern, &budget_body}, max_states);
+  return CountedFirstMatches(both, after_chars, max_states, [&](int32_t q, int64_t count) {
+    const bool accepting = both.Accepts(q, 0) || (both.Accepts(q, 1) && count >= after_chars);
+    return std::make_pair(accepting, accepting);
+  });
 }
 
 CodepointDfa NamesDfa(const std::vector<std::string>& names) {

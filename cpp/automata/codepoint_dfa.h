@@ -84,6 +84,14 @@ CodepointDfa NodeDfa(const regex::Node& body, int64_t max_states, const Limits& 
 // past `max_states` a LimitError).
 CodepointDfa FirstMatches(const CodepointDfa& dfa, int64_t after_chars = 0, int64_t max_states = int64_t{1} << 19);
 
+// A first-match region with a character budget that closes it (Lark's max_chars on a suffix / stop rule): the strings
+// that `pattern` accepts, or that `budget_body` accepts once at least `after_chars` code points are read, none of whose
+// proper prefixes is such a string. The text ends at the first complete match of `pattern` (its body and marker) or,
+// once the budget is spent, at the first point where the text read is a whole `budget_body` (the body without its
+// marker). Both one-component; the product's states are paired with a count up to `after_chars`.
+CodepointDfa FirstMatchesOrBudget(const CodepointDfa& pattern, const CodepointDfa& budget_body, int64_t after_chars,
+                                  int64_t max_states = int64_t{1} << 19);
+
 // Exactly the strings `names` (UTF-8; duplicates allowed).
 CodepointDfa NamesDfa(const std::vector<std::string>& names);
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <deque>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -711,9 +712,9 @@ class EbnfParser {
         continue;
       }
       if (Peek() != ']') Fail("expected ',' or ']' in the attributes of rule '" + name + "'");
-      if (max_tokens > 0 && (lazy || max_chars >= 0))
-        Fail("max_tokens together with lazy or max_chars is not supported (a token budget that closes a first-match "
-             "rule)");
+      if (max_tokens > 0 && lazy)
+        Fail("max_tokens together with lazy is not supported (a token budget that closes a lazy rule without its "
+             "complete body)");
       ++pos_;
       SkipSpace();
       RuleAttributes out{lazy ? 0 : max_chars, temperature, std::move(capture), static_cast<int32_t>(max_tokens),
@@ -1139,20 +1140,25 @@ class EbnfParser {
     // flags, `.` excludes only "\n"), search=true|false (xg2jax's: JSON Schema `pattern` semantics,
     // an unanchored search with ECMAScript's `.`, which excludes line terminators) and lazy=true|false
     // (xg2jax's: only the first matches, the text ending as soon as the pattern is complete; the form
-    // Lark's `[lazy]` rules and `suffix` / `stop` markers take).
+    // Lark's `[lazy]` rules and `suffix` / `stop` markers take), max_chars=n (xgrammar's: the first matches once n
+    // code points are read) and budget_close="B" (xg2jax's, with lazy=true and max_chars=n: once n code points are
+    // read the text may also end where the whole of it matches B; Lark's max_chars on a suffix / stop rule, whose
+    // budget closes the body without its marker).
     bool json_string = false, search = false, lazy = false, has_flags = false, ignore_case = false, dot_all = false;
     int64_t max_chars = -1;
-    size_t lazy_at = 0;
+    size_t lazy_at = 0, budget_at = 0;
+    std::optional<std::string> budget_close;
     while (Peek() == ',') {
       ++pos_;
       SkipSpace();
       size_t arg = pos_;
       std::string name = IsNameStart(Peek()) ? ParseName() : "";
-      if (name != "json_string" && name != "search" && name != "flags" && name != "lazy" && name != "max_chars") {
+      if (name != "json_string" && name != "search" && name != "flags" && name != "lazy" && name != "max_chars" &&
+          name != "budget_close") {
         pos_ = arg;
         Fail(name.empty() ? std::string("Regex(...) expects name=value arguments after the pattern")
                           : "Regex(...) argument '" + name +
-                                "' is not supported (json_string, search, flags, lazy and max_chars are)");
+                                "' is not supported (json_string, search, flags, lazy, max_chars and budget_close are)");
       }
       if (name == "lazy" || name == "max_chars") lazy_at = arg;
       SkipSpace();
@@ -1181,6 +1187,21 @@ class EbnfParser {
         SkipSpace();
         continue;
       }
+      if (name == "budget_close") {
+        if (Peek() != '"' && Peek() != '\'') Fail("Regex(...) argument 'budget_close' takes a string (a regex)");
+        budget_at = arg;
+        std::vector<size_t> ignored;
+        budget_close = ParseStringLiteral(&ignored);
+        try {  // its own syntax errors point at it (those of the pattern at the pattern)
+          regex::ParseRegexPattern(*budget_close, {{0, kMaxCodepoint}});
+        } catch (const RegexError& e) {
+          pos_ = budget_at;
+          Fail("in the Regex(...) budget_close pattern at position " + std::to_string(e.position()) + ": " +
+               e.description());
+        }
+        SkipSpace();
+        continue;
+      }
       size_t value_at = pos_;
       std::string value = IsNameStart(Peek()) ? ParseName() : "";
       if (value != "true" && value != "false") {
@@ -1192,7 +1213,11 @@ class EbnfParser {
     }
     if (Peek() != ')') Fail("expected ')' to close Regex(...)");
     ++pos_;
-    const int64_t first_match_after = lazy ? 0 : max_chars;
+    if (budget_close && (!lazy || max_chars < 0)) {
+      pos_ = budget_at;
+      Fail("Regex(...) argument 'budget_close' needs lazy=true and max_chars=n (the budget that closes the text)");
+    }
+    const int64_t first_match_after = budget_close ? max_chars : lazy ? 0 : max_chars;
     if (first_match_after >= 0 && (search || json_string)) {
       pos_ = lazy_at;
       Fail(std::string("Regex(...) arguments 'lazy' and 'max_chars' cannot be combined with ") +
@@ -1205,7 +1230,8 @@ class EbnfParser {
                                     : RegexDot::kAnyCodePoint;
       if (first_match_after >= 0) {
         std::vector<int32_t> states;
-        const int32_t start = AddFirstMatchRegex(&g_, pattern, dot, ignore_case, first_match_after, limits_, &states);
+        const int32_t start = AddFirstMatchRegex(&g_, pattern, dot, ignore_case, first_match_after, limits_, &states,
+                                                 budget_close ? &*budget_close : nullptr);
         for (int32_t r : states) helper_rules_.push_back({r, "lazy_"});
         return start;
       }

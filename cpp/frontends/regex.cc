@@ -246,12 +246,11 @@ namespace {
 
 // The first matches of `dfa` as rules of `g` (one per state of the trimmed, merged automaton); returns an
 // expression for the start state.
-int32_t AddFirstMatchRules(Grammar* g, const CodepointDfa& dfa, int64_t after_chars, const Limits& limits,
-                           std::vector<int32_t>* new_rules) {
+// `first_matches`: a FirstMatches automaton, emitted as rules.
+int32_t AddFirstMatchRules(Grammar* g, const CodepointDfa& first_matches, std::vector<int32_t>* new_rules) {
   // Merging is bounded like the JSON Schema front end's string automata; past it the states stay as they are.
   constexpr int64_t kMaxMergeWork = int64_t{1} << 22;
-  const EmissionPlan plan =
-      PlanEmission(FirstMatches(dfa, after_chars, limits.max_automaton_states), kMaxMergeWork);
+  const EmissionPlan plan = PlanEmission(first_matches, kMaxMergeWork);
   auto class_of = [&](const CodepointRanges& ranges) {
     Expr e;
     e.kind = ExprKind::kCharClass;
@@ -377,17 +376,22 @@ regex::Node ExprNode(const Grammar& g, int32_t id, std::vector<int32_t>* open) {
 }  // namespace
 
 int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot, bool ignore_case,
-                           int64_t after_chars, const Limits& limits, std::vector<int32_t>* new_rules) {
+                           int64_t after_chars, const Limits& limits, std::vector<int32_t>* new_rules,
+                           const std::string* budget_body) {
   const CodepointRanges& dot_ranges = DotRanges(dot);
-  return AddFirstMatchRules(g, MatchDfa(pattern, dot_ranges, ignore_case, limits.max_automaton_states, limits),
-                            after_chars, limits, new_rules);
+  const int64_t max_states = limits.max_automaton_states;
+  const CodepointDfa whole = MatchDfa(pattern, dot_ranges, ignore_case, max_states, limits);
+  if (budget_body == nullptr) return AddFirstMatchRules(g, FirstMatches(whole, after_chars, max_states), new_rules);
+  const CodepointDfa body = MatchDfa(*budget_body, dot_ranges, ignore_case, max_states, limits);
+  return AddFirstMatchRules(g, FirstMatchesOrBudget(whole, body, after_chars, max_states), new_rules);
 }
 
 int32_t AddFirstMatchExpr(Grammar* g, int32_t expr, int64_t after_chars, const Limits& limits,
                           std::vector<int32_t>* new_rules) {
   std::vector<int32_t> open;
-  return AddFirstMatchRules(g, NodeDfa(ExprNode(*g, expr, &open), limits.max_automaton_states, limits), after_chars,
-                            limits, new_rules);
+  const int64_t max_states = limits.max_automaton_states;
+  return AddFirstMatchRules(g, FirstMatches(NodeDfa(ExprNode(*g, expr, &open), max_states, limits), after_chars,
+                                            max_states), new_rules);
 }
 
 Grammar RegexToGrammar(const std::string& pattern, RegexMode mode) {

@@ -52,9 +52,13 @@ int32_t AddRegex(Grammar* g, const std::string& pattern, RegexMode mode,
 // one new rule per state of the merged automaton (appended to g->rules, unnamed: their indices are
 // appended to `*new_rules` for the caller to name); returns an expression for the start state. Throws
 // RegexError, or LimitError when the automaton exceeds `limits.max_automaton_states`. `after_chars` > 0: the
-// first matches once that many code points are read (xgrammar's max_chars; FirstMatches).
+// first matches once that many code points are read (xgrammar's max_chars; FirstMatches). With `budget_body`
+// (`Regex(..., lazy=true, max_chars=n, budget_close="B")`, Lark's max_chars on a suffix / stop rule): the first
+// matches of `pattern` at any length, or, once `after_chars` code points are read, the text ends where the whole of it
+// matches `budget_body` (FirstMatchesOrBudget).
 int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot, bool ignore_case,
-                           int64_t after_chars, const Limits& limits, std::vector<int32_t>* new_rules);
+                           int64_t after_chars, const Limits& limits, std::vector<int32_t>* new_rules,
+                           const std::string* budget_body = nullptr);
 
 // The first matches of the expression `expr` of `g` (EBNF `r[lazy] ::= ...`): as AddFirstMatchRegex, for a
 // body made of literals, classes, sequences, choices and repetitions. Throws InputError naming what else it

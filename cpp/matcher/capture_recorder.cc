@@ -9,13 +9,19 @@
 namespace xg {
 
 void CaptureRecorder::Record(const CaptureEvent& e, size_t step_begin) {
-  // One item per (state, origin, count) is in a set, but several final states of a rule may share an origin.
-  const bool seen = std::any_of(events_.begin() + static_cast<std::ptrdiff_t>(step_begin), events_.end(),
-                                [&](const CaptureEvent& o) {
-                                  return o.capture == e.capture && o.rule == e.rule && o.start == e.start &&
-                                         o.end == e.end;
-                                });
-  if (!seen) events_.push_back(e);
+  // One item per (state, origin, count) is in a set, but several final states of a rule may share an origin. In one
+  // step (a string read at once) a span may first end unmarked (a dispatch head's text before its marker) and later
+  // be cut from a marked completion: the marked event replaces it, recorded where it is seen (after its marker).
+  const auto first = events_.begin() + static_cast<std::ptrdiff_t>(std::min(step_begin, events_.size()));
+  const auto same = std::find_if(first, events_.end(), [&](const CaptureEvent& o) {
+    return o.capture == e.capture && o.rule == e.rule && o.start == e.start && o.end == e.end;
+  });
+  if (same == events_.end()) {
+    events_.push_back(e);
+  } else if (same->unmarked && !e.unmarked) {
+    events_.erase(same);
+    events_.push_back(e);
+  }
 }
 
 int64_t CaptureRecorder::MarkerStart(const GrammarFsm::MarkerSplit& split, int64_t start, int64_t end) const {

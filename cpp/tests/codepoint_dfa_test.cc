@@ -129,6 +129,24 @@ TEST(CodepointDfa, FirstMatchesEndAtTheFirstCompleteMatch) {
     }
   }
   EXPECT_THROW(FirstMatches(MatchDfa(".*", {{0, kMaxCodepoint}}, false, 100), 1000, 100), LimitError);
+  // A budget that closes a body without its marker (Lark's max_chars with suffix): the text ends at its first point
+  // that is a body and the marker, or, n code points in, a whole body.
+  for (const Case& c : cases) {
+    const CodepointDfa marked = MatchDfa("(?:" + c.pattern + ")c", {{0, kMaxCodepoint}}, false, 1000);
+    const CodepointDfa body = MatchDfa(c.pattern, {{0, kMaxCodepoint}}, false, 1000);
+    for (int64_t n : {0, 2, 3}) {
+      const CodepointDfa closed = FirstMatchesOrBudget(marked, body, n);
+      auto ends = [&](const std::u32string& t) {
+        return (!t.empty() && t.back() == U'c' && c.match(t.substr(0, t.size() - 1))) ||
+               (static_cast<int64_t>(t.size()) >= n && c.match(t));
+      };
+      for (const std::u32string& s : AllStrings(U"abc", 6)) {
+        bool prefix_ends = false;
+        for (size_t k = 0; k < s.size(); ++k) prefix_ends = prefix_ends || ends(s.substr(0, k));
+        EXPECT_EQ(Accepts(closed, s), ends(s) && !prefix_ends) << c.pattern << " closed after " << n;
+      }
+    }
+  }
   // Case folding and the caller's `.`.
   const CodepointDfa folded = MatchDfa("ab", {{0, kMaxCodepoint}}, true, 100);
   EXPECT_TRUE(Accepts(folded, U"aB"));

@@ -130,14 +130,21 @@ class _Converter:
                     state[child] = 1
                     stack.append((child, iter(sorted(refs[child]))))
 
-    def regex(self, pattern: str, flags: str, first_match_after: int | None = None) -> str:
+    def regex(self, pattern: str, flags: str, first_match_after: int | None = None,
+              budget_close: str | None = None) -> str:
         """The engine's ``Regex(...)`` for a pattern; ``first_match_after``: its first matches (0: ``lazy=true``;
-        n: once n characters are read, ``max_chars=n``)."""
-        problem = _core.automata.regex_syntax_error(pattern)
-        if problem is not None:
-            raise ValueError(problem)
-        first = "" if first_match_after is None else ", lazy=true" if first_match_after == 0 else \
-            f", max_chars={first_match_after}"
+        n: once n characters are read, ``max_chars=n``). ``budget_close`` (with n): the first matches of the pattern
+        at any length, or, once n characters are read, the text ends where the whole of it matches this regex
+        (a suffix / stop rule's body, closed by its ``max_chars`` without the marker)."""
+        for p in (pattern, budget_close):
+            problem = None if p is None else _core.automata.regex_syntax_error(p)
+            if problem is not None:
+                raise ValueError(problem)
+        if budget_close is not None:
+            first = f", lazy=true, max_chars={first_match_after}, budget_close={literal(budget_close)}"
+        else:
+            first = "" if first_match_after is None else ", lazy=true" if first_match_after == 0 else \
+                f", max_chars={first_match_after}"
         return f'Regex({literal(pattern)}, flags="{flags}"{first})'
 
     def tag_dispatch(self, tools: list, loop: bool = True, check_attrs: bool = True) -> str:
@@ -179,23 +186,26 @@ class _Converter:
         """The body of a rule with attributes: ``[lazy]`` keeps the first matches of its body (the rule ends as soon
         as the body is complete), ``[suffix=M]`` / ``[stop=M]`` the first matches of the body followed by M (the
         rule ends at the first complete M, which is part of the text), ``[max_chars=n]`` the first matches once n
-        characters are read (shorter texts may go on; xgrammar's budget). The body (and M) must be regular: it is
-        written as one regex, and the engine's ``Regex(..., lazy=true)`` / ``Regex(..., max_chars=n)`` builds its
-        automaton. Without captures, ``stop`` and ``suffix`` are the same language."""
+        characters are read (shorter texts may go on; xgrammar's budget); with a marker, ``max_chars=n`` closes the
+        rule without its marker at the first point, n characters in, where the text is a whole body (the marker
+        must start before). The body (and M) must be regular: it is written as one regex, and the engine's
+        ``Regex(..., lazy=true)`` / ``Regex(..., max_chars=n)`` (``budget_close=`` the body, with a marker) builds
+        its automaton. Without captures, ``stop`` and ``suffix`` are the same language."""
         if "temperature" in d.attrs and _references_a_rule(self.doc, d.body):
             self.fail(d.attrs["temperature"][1], "temperature is only supported on terminals and subgrammars "
                                                  f"(rule '{d.name}' references a rule)")
         marker = d.attrs.get("suffix") or d.attrs.get("stop")
-        if "max_chars" in d.attrs and marker is not None:
-            self.fail(d.attrs["max_chars"][1], "max_chars together with suffix or stop is not supported by xg2jax "
-                                               "(xgrammar then closes the rule without its marker)")
-        if "max_tokens" in d.attrs and (marker is not None or "lazy" in d.attrs or "max_chars" in d.attrs):
-            self.fail(d.attrs["max_tokens"][1], "max_tokens together with lazy, suffix, stop or max_chars is not "
-                                                "supported by xg2jax (a token budget that closes a first-match rule)")
+        if "max_tokens" in d.attrs and (marker is not None or "lazy" in d.attrs):
+            self.fail(d.attrs["max_tokens"][1], "max_tokens together with lazy, suffix or stop is not supported by "
+                                                "xg2jax (a token budget that closes a first-match rule without its "
+                                                "complete body or marker)")
         if marker is None and "lazy" not in d.attrs and "max_chars" not in d.attrs:  # the engine's own attributes
             return self.plain_body(d)
+        if marker is None and _one_token(d.body):  # a token is atomic: the rule ends after it whatever the budget
+            return self.plain_body(d)
+        budgeted = marker is not None and "max_chars" in d.attrs and "lazy" not in d.attrs
         head = self.dispatch.head_marker(("ref", d.name, d.pos))
-        if head is not None:  # any text, then a marker: read as a dispatch, as xgrammar does
+        if head is not None and not (budgeted and d.name not in self.dispatch_heads):  # any text, then a marker: read as a dispatch, as xgrammar does
             if head[0] == "regex":
                 if d.name in self.dispatch_heads:  # its dispatch reads it; as a rule of its own it is not used
                     return '""'
@@ -218,6 +228,9 @@ class _Converter:
             marker_pattern = self.regex_of(marker[0], flags)
             pattern = f"(?:{pattern})(?:{marker_pattern})"
         after = 0 if "lazy" in d.attrs or marker is not None else d.attrs["max_chars"][0]
+        budget_close = None
+        if budgeted:
+            after, budget_close = d.attrs["max_chars"][0], body_pattern
         shared = ""
         for flag, meaning in (("i", "case-insensitive matching"), ("s", "'.' matching a newline")):
             wanted = {on for f, on in flags if f == flag}
@@ -226,7 +239,7 @@ class _Converter:
                                  f"on {meaning} (regex flag '{flag}')")
             shared += flag if True in wanted else ""
         try:
-            body = self.regex(pattern, shared, first_match_after=after)
+            body = self.regex(pattern, shared, first_match_after=after, budget_close=budget_close)
         except ValueError as e:
             self.fail(d.pos, f"rule '{d.name}': failed to compile its body as one regular expression: {e}")
         if marker is None:
@@ -506,6 +519,17 @@ class _Converter:
             self.fail(pos, f"failed to compile inline JSON schema: {str(e).splitlines()[0]}")
         self.json_count += 1
         return self.embed(ebnf, "root", f"json{self.json_count}")
+
+
+def _one_token(node: tuple) -> bool:
+    """Whether every text of `node` is one special token (``<|x|>``, ``<[id]>``, alternatives of them): a ``[lazy]``
+    or ``[max_chars=n]`` rule over it ends after that token whatever it reads (a token is not cut)."""
+    kind = node[0]
+    if kind == "alt":
+        return all(_one_token(x) for x in node[1])
+    if kind == "seq":
+        return len(node[1]) == 1 and _one_token(node[1][0])
+    return kind == "special"
 
 
 def _references_a_rule(doc, node: tuple) -> bool:
