@@ -103,7 +103,7 @@ def test_lark_budget_and_errors():
     m = xgr.GrammarMatcher(xgr.GrammarCompiler(_TOK).compile_grammar(g), terminate_without_stop_token=True)
     assert m.accept_token(0) and m.accept_token(1)
     assert _allowed(m) == [5]
-    with pytest.raises(ValueError, match="max_tokens together with lazy, suffix or stop"):
+    with pytest.raises(ValueError, match="max_tokens together with lazy is only supported"):
         xgr.Grammar.from_lark('start: r\nr[max_tokens=2, lazy]: /[a-z]+/')
 
 
@@ -134,3 +134,97 @@ def test_a_budget_on_the_root_ends_the_output():
     assert m.accept_token(0) and m.accept_token(1)
     assert _allowed(m) == [] and m.is_completed()
     assert not m.accept_token(6)
+
+
+# -- a budget on a suffix / stop rule closes its body without the marker -----------------------------------------------
+# 0 "a"  1 "b"  2 "!"  3 "a!"  4 ">"  5 "!!"  6 "ab"
+_MARK_TOK = xgr.TokenizerInfo(["a", "b", "!", "a!", ">", "!!", "ab"])
+
+
+def _lark_matcher(lark: str, tokenizer_info=_MARK_TOK):
+    compiled = xgr.GrammarCompiler(tokenizer_info, cache_enabled=False).compile_grammar(
+        xgr.Grammar.from_lark(lark, tokenizer_info=tokenizer_info))
+    return xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+
+
+@pytest.mark.parametrize("attribute, outer", [("suffix", b"a!>"), ("stop", b"a>")])
+def test_suffix_budget_closes_the_body_or_the_marker_comes_first(attribute, outer):
+    lark = (f'start[capture="all"]: value ">"\n'
+            f'value[max_tokens=2, capture="body", {attribute}="!", stop_capture="marker"]: /[ab]*/')
+    m = _lark_matcher(lark)
+    assert m.accept_token(3)  # "a!": the marker first
+    assert _allowed(m) == [4]
+    assert m.accept_token(4) and m.is_terminated()
+    assert m.get_captures() == [("marker", b"!"), ("body", b"a"), ("all", outer)]
+    m = _lark_matcher(lark)
+    assert m.accept_token(0)
+    assert _allowed(m) == [0, 1, 2, 3, 6]  # one token read: the body goes on, or its marker (once: not "!!")
+    assert m.accept_token(1)  # two tokens: the budget closes the body "ab" (no marker)
+    assert _allowed(m) == [4]
+    assert not m.accept_token(2)  # a rejected token leaves the closed state as it was
+    assert _allowed(m) == [4]
+    forked = m.fork()
+    for candidate in (m, forked):
+        assert candidate.accept_token(4) and candidate.is_terminated()
+        assert candidate.get_captures() == [("body", b"ab"), ("all", b"ab>")]
+    m.rollback(2)  # back across the close: the marker may come again
+    assert m.accept_token(2) and m.accept_token(4) and m.is_terminated()
+    assert m.get_captures() == [("marker", b"!"), ("body", b"a"), ("all", b"a!>" if attribute == "suffix" else b"a>")]
+
+
+def test_suffix_budget_waits_for_a_marker_begun_and_never_runs_past_the_first_marker():
+    # A marker in progress at the budget is finished (the body cannot end inside it).
+    m = _lark_matcher('start: value ">"\nvalue[max_tokens=1, suffix=END]: /[ab]*/\nEND: /!!+/')
+    assert m.accept_token(3)  # "a!"
+    assert _allowed(m) == [2]  # "!" ends the marker "!!" (its first match: not "!!!")
+    assert m.accept_token(2) and _allowed(m) == [4]
+    # Any text as the body: the first marker ends the rule, so a budget cannot close a body holding it.
+    m = _lark_matcher('start: value ">" value ">"\nvalue[max_tokens=2, suffix="!"]: TEXT\nTEXT: /(\\n|.)*/')
+    assert m.accept_token(3) and _allowed(m) == [4]  # "a!" ends the first value: not "!" again, nor "a"
+    assert m.accept_token(4) and m.accept_token(0) and m.accept_token(0)  # the second one's budget closes it at "aa"
+    assert _allowed(m) == [4]
+    assert m.accept_token(4) and m.is_terminated()
+
+
+def test_lazy_budget_closes_before_its_marker():
+    m = _lark_matcher('start: head ">"\nhead[max_tokens=2, lazy, capture]: TEXT "!"\nTEXT: /(\\n|.)*/')
+    assert m.accept_token(0) and m.accept_token(1)
+    assert _allowed(m) == [4]
+    assert m.accept_token(4) and m.get_captures() == [("head", b"ab")]
+
+
+def test_budget_gates_random_walks_equal_the_oracle():
+    import random
+
+    rng = random.Random(7)
+    bodies = ["/[ab]*/", "/a*b?/", "TEXT", '"a" /[ab]*/', "/(ab)+/"]
+    markers = ['"!"', '"!!"', "/!+/", '"b!"']
+    walked = 0
+    for _ in range(40):
+        attribute = rng.choice(["suffix", "stop"])
+        lark = (f'start: "<" value ">" value? ">"\nvalue[max_tokens={rng.randint(1, 3)}, {attribute}='
+                f'{rng.choice(markers)}, capture]: {rng.choice(bodies)}\nTEXT: /[ab!]*/')
+        m = _lark_matcher(lark, xgr.TokenizerInfo(["a", "b", "!", "a!", ">", "!!", "ab", "<", "b!>", "<a"]))
+        for _ in range(12):
+            if m.is_terminated():
+                break
+            allowed = _allowed(m)  # checks the mask against the oracle
+            if not allowed:
+                break
+            before = m.get_captures(deduplicate=False)
+            assert m.accept_token(rng.choice(allowed)), lark
+            walked += 1
+            if rng.random() < 0.25:
+                m.rollback(1)
+                assert m.get_captures(deduplicate=False) == before, lark
+    assert walked > 200
+
+
+def test_budget_gate_in_ebnf():
+    g = 'root ::= r ">"\nr[max_tokens=2] ::= "a" | [ab]* BudgetSpent()'
+    assert "BudgetSpent()" in str(xgr.Grammar.from_ebnf(g))
+    assert str(xgr.Grammar.from_ebnf(str(xgr.Grammar.from_ebnf(g)))) == str(xgr.Grammar.from_ebnf(g))
+    m = _matcher(g, _MARK_TOK)
+    assert _allowed(m) == [0, 1, 6]  # r is "a", or a closed run of a / b
+    assert m.accept_token(1) and _allowed(m) == [0, 1, 6]  # "b": one token
+    assert m.accept_token(0) and _allowed(m) == [4]  # "ba": spent, the gate opens, the budget closes r

@@ -417,6 +417,13 @@ CodepointDfa FirstMatchesOrBudget(const CodepointDfa& pattern, const CodepointDf
   });
 }
 
+CodepointDfa MatchesBefore(const CodepointDfa& body, const CodepointDfa& stop, int64_t max_states) {
+  const CodepointDfa both = ProductDfa({&body, &stop}, max_states);
+  return CountedFirstMatches(both, 0, max_states, [&](int32_t q, int64_t) {
+    return std::make_pair(both.Accepts(q, 0), both.Accepts(q, 1));
+  });
+}
+
 CodepointDfa NamesDfa(const std::vector<std::string>& names) {
   std::vector<std::vector<uint32_t>> decoded;
   std::vector<uint32_t> cuts;

@@ -92,6 +92,11 @@ CodepointDfa FirstMatches(const CodepointDfa& dfa, int64_t after_chars = 0, int6
 CodepointDfa FirstMatchesOrBudget(const CodepointDfa& pattern, const CodepointDfa& budget_body, int64_t after_chars,
                                   int64_t max_states = int64_t{1} << 19);
 
+// The strings `body` accepts none of whose proper prefixes `stop` accepts: a body that has not yet been ended by the
+// first match of `stop` (a suffix rule's body closed by its token budget cannot run past its first marker). Both
+// one-component.
+CodepointDfa MatchesBefore(const CodepointDfa& body, const CodepointDfa& stop, int64_t max_states = int64_t{1} << 19);
+
 // Exactly the strings `names` (UTF-8; duplicates allowed).
 CodepointDfa NamesDfa(const std::vector<std::string>& names);
 

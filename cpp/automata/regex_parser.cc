@@ -254,12 +254,25 @@ class Parser {
     return true;
   }
 
+  // `{,n}` at `at` (digits, possibly none, then `}`).
+  bool IsUpperBoundOnly(size_t at) const {
+    auto cp = [&](size_t i) { return i < cps_.size() ? cps_[i] : kEnd; };
+    if (cp(at) != '{' || cp(at + 1) != ',') return false;
+    size_t i = at + 2;
+    while (IsDigit(cp(i))) ++i;
+    return cp(i) == '}';
+  }
+
   Node ParseQuantified() {
     if (++depth_ > kMaxGroupDepth) Fail(pos_, "groups are nested too deeply (the limit is 250)");
     Node atom = ParseAtom();
     --depth_;
     size_t q_pos = pos_;
     Quantifier q;
+    if (IsUpperBoundOnly(pos_)) {
+      // Annex B reads `a{,3}` as the text "a{,3}", Python as a{0,3}: refused rather than guessed (xgrammar refuses it).
+      Fail(q_pos, "'{,n}' has no lower bound: write {0,n} for a repetition, or \\{ for a literal brace");
+    }
     if (!PeekQuantifier(pos_, &q)) return atom;
     if (q.min > kMaxRegexRepeatBound || q.max > kMaxRegexRepeatBound) {
       Fail(q_pos, "repetition bound too large (the limit is " + std::to_string(kMaxRegexRepeatBound) + ")");

@@ -64,7 +64,8 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Tokenize
   // reads its free text as tokens, so any token may trigger there).
   std::vector<int32_t> dispatch_tokens;
   for (const Expr& e : grammar_.exprs) {
-    if (e.kind == ExprKind::kToken) token_elements_.push_back(e.min);
+    if (e.kind == ExprKind::kToken && e.min == kBudgetGateId) has_budget_gates_ = true;
+    if (e.kind == ExprKind::kToken && e.min != kBudgetGateId) token_elements_.push_back(e.min);
     if (e.kind == ExprKind::kExcludeToken) reads_any_token_ = true;
     if (e.kind == ExprKind::kTagDispatch) {
       reads_any_token_ = reads_any_token_ || e.token_free_text;

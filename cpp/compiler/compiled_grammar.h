@@ -43,6 +43,8 @@ class CompiledGrammar {
   // The tokens the grammar names (Token(...), TokenTagDispatch; grammar.h token elements), sorted: the matcher
   // feeds their sentinels, and a fill checks them after the mask entries (which hold the text readings only).
   const std::vector<int32_t>& TokenElements() const { return token_elements_; }
+  // The grammar has a budget gate (BudgetSpent(), grammar.h): the matcher opens gates after each accepted step.
+  bool HasBudgetGates() const { return has_budget_gates_; }
   // Whether the matcher reads token `id` as a token element (its sentinel) too: a named token, or any token in a
   // grammar with ExcludeToken(...).
   bool NamesToken(int32_t id) const {
@@ -103,6 +105,7 @@ class CompiledGrammar {
   DispatchWatch dispatch_watch_;
   std::vector<int32_t> token_elements_;
   bool reads_any_token_ = false;
+  bool has_budget_gates_ = false;
   // Built on first use (Hasher()): a first mask at the start state needs no keys.
   const StructuralHasher& Hasher() const;
   mutable std::once_flag hasher_once_;

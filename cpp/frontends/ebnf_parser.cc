@@ -332,6 +332,46 @@ class EbnfParser {
     return alternatives.size() == 1 ? alternatives[0] : g_.AddNode(ExprKind::kChoice, alternatives);
   }
 
+  // `BudgetSpent()`: the budget gate (grammar.h, kBudgetGateId). Where it may stand is checked with the rule's body
+  // (CheckBudgetGates).
+  int32_t ParseBudgetSpentCall() {
+    const size_t at = pos_ - std::string_view("BudgetSpent").size();  // the name is read, '(' is next
+    ++pos_;
+    SkipSpace();
+    if (Peek() != ')') {
+      pos_ = at;
+      Fail("BudgetSpent() takes no arguments");
+    }
+    ++pos_;
+    Expr e;
+    e.kind = ExprKind::kToken;
+    e.min = kBudgetGateId;
+    budget_gates_.push_back({g_.Add(std::move(e)), at});
+    return budget_gates_.back().first;
+  }
+
+  // The budget gates parsed in a rule's body stand in its top-level sequence (of an alternative), where the rule's own
+  // automaton reads them, and the rule has a token budget: the matcher opens a gate of a rule whose budget is spent.
+  void CheckBudgetGates(int32_t body, int32_t max_tokens) {
+    if (budget_gates_.empty()) return;
+    std::vector<int32_t> allowed;
+    auto top = [&](int32_t e) {
+      allowed.push_back(e);
+      if (g_.exprs[e].kind == ExprKind::kSequence)
+        allowed.insert(allowed.end(), g_.exprs[e].children.begin(), g_.exprs[e].children.end());
+    };
+    top(body);
+    if (g_.exprs[body].kind == ExprKind::kChoice)
+      for (int32_t alt : g_.exprs[body].children) top(alt);
+    for (const auto& [e, at] : budget_gates_) {
+      pos_ = at;
+      if (max_tokens <= 0) Fail("BudgetSpent() needs a rule with a token budget (max_tokens=n)");
+      if (std::find(allowed.begin(), allowed.end(), e) == allowed.end())
+        Fail("BudgetSpent() must be an element of its rule's body (not inside a group or a repetition)");
+    }
+    budget_gates_.clear();
+  }
+
   // `ExcludeToken(id, ...)`: any one token but the listed ones (grammar.h, token elements); no ids: any token.
   int32_t ParseExcludeTokenCall() {
     const std::vector<int32_t> ids = ParseTokenIdList("ExcludeToken");
@@ -798,6 +838,11 @@ class EbnfParser {
     SkipSpace();
     if (AtEnd() || AtRuleStart()) Fail("rule '" + name + "' has an empty body (write \"\" for the empty string)");
     int32_t body = ParseChoice();
+    {
+      const size_t after = pos_;
+      CheckBudgetGates(body, attributes.max_tokens);
+      pos_ = after;
+    }
     int32_t lookahead = -1;
     // A trailing "(= ...)" group was parsed as part of the last sequence; ParseChoice leaves it to us
     // via last_lookahead_.
@@ -1011,6 +1056,7 @@ class EbnfParser {
       if (Peek() == '(' && name == "TagDispatch") return ParseTagDispatchCall(false);
       if (Peek() == '(' && name == "TokenTagDispatch") return ParseTagDispatchCall(true);
       if (Peek() == '(' && name == "Token") return ParseTokenCall();
+      if (Peek() == '(' && name == "BudgetSpent") return ParseBudgetSpentCall();
       if (Peek() == '(' && name == "ExcludeToken") return ParseExcludeTokenCall();
       if (Peek() == '(' && IsBuiltinName(name)) {
         pos_ = name_pos;
@@ -1143,22 +1189,26 @@ class EbnfParser {
     // Lark's `[lazy]` rules and `suffix` / `stop` markers take), max_chars=n (xgrammar's: the first matches once n
     // code points are read) and budget_close="B" (xg2jax's, with lazy=true and max_chars=n: once n code points are
     // read the text may also end where the whole of it matches B; Lark's max_chars on a suffix / stop rule, whose
-    // budget closes the body without its marker).
+    // budget closes the body without its marker) and before_first="P" (xg2jax's: the matches none of whose proper
+    // prefixes P matches; the body of a suffix rule that its token budget closes, which cannot run past the first
+    // marker).
     bool json_string = false, search = false, lazy = false, has_flags = false, ignore_case = false, dot_all = false;
     int64_t max_chars = -1;
     size_t lazy_at = 0, budget_at = 0;
-    std::optional<std::string> budget_close;
+    std::optional<std::string> budget_close, before_first;
+    size_t before_at = 0;
     while (Peek() == ',') {
       ++pos_;
       SkipSpace();
       size_t arg = pos_;
       std::string name = IsNameStart(Peek()) ? ParseName() : "";
       if (name != "json_string" && name != "search" && name != "flags" && name != "lazy" && name != "max_chars" &&
-          name != "budget_close") {
+          name != "budget_close" && name != "before_first") {
         pos_ = arg;
         Fail(name.empty() ? std::string("Regex(...) expects name=value arguments after the pattern")
                           : "Regex(...) argument '" + name +
-                                "' is not supported (json_string, search, flags, lazy, max_chars and budget_close are)");
+                                "' is not supported (json_string, search, flags, lazy, max_chars, budget_close and "
+                                "before_first are)");
       }
       if (name == "lazy" || name == "max_chars") lazy_at = arg;
       SkipSpace();
@@ -1187,18 +1237,19 @@ class EbnfParser {
         SkipSpace();
         continue;
       }
-      if (name == "budget_close") {
-        if (Peek() != '"' && Peek() != '\'') Fail("Regex(...) argument 'budget_close' takes a string (a regex)");
-        budget_at = arg;
+      if (name == "budget_close" || name == "before_first") {
+        if (Peek() != '"' && Peek() != '\'') Fail("Regex(...) argument '" + name + "' takes a string (a regex)");
         std::vector<size_t> ignored;
-        budget_close = ParseStringLiteral(&ignored);
+        std::string other = ParseStringLiteral(&ignored);
         try {  // its own syntax errors point at it (those of the pattern at the pattern)
-          regex::ParseRegexPattern(*budget_close, {{0, kMaxCodepoint}});
+          regex::ParseRegexPattern(other, {{0, kMaxCodepoint}});
         } catch (const RegexError& e) {
-          pos_ = budget_at;
-          Fail("in the Regex(...) budget_close pattern at position " + std::to_string(e.position()) + ": " +
+          pos_ = arg;
+          Fail("in the Regex(...) " + name + " pattern at position " + std::to_string(e.position()) + ": " +
                e.description());
         }
+        (name == "budget_close" ? budget_at : before_at) = arg;
+        (name == "budget_close" ? budget_close : before_first) = std::move(other);
         SkipSpace();
         continue;
       }
@@ -1213,6 +1264,11 @@ class EbnfParser {
     }
     if (Peek() != ')') Fail("expected ')' to close Regex(...)");
     ++pos_;
+    if (before_first && (lazy || max_chars >= 0 || search || json_string || budget_close)) {
+      pos_ = before_at;
+      Fail("Regex(...) argument 'before_first' cannot be combined with lazy, max_chars, budget_close, search or "
+           "json_string");
+    }
     if (budget_close && (!lazy || max_chars < 0)) {
       pos_ = budget_at;
       Fail("Regex(...) argument 'budget_close' needs lazy=true and max_chars=n (the budget that closes the text)");
@@ -1228,6 +1284,12 @@ class EbnfParser {
                            : has_flags ? RegexDot::kNoNewline
                            : search ? RegexDot::kNoLineTerminators
                                     : RegexDot::kAnyCodePoint;
+      if (before_first) {
+        std::vector<int32_t> states;
+        const int32_t start = AddRegexBefore(&g_, pattern, *before_first, dot, ignore_case, limits_, &states);
+        for (int32_t r : states) helper_rules_.push_back({r, "lazy_"});
+        return start;
+      }
       if (first_match_after >= 0) {
         std::vector<int32_t> states;
         const int32_t start = AddFirstMatchRegex(&g_, pattern, dot, ignore_case, first_match_after, limits_, &states,
@@ -1298,6 +1360,7 @@ class EbnfParser {
   std::deque<std::string> helper_names_;
   // Rules a builtin added, with their name's prefix (named last, see NameHelperRules).
   std::vector<std::pair<int32_t, std::string_view>> helper_rules_;
+  std::vector<std::pair<int32_t, size_t>> budget_gates_;  // (expression, position) in the rule being parsed
   std::vector<std::pair<int32_t, PendingRef>> pending_refs_;
 };
 

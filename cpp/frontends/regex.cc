@@ -386,6 +386,15 @@ int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot,
   return AddFirstMatchRules(g, FirstMatchesOrBudget(whole, body, after_chars, max_states), new_rules);
 }
 
+int32_t AddRegexBefore(Grammar* g, const std::string& pattern, const std::string& before, RegexDot dot,
+                       bool ignore_case, const Limits& limits, std::vector<int32_t>* new_rules) {
+  const CodepointRanges& dot_ranges = DotRanges(dot);
+  const int64_t max_states = limits.max_automaton_states;
+  const CodepointDfa body = MatchDfa(pattern, dot_ranges, ignore_case, max_states, limits);
+  const CodepointDfa stop = MatchDfa(before, dot_ranges, ignore_case, max_states, limits);
+  return AddFirstMatchRules(g, MatchesBefore(body, stop, max_states), new_rules);
+}
+
 int32_t AddFirstMatchExpr(Grammar* g, int32_t expr, int64_t after_chars, const Limits& limits,
                           std::vector<int32_t>* new_rules) {
   std::vector<int32_t> open;

@@ -66,6 +66,11 @@ int32_t AddFirstMatchRegex(Grammar* g, const std::string& pattern, RegexDot dot,
 int32_t AddFirstMatchExpr(Grammar* g, int32_t expr, int64_t after_chars, const Limits& limits,
                           std::vector<int32_t>* new_rules);
 
+// The strings `pattern` matches none of whose proper prefixes `before` matches (MatchesBefore;
+// `Regex(..., before_first="P")`), built and emitted as AddFirstMatchRegex does.
+int32_t AddRegexBefore(Grammar* g, const std::string& pattern, const std::string& before, RegexDot dot,
+                       bool ignore_case, const Limits& limits, std::vector<int32_t>* new_rules);
+
 // A grammar with the single rule `root ::= <pattern>`.
 Grammar RegexToGrammar(const std::string& pattern, RegexMode mode = RegexMode::kFullMatch);
 

@@ -120,7 +120,11 @@ struct Rule {
 // (number of ids) states at most.
 constexpr int kFirstReservedByte = 0xF8;
 constexpr int kSentinelDigits = 7;
-constexpr int32_t kMaxTokenElementId = (1 << 21) - 1;
+constexpr int32_t kMaxTokenElementId = (1 << 21) - 2;
+// The budget gate, EBNF `BudgetSpent()`: an empty element that only the matcher passes, once the token budget of the
+// rule it is in (Rule::max_tokens) is spent (GrammarMatcher::OpenBudgetGates; Lark's max_tokens on a suffix / stop
+// rule, whose budget closes the body without its marker). A token element of an id no token has: no token reads it.
+constexpr int32_t kBudgetGateId = (1 << 21) - 1;
 inline std::string TokenSentinel(int32_t id) {
   std::string out(1, static_cast<char>(0xFF));
   for (int shift = 18; shift >= 0; shift -= 3) out.push_back(static_cast<char>(kFirstReservedByte + ((id >> shift) & 7)));

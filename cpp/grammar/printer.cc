@@ -127,7 +127,9 @@ void Print(const Grammar& g, int32_t id, int prec, std::string* out) {
       *out += ")";
       return;
     }
-    case ExprKind::kToken: *out += "Token(" + std::to_string(e.min) + ")"; return;
+    case ExprKind::kToken:
+      *out += e.min == kBudgetGateId ? std::string("BudgetSpent()") : "Token(" + std::to_string(e.min) + ")";
+      return;
     case ExprKind::kExcludeToken: {
       *out += "ExcludeToken(";
       bool first = true;

@@ -193,17 +193,75 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
     return true;
   }
   if (id >= tok.NumTokens() || !TryAdvanceToken(id, /*accepting=*/true)) return false;
-  ApplyTokenBudgets(/*counted=*/true);
+  ApplyTokenBudgets(/*counted=*/true, step.captures_before.events);
   history_.push_back(step);
   CompactHistory();
   return true;
 }
 
-void GrammarMatcher::ApplyTokenBudgets(bool counted) {
+void GrammarMatcher::ApplyTokenBudgets(bool counted, size_t step_events) {
   if (!grammar_->fsm().HasTokenBudgets()) return;
   const int64_t end = parser_.SetPosition(parser_.NumSets() - 1);
   if (counted) budgets_.CountToken(end);
+  // A gate's completions are seen before the pruning, which drops them with the rest of their occurrence.
+  if (grammar_->HasBudgetGates() && OpenBudgetGates() && !grammar_->fsm().CaptureLabels().empty())
+    captures_.ObserveSet(parser_, step_events);
   budgets_.CloseSpentOccurrences(&parser_);
+}
+
+bool GrammarMatcher::OpenBudgetGates() {
+  const GrammarFsm& g = grammar_->fsm();
+  const int32_t last = parser_.NumSets() - 1;
+  if (last == 0) return false;
+  const std::string sentinel = TokenSentinel(kBudgetGateId);
+  std::vector<EarleyItem> at_gate;
+  for (const EarleyItem* it = parser_.SetBegin(last); it != parser_.SetEnd(last); ++it) {
+    if (it->lineage != 0 || it->origin < 0) continue;
+    const int32_t budget = g.RuleMaxTokens(g.RuleOf(it->state));
+    if (budget <= 0 || budgets_.TokensAfter(parser_.SetPosition(it->origin)) < budget) continue;
+    int32_t s = it->state;
+    for (size_t i = 0; i < sentinel.size() && s >= 0; ++i) s = g.Next(s, static_cast<uint8_t>(sentinel[i]));
+    if (s >= 0) at_gate.push_back(*it);
+  }
+  if (at_gate.empty()) return false;
+  const std::vector<EarleyItem> items(parser_.SetBegin(last), parser_.SetEnd(last));
+  const uint8_t flags = parser_.SetFlags(last);
+  const int64_t position = parser_.SetPosition(last);
+  auto restore = [&] {
+    parser_.PopSets(parser_.NumSets() - last);
+    parser_.PushClosedSet(items.data(), items.size(), flags);
+    parser_.SetPosition(last, position);
+  };
+  // Only the gate items read the sentinel: another item that reads any token element (ExcludeToken) must not.
+  parser_.PopSets(1);
+  parser_.PushClosedSet(at_gate.data(), at_gate.size(), 0);
+  RecordingLimits([&] {
+    try {
+      for (char c : sentinel) XG_ICHECK(parser_.Advance(static_cast<uint8_t>(c))) << "a budget gate did not open";
+    } catch (...) {
+      restore();
+      throw;
+    }
+  });
+  // The sentinel's inner sets hold digits of the sentinel only (no item predicts there): what the last of them
+  // predicted starts at the last set.
+  const int32_t through = parser_.NumSets() - 1;
+  std::vector<EarleyItem> merged(parser_.SetBegin(through), parser_.SetEnd(through));
+  const uint8_t through_flags = parser_.SetFlags(through);
+  for (EarleyItem& it : merged) {
+    XG_ICHECK(it.origin < 0 || it.origin <= last || it.origin == through) << "a budget gate's item starts inside it";
+    if (it.origin == through) it.origin = last;
+  }
+  parser_.PopSets(through - last + 1);
+  merged.insert(merged.end(), items.begin(), items.end());
+  auto key = [](const EarleyItem& a) { return std::make_tuple(a.state, a.origin, a.lineage, a.count); };
+  std::sort(merged.begin(), merged.end(), [&](const EarleyItem& a, const EarleyItem& b) { return key(a) < key(b); });
+  merged.erase(std::unique(merged.begin(), merged.end(),
+                           [&](const EarleyItem& a, const EarleyItem& b) { return key(a) == key(b); }),
+               merged.end());
+  parser_.PushClosedSet(merged.data(), merged.size(), flags | through_flags);
+  parser_.SetPosition(last, position);
+  return true;
 }
 
 void GrammarMatcher::CompactHistory() {
@@ -238,7 +296,7 @@ bool GrammarMatcher::AcceptString(const std::string& bytes) {
   if (terminated_) return false;
   Step step{parser_.NumSets(), false, undoable_, tags_.Save(), captures_.Save(), budgets_.Save()};
   if (!TryAdvance(bytes, &bytes)) return false;
-  ApplyTokenBudgets(/*counted=*/false);  // a string is not counted, but may let a spent occurrence end
+  ApplyTokenBudgets(/*counted=*/false, step.captures_before.events);  // not counted, but may let one end
   history_.push_back(step);
   CompactHistory();
   return true;

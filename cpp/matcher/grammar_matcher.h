@@ -157,8 +157,14 @@ class GrammarMatcher {
   TagTracker tags_;
   CaptureRecorder captures_;  // records only when the grammar captures
   TokenBudgets budgets_;      // counts only when the grammar has budgets
-  // After an accepted step: counts the token (`counted`) and ends the occurrences whose budget is spent.
-  void ApplyTokenBudgets(bool counted);
+  // After an accepted step: counts the token (`counted`), opens the budget gates of occurrences whose budget is spent
+  // (captures observe the gates' completions as events of the step from `step_events` on) and ends those
+  // occurrences.
+  void ApplyTokenBudgets(bool counted, size_t step_events);
+  // The items of the last set at a budget gate (BudgetSpent(), grammar.h) of an occurrence whose budget is spent pass
+  // it: read as the gate's sentinel from a set of those items only, the set the reading ends in joins the last set.
+  // Returns whether any gate opened.
+  bool OpenBudgetGates();
   std::vector<Step> history_;  // the steps rollback can undo (the last max_rollback_tokens_ when bounded)
   int64_t dropped_steps_ = 0;   // accepted steps no longer in history_ (beyond max_rollback_tokens_)
   // With max_rollback_tokens_ >= 0: how many of the last steps rollback may still undo (at most

@@ -132,7 +132,7 @@ TEST(CodepointDfa, FirstMatchesEndAtTheFirstCompleteMatch) {
   // A budget that closes a body without its marker (Lark's max_chars with suffix): the text ends at its first point
   // that is a body and the marker, or, n code points in, a whole body.
   for (const Case& c : cases) {
-    const CodepointDfa marked = MatchDfa("(?:" + c.pattern + ")c", {{0, kMaxCodepoint}}, false, 1000);
+    const CodepointDfa marked = MatchDfa(std::string("(?:") + c.pattern + ")c", {{0, kMaxCodepoint}}, false, 1000);
     const CodepointDfa body = MatchDfa(c.pattern, {{0, kMaxCodepoint}}, false, 1000);
     for (int64_t n : {0, 2, 3}) {
       const CodepointDfa closed = FirstMatchesOrBudget(marked, body, n);
@@ -145,6 +145,14 @@ TEST(CodepointDfa, FirstMatchesEndAtTheFirstCompleteMatch) {
         for (size_t k = 0; k < s.size(); ++k) prefix_ends = prefix_ends || ends(s.substr(0, k));
         EXPECT_EQ(Accepts(closed, s), ends(s) && !prefix_ends) << c.pattern << " closed after " << n;
       }
+    }
+    // The body before the first body-and-marker (a suffix rule's body that its token budget closes).
+    const CodepointDfa before = MatchesBefore(body, marked);
+    for (const std::u32string& s : AllStrings(U"abc", 6)) {
+      bool marked_prefix = false;
+      for (size_t k = 0; k < s.size(); ++k)
+        marked_prefix = marked_prefix || (s[k] == U'c' && c.match(s.substr(0, k)) && k + 1 < s.size());
+      EXPECT_EQ(Accepts(before, s), c.match(s) && !marked_prefix) << c.pattern << " before its marker";
     }
   }
   // Case folding and the caller's `.`.

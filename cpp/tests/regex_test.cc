@@ -86,7 +86,9 @@ TEST(Regex, Escapes) {
 }
 
 TEST(Regex, AnnexBLiterals) {
-  EXPECT_TRUE(FullMatch("a{,2}", "a{,2}"));  // not a quantifier in ECMAScript
+  // a{,2}: Annex B reads the text "a{,2}", Python a{0,2}: refused rather than guessed.
+  EXPECT_THROW(FullMatch("a{,2}", "a{,2}"), RegexError);
+  EXPECT_TRUE(FullMatch("a{,x}", "a{,x}"));
   EXPECT_TRUE(FullMatch("x{2,3", "x{2,3"));
   EXPECT_TRUE(FullMatch("a}]", "a}]"));
   EXPECT_TRUE(FullMatch("{", "{"));

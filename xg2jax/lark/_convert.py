@@ -24,8 +24,8 @@ from xg2jax.lark._dispatch import DispatchReader, strip_singletons
 from xg2jax.lark._syntax import LarkDocument, LarkError, Parser
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_MAX_TOKEN_ID = (1 << 21) - 1  # the engine's largest token element id (grammar.h)
-_MAX_TOKEN_RANGE = 1 << 20
+_MAX_TOKEN_ID = (1 << 21) - 2  # the engine's largest token element id (grammar.h, kMaxTokenElementId)
+_MAX_TOKEN_RANGE = 1_000_000  # ids in one range of <[lo-hi]> (as xgrammar; each id is a Token alternative)
 _REGEX_SPECIAL = set("\\^$.|?*+()[]{}/-")
 
 
@@ -131,16 +131,19 @@ class _Converter:
                     stack.append((child, iter(sorted(refs[child]))))
 
     def regex(self, pattern: str, flags: str, first_match_after: int | None = None,
-              budget_close: str | None = None) -> str:
+              budget_close: str | None = None, before_first: str | None = None) -> str:
         """The engine's ``Regex(...)`` for a pattern; ``first_match_after``: its first matches (0: ``lazy=true``;
         n: once n characters are read, ``max_chars=n``). ``budget_close`` (with n): the first matches of the pattern
         at any length, or, once n characters are read, the text ends where the whole of it matches this regex
-        (a suffix / stop rule's body, closed by its ``max_chars`` without the marker)."""
-        for p in (pattern, budget_close):
+        (a suffix / stop rule's body, closed by its ``max_chars`` without the marker). ``before_first``: the matches
+        none of whose proper prefixes this regex matches."""
+        for p in (pattern, budget_close, before_first):
             problem = None if p is None else _core.automata.regex_syntax_error(p)
             if problem is not None:
                 raise ValueError(problem)
-        if budget_close is not None:
+        if before_first is not None:
+            first = f", before_first={literal(before_first)}"
+        elif budget_close is not None:
             first = f", lazy=true, max_chars={first_match_after}, budget_close={literal(budget_close)}"
         else:
             first = "" if first_match_after is None else ", lazy=true" if first_match_after == 0 else \
@@ -195,17 +198,24 @@ class _Converter:
             self.fail(d.attrs["temperature"][1], "temperature is only supported on terminals and subgrammars "
                                                  f"(rule '{d.name}' references a rule)")
         marker = d.attrs.get("suffix") or d.attrs.get("stop")
-        if "max_tokens" in d.attrs and (marker is not None or "lazy" in d.attrs):
-            self.fail(d.attrs["max_tokens"][1], "max_tokens together with lazy, suffix or stop is not supported by "
-                                                "xg2jax (a token budget that closes a first-match rule without its "
-                                                "complete body or marker)")
+        token_budget = "max_tokens" in d.attrs and (marker is not None or "lazy" in d.attrs)
+        if token_budget and ("max_chars" in d.attrs or (marker is not None and "lazy" in d.attrs)):
+            self.fail(d.attrs["max_tokens"][1], "max_tokens together with max_chars (or lazy) on a suffix or stop "
+                                                "rule is not supported by xg2jax")
         if marker is None and "lazy" not in d.attrs and "max_chars" not in d.attrs:  # the engine's own attributes
             return self.plain_body(d)
         if marker is None and _one_token(d.body):  # a token is atomic: the rule ends after it whatever the budget
             return self.plain_body(d)
-        budgeted = marker is not None and "max_chars" in d.attrs and "lazy" not in d.attrs
+        budgeted = marker is not None and ("max_chars" in d.attrs or token_budget) and "lazy" not in d.attrs
         head = self.dispatch.head_marker(("ref", d.name, d.pos))
-        if head is not None and not (budgeted and d.name not in self.dispatch_heads):  # any text, then a marker: read as a dispatch, as xgrammar does
+        if token_budget and marker is None:  # lazy: its budget closes it where the text before its marker ends
+            if head is None or head[0] != "text" or d.name in self.dispatch_heads:
+                self.fail(d.attrs["max_tokens"][1], "max_tokens together with lazy is only supported by xg2jax on a "
+                                                    "lazy rule that is any text then a marker (TEXT \"marker\")")
+            escaped = "".join("\\" + c if c in _REGEX_SPECIAL else c for c in head[1])
+            return self.gated_rule(d, "(?:.*)", escaped, "s", split=False)
+        # Any text, then a marker: read as a dispatch, as xgrammar does (unless a budget closes it, or it is a head).
+        if head is not None and not (budgeted and d.name not in self.dispatch_heads):
             if head[0] == "regex":
                 if d.name in self.dispatch_heads:  # its dispatch reads it; as a rule of its own it is not used
                     return '""'
@@ -229,7 +239,7 @@ class _Converter:
             pattern = f"(?:{pattern})(?:{marker_pattern})"
         after = 0 if "lazy" in d.attrs or marker is not None else d.attrs["max_chars"][0]
         budget_close = None
-        if budgeted:
+        if budgeted and "max_chars" in d.attrs:
             after, budget_close = d.attrs["max_chars"][0], body_pattern
         shared = ""
         for flag, meaning in (("i", "case-insensitive matching"), ("s", "'.' matching a newline")):
@@ -244,9 +254,34 @@ class _Converter:
             self.fail(d.pos, f"rule '{d.name}': failed to compile its body as one regular expression: {e}")
         if marker is None:
             return self.lexeme(body, in_terminal=False)
+        if token_budget:
+            return self.lexeme(self.gated_rule(d, body_pattern, marker_pattern, shared), in_terminal=False)
         return self.lexeme(self.marked_rule(d, body, body_pattern, marker_pattern, shared), in_terminal=False)
 
-    def marked_rule(self, d, body: str, body_pattern: str, marker_pattern: str, flags: str) -> str:
+    def gated_rule(self, d, body_pattern: str, marker_pattern: str, flags: str, split: bool = True) -> str:
+        """``[max_tokens=n]`` on a suffix / stop rule (``split``), or on a lazy rule of any text then a marker: the
+        first body followed by its marker ends the rule, or, once n tokens are read, the rule ends at a token
+        boundary where the text is a whole body that has not met its marker (as xgrammar closes it without the
+        marker). The two ways are two rules under one with the budget: the marked one (the lazy regex of body and
+        marker, with the marker attributes when ``split``), and the closed one (the body before the first marker,
+        ``Regex(..., before_first=...)``, then the engine's budget gate ``BudgetSpent()``, which the matcher opens
+        once the budget is spent). Returns the name of the rule above them."""
+        whole = f"(?:{body_pattern})(?:{marker_pattern})"
+        lazy = self.regex(whole, flags, first_match_after=0)
+        if split:
+            marked = self.marked_rule(d, lazy, body_pattern, marker_pattern, flags, budget=False)
+        else:
+            marked = self._fresh(f"{d.name}_marked")
+            self.rules.append(f"{marked}{_engine_attributes(d, budget=False)} ::= {lazy}")
+        closed = self._fresh(f"{d.name}_closed")
+        self.rules.append(f"{closed}{_engine_attributes(d)} ::= {self.regex(body_pattern, flags, before_first=whole)} "
+                          "BudgetSpent()")
+        outer = self._fresh(f"{d.name}_budget")
+        self.rules.append(f"{outer}[max_tokens={int(d.attrs['max_tokens'][0])}] ::= {marked} | {closed}")
+        self.attributes_moved.add(d.name)
+        return outer
+
+    def marked_rule(self, d, body: str, body_pattern: str, marker_pattern: str, flags: str, budget: bool = True) -> str:
         """A suffix / stop rule's text as a rule of its own with the engine's marker attributes, which tell captures
         where the body ends (stop: the marker is hidden from the captures around the rule too); ``d``'s other
         engine attributes move there with them (so text ignored after it stays outside). Returns its name."""
@@ -255,7 +290,7 @@ class _Converter:
         split += ["hide_marker"] if "stop" in d.attrs else []
         split += [f"stop_capture={literal(d.attrs['stop_capture'][0])}"] if "stop_capture" in d.attrs else []
         inner = self._fresh(f"{d.name}_marked")
-        self.rules.append(f"{inner}{_engine_attributes(d, split)} ::= {body}")
+        self.rules.append(f"{inner}{_engine_attributes(d, split, budget=budget)} ::= {body}")
         self.attributes_moved.add(d.name)
         return inner
 
@@ -549,10 +584,11 @@ def _note_regex_flags(pattern: str, regex_flags: str, flags: set) -> None:
         flags.add(("s", "s" in regex_flags))
 
 
-def _engine_attributes(d, marker: list[str] = ()) -> str:
-    """The attributes of rule ``d`` that the engine's EBNF keeps on a rule (``max_tokens``, ``capture``, labelled
-    with the Lark rule's name unless given, the ``marker`` ones given, and ``temperature``) as ``[...]``, or ''."""
-    parts = [f"max_tokens={int(d.attrs['max_tokens'][0])}"] if "max_tokens" in d.attrs else []
+def _engine_attributes(d, marker: list[str] = (), budget: bool = True) -> str:
+    """The attributes of rule ``d`` that the engine's EBNF keeps on a rule (``max_tokens`` unless not ``budget``,
+    ``capture``, labelled with the Lark rule's name unless given, the ``marker`` ones given, and ``temperature``) as
+    ``[...]``, or ''."""
+    parts = [f"max_tokens={int(d.attrs['max_tokens'][0])}"] if "max_tokens" in d.attrs and budget else []
     if "capture" in d.attrs:
         label = d.attrs["capture"][0]
         parts.append(f"capture={literal(d.name if label is True else label)}")
