@@ -281,6 +281,10 @@ ERRORS = [
     # Recognised, checked, and not built: named errors, never ignored.
     ('start: r\nr[<|tool|>, capture]: /a+/', "expected an attribute name"),
     ('start: r\nr[max_tokens=3, max_chars=2, suffix="x"]: /a+/', "max_tokens together with max_chars (or lazy)"),
+    ('start: tool* tail\ntail: TEXT\nhead[capture, suffix="<t>"]: TEXT\ntool: head "x"\nTEXT: /(\\n|.)*/',
+     "capture on a head read by dynamic dispatch (rule 'head') is not supported"),
+    ('start: tool* tail\ntail: TEXT\nhead[stop="<t>", stop_capture="m"]: TEXT\ntool: head "x"\nTEXT: /(\\n|.)*/',
+     "stop_capture on a head read by dynamic dispatch (rule 'head') is not supported"),
     ('start: r\nr[max_tokens=3, lazy]: /a+/', "max_tokens together with lazy is only supported by xg2jax on a lazy "
                                               "rule that is any text then a marker"),
     ("start: r\nr[temperature=0.5, temperature=1]: /a+/", "temperature attribute is specified more than once"),

@@ -83,6 +83,12 @@ class _Converter:
         dispatches = {d.name: self.dispatch.read(d.body) for d in self.doc.definitions.values()
                       if not d.is_terminal and not d.attrs}
         self.dispatch_heads = {t[4] for tools in dispatches.values() if tools for t in tools}
+        # A head's text is the dispatch's free text and trigger, which no rule spans: it cannot be captured.
+        for name in sorted(h for h in self.dispatch_heads if h is not None):
+            for key in ("capture", "stop_capture"):
+                if key in self.doc.definitions[name].attrs:
+                    self.fail(self.doc.definitions[name].attrs[key][1], f"{key} on a head read by dynamic dispatch "
+                                                                       f"(rule '{name}') is not supported by xg2jax")
         for d in self.doc.definitions.values():
             self.current = d.name
             tools = dispatches.get(d.name)
@@ -486,7 +492,7 @@ class _Converter:
                 if hi < lo:
                     self.fail(pos, f"invalid numeric special-token range {part!r} in {spelled} (end before start)")
                 if hi - lo >= _MAX_TOKEN_RANGE or hi > _MAX_TOKEN_ID:
-                    self.fail(pos, f"special-token range {part!r} is too large (at most {_MAX_TOKEN_RANGE} ids, ids "
+                    self.fail(pos, f"special-token range is too large: {part!r} (at most {_MAX_TOKEN_RANGE} ids, ids "
                                    f"up to {_MAX_TOKEN_ID})")
                 ids.update(range(lo, hi + 1))
             return sorted(ids)
