@@ -115,6 +115,19 @@ bool GrammarMatcher::TryAdvanceToken(int32_t id, bool accepting) {
   return false;  // special tokens the grammar does not name never match
 }
 
+namespace {
+
+// The union of two parses' last sets, as one set: each (state, origin, lineage, count) once.
+void SortUniqueItems(std::vector<EarleyItem>* items) {
+  auto key = [](const EarleyItem& a) { return std::make_tuple(a.state, a.origin, a.lineage, a.count); };
+  std::sort(items->begin(), items->end(), [&](const EarleyItem& a, const EarleyItem& b) { return key(a) < key(b); });
+  items->erase(std::unique(items->begin(), items->end(),
+                           [&](const EarleyItem& a, const EarleyItem& b) { return key(a) == key(b); }),
+               items->end());
+}
+
+}  // namespace
+
 bool GrammarMatcher::TryAdvanceEither(const std::string& text, const std::string& sentinel, bool accepting) {
   // Two readings of one token: its text, and the token element that names it. The parse after the token is
   // the union of both last sets; the first reading's other sets stay below the second's (completions read
@@ -164,11 +177,7 @@ bool GrammarMatcher::TryAdvanceEither(const std::string& text, const std::string
   parser_.PopSets(1);
   for (EarleyItem it : first) merged.push_back({it.state, it.origin == first_index ? merged_index : it.origin,
                                                 it.lineage, it.count});
-  auto key = [](const EarleyItem& a) { return std::make_tuple(a.state, a.origin, a.lineage, a.count); };
-  std::sort(merged.begin(), merged.end(), [&](const EarleyItem& a, const EarleyItem& b) { return key(a) < key(b); });
-  merged.erase(std::unique(merged.begin(), merged.end(),
-                           [&](const EarleyItem& a, const EarleyItem& b) { return key(a) == key(b); }),
-               merged.end());
+  SortUniqueItems(&merged);
   parser_.PushClosedSet(merged.data(), merged.size(), flags);
   parser_.SetPosition(merged_index, end_position);
   if (!grammar_->fsm().CaptureLabels().empty()) captures_.ObserveSet(parser_, captures_before.events);
@@ -254,11 +263,7 @@ bool GrammarMatcher::OpenBudgetGates() {
   }
   parser_.PopSets(through - last + 1);
   merged.insert(merged.end(), items.begin(), items.end());
-  auto key = [](const EarleyItem& a) { return std::make_tuple(a.state, a.origin, a.lineage, a.count); };
-  std::sort(merged.begin(), merged.end(), [&](const EarleyItem& a, const EarleyItem& b) { return key(a) < key(b); });
-  merged.erase(std::unique(merged.begin(), merged.end(),
-                           [&](const EarleyItem& a, const EarleyItem& b) { return key(a) == key(b); }),
-               merged.end());
+  SortUniqueItems(&merged);
   parser_.PushClosedSet(merged.data(), merged.size(), flags | through_flags);
   parser_.SetPosition(last, position);
   return true;
