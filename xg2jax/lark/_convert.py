@@ -218,8 +218,7 @@ class _Converter:
             if head is None or head[0] != "text" or d.name in self.dispatch_heads:
                 self.fail(d.attrs["max_tokens"][1], "max_tokens together with lazy is only supported by xg2jax on a "
                                                     "lazy rule that is any text then a marker (TEXT \"marker\")")
-            escaped = "".join("\\" + c if c in _REGEX_SPECIAL else c for c in head[1])
-            return self.gated_rule(d, "(?:.*)", escaped, "s", split=False)
+            return self.gated_rule(d, "(?:.*)", _escape_regex(head[1]), "s", split=False)
         # Any text, then a marker: read as a dispatch, as xgrammar does (unless a budget closes it, or it is a head).
         if head is not None and not (budgeted and d.name not in self.dispatch_heads):
             if head[0] == "regex":
@@ -236,8 +235,7 @@ class _Converter:
                         self.fail(d.attrs[key][1], f"{key} on a rule that ends at a special token is not supported "
                                                    "by xg2jax")
                 return dispatch
-            escaped = "".join("\\" + c if c in _REGEX_SPECIAL else c for c in head[1])
-            return self.marked_rule(d, dispatch, "(?:.*)", escaped, "s")
+            return self.marked_rule(d, dispatch, "(?:.*)", _escape_regex(head[1]), "s")
         flags: set = set()
         pattern = body_pattern = self.regex_of(d.body, flags)
         if marker is not None:
@@ -261,19 +259,21 @@ class _Converter:
         if marker is None:
             return self.lexeme(body, in_terminal=False)
         if token_budget:
-            return self.lexeme(self.gated_rule(d, body_pattern, marker_pattern, shared), in_terminal=False)
+            return self.lexeme(self.gated_rule(d, body_pattern, marker_pattern, shared, lazy=body), in_terminal=False)
         return self.lexeme(self.marked_rule(d, body, body_pattern, marker_pattern, shared), in_terminal=False)
 
-    def gated_rule(self, d, body_pattern: str, marker_pattern: str, flags: str, split: bool = True) -> str:
+    def gated_rule(self, d, body_pattern: str, marker_pattern: str, flags: str, split: bool = True,
+                   lazy: str | None = None) -> str:
         """``[max_tokens=n]`` on a suffix / stop rule (``split``), or on a lazy rule of any text then a marker: the
         first body followed by its marker ends the rule, or, once n tokens are read, the rule ends at a token
         boundary where the text is a whole body that has not met its marker (as xgrammar closes it without the
         marker). The two ways are two rules under one with the budget: the marked one (the lazy regex of body and
         marker, with the marker attributes when ``split``), and the closed one (the body before the first marker,
         ``Regex(..., before_first=...)``, then the engine's budget gate ``BudgetSpent()``, which the matcher opens
-        once the budget is spent). Returns the name of the rule above them."""
+        once the budget is spent). ``lazy``: the marked regex when the caller built it already. Returns the name of
+        the rule above them."""
         whole = f"(?:{body_pattern})(?:{marker_pattern})"
-        lazy = self.regex(whole, flags, first_match_after=0)
+        lazy = lazy or self.regex(whole, flags, first_match_after=0)
         if split:
             marked = self.marked_rule(d, lazy, body_pattern, marker_pattern, flags, budget=False)
         else:
@@ -560,6 +560,11 @@ class _Converter:
             self.fail(pos, f"failed to compile inline JSON schema: {str(e).splitlines()[0]}")
         self.json_count += 1
         return self.embed(ebnf, "root", f"json{self.json_count}")
+
+
+def _escape_regex(text: str) -> str:
+    """`text` as a regex that matches it literally."""
+    return "".join("\\" + c if c in _REGEX_SPECIAL else c for c in text)
 
 
 def _one_token(node: tuple) -> bool:
