@@ -82,8 +82,8 @@ def node_text(n, top: bool = False) -> str:
         return s if top else "(" + s + ")"
     if k == "rep":
         inner = node_text(n[1])
-        if n[1][0] in ("seq", "alt") and not inner.startswith("("):
-            inner = "(" + inner + ")"
+        if (n[1][0] in ("seq", "alt") and not inner.startswith("(")) or n[1][0] == "rep":
+            inner = "(" + inner + ")"  # a repetition of a repetition needs its group: one quantifier per element
         lo, hi = n[2], n[3]
         if (lo, hi) == (0, None):
             suf = "*"

@@ -1,6 +1,6 @@
 """Malformed grammars and invalid API input: every one must raise a precise, actionable error.
 
-Syntax errors are ``ValueError("EBNF syntax error at L:C: <what>\\n  <line>\\n  <caret>")``; the
+Syntax errors are ``ValueError("EBNF parser error at line L, column C: <what>\\n  <line>\\n  <caret>")``; the
 tests check the message, the line:column, the quoted source line and the caret position.
 Matcher misuse raises ``ValueError`` / ``TypeError`` and leaves the matcher unchanged.
 
@@ -22,12 +22,12 @@ from xg2jax.testing import bitmask_to_ids, is_grammar_accept_string
 
 import real_vocabularies  # tests/ is on sys.path under pytest (rootdir-relative import)
 
-SYNTAX = "EBNF syntax error at"
+SYNTAX = "EBNF parser error at"
 
 
 def _syntax_error_parts(msg: str):
     """(line, col, what, excerpt, caret_line) of an EBNF syntax error message."""
-    m = re.match(r"EBNF syntax error at (\d+):(\d+): (.*?)\n  (.*)\n  ( *\^)\Z", msg, re.DOTALL)
+    m = re.match(r"EBNF parser error at line (\d+), column (\d+): (.*?)\n  (.*)\n  ( *\^)\Z", msg, re.DOTALL)
     assert m, f"not a well-formed syntax error message (want 'at L:C: what', line, caret):\n{msg!r}"
     return int(m.group(1)), int(m.group(2)), m.group(3), m.group(4), m.group(5)
 
@@ -231,7 +231,7 @@ class MalformedGrammarTest(parameterized.TestCase):
         with self.assertRaises(ValueError) as ctx:
             xgr.Grammar.from_ebnf(text)
         self.assertIs(type(ctx.exception), xgr.InputError)  # not a UnicodeError from building the message
-        self.assertIn("EBNF syntax error at 1:11: invalid UTF-8 in grammar text", str(ctx.exception))
+        self.assertIn("EBNF parser error at line 1, column 11: invalid UTF-8 in grammar text", str(ctx.exception))
 
     def test_error_columns_count_code_points(self):
         # Column numbers are in code points: the two CJK characters count 1 each.

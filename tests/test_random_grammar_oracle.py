@@ -243,7 +243,7 @@ def test_chain_left_part_way_is_not_rejected(text, vocab, path, cache_enabled, p
 UNIT_CYCLES = [
     ('root ::= root | "ax"\n', [b"</s>", b"a", b"x", b"axy"], []),
     ('root ::= ar | "ax"\nar ::= root\n', [b"</s>", b"a", b"x", b"axy", b"y"], []),
-    ('root ::= root "d"{0}+ | "ba"\n', [b"</s>", b"b", b"a", b"ba", b"bad", b"d"], []),
+    ('root ::= root ("d"{0})+ | "ba"\n', [b"</s>", b"b", b"a", b"ba", b"bad", b"d"], []),
     ('root ::= ("x" | ar | root | "" | ar ar)?\nar ::= "0"\n', [b"</s>", b"x", b"0", b"x0", b"00", b"0x0"], []),
     ('root ::= (root | "a") "x" | "a"\n', [b"</s>", b"a", b"x", b"ax", b"axx", b"xa"], [b"a"]),
 ]

@@ -489,7 +489,7 @@ class EbnfBuiltinAndCompilerTest(GrammarTestCase):
         with self.assertRaises(ValueError) as ctx:
             xgr.Grammar.from_ebnf('root ::= "x"\n  | Regex("[0-9]+(?<=1)")')
         self.assertEqual(str(ctx.exception),
-                         "EBNF syntax error at 2:18: in the Regex(...) pattern at position 6: Lookbehind assertion "
+                         "EBNF parser error at line 2, column 18: in the Regex(...) pattern at position 6: Lookbehind assertion "
                          "'(?<=' is not supported\n    | Regex(\"[0-9]+(?<=1)\")\n                   ^")
         for text, fragment in (('root ::= Regex("a", mode="i")', "Regex(...) argument 'mode' is not supported"),
                                ("root ::= Regex(abc)", "Regex(...) takes a string literal pattern"),

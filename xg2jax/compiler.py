@@ -132,8 +132,8 @@ class Grammar:
         Raises
         ------
         ValueError
-            On a syntax error (with line:column and the offending line), an undefined rule, or an
-            unknown root rule.
+            On a syntax error (``"EBNF parser error at line L, column C: <what>"`` and the offending line), an
+            undefined rule, or an unknown root rule.
         """
         return Grammar(_core.Grammar.from_ebnf(_grammar_bytes(ebnf_string, "Grammar.from_ebnf"), root_rule_name))
 

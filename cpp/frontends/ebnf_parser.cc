@@ -541,7 +541,7 @@ class EbnfParser {
     }
     if (cut > line_start) excerpt = "..." + excerpt;
     std::string caret(col - caret_from + (cut > line_start ? 3 : 0), ' ');
-    XG_USER_ERROR() << "EBNF syntax error at " << line << ":" << col << ": " << msg << "\n  " << excerpt << "\n  "
+    XG_USER_ERROR() << "EBNF parser error at line " << line << ", column " << col << ": " << msg << "\n  " << excerpt << "\n  "
                     << caret << "^";
   }
 
@@ -937,37 +937,43 @@ class EbnfParser {
     return MakeNode(ExprKind::kSequence, first);
   }
 
+  // An element and at most one quantifier. A second quantifier ("a"++, "a"{1,3}{1,3}) is refused as xgrammar and
+  // GBNF do: it is far likelier a typo (or a regex habit: `*?` is not lazy here) than a wish to repeat a
+  // repetition, which a group says plainly.
   int32_t ParsePostfix() {
     int32_t e = ParsePrimary();
-    while (true) {
-      // Whitespace may separate an element from its quantifier ("a" {2,3}).
-      size_t before_space = pos_;
-      SkipSpace();
-      char c = Peek();
-      if (c != '*' && c != '+' && c != '?' && c != '{') {
-        pos_ = before_space;
-        break;
-      }
-      int32_t mn, mx;
-      if (c == '*') {
-        mn = 0, mx = Expr::kUnbounded, ++pos_;
-      } else if (c == '+') {
-        mn = 1, mx = Expr::kUnbounded, ++pos_;
-      } else if (c == '?') {
-        mn = 0, mx = 1, ++pos_;
-      } else if (c == '{') {
-        ParseBraces(&mn, &mx);
-      } else {
-        break;
-      }
-      Expr r;
-      r.kind = ExprKind::kRepeat;
-      r.children = {e};
-      r.min = mn;
-      r.max = mx;
-      e = g_.Add(std::move(r));
+    if (!SkipToQuantifier()) return e;
+    const char c = Peek();
+    int32_t mn, mx;
+    if (c == '*') {
+      mn = 0, mx = Expr::kUnbounded, ++pos_;
+    } else if (c == '+') {
+      mn = 1, mx = Expr::kUnbounded, ++pos_;
+    } else if (c == '?') {
+      mn = 0, mx = 1, ++pos_;
+    } else {
+      ParseBraces(&mn, &mx);
     }
+    Expr r;
+    r.kind = ExprKind::kRepeat;
+    r.children = {e};
+    r.min = mn;
+    r.max = mx;
+    e = g_.Add(std::move(r));
+    if (SkipToQuantifier())
+      Fail(std::string("Expect element, but got ") + Peek() + " (a quantifier cannot follow another; to repeat a " +
+           "repetition, group it: (x{1,3}){1,3})");
     return e;
+  }
+
+  // Moves past whitespace when a quantifier follows it ("a" {2,3}); otherwise leaves pos_ where it was.
+  bool SkipToQuantifier() {
+    const size_t before_space = pos_;
+    SkipSpace();
+    const char c = Peek();
+    if (c == '*' || c == '+' || c == '?' || c == '{') return true;
+    pos_ = before_space;
+    return false;
   }
 
   int32_t ParseInt() {

@@ -38,7 +38,7 @@ TEST(EbnfParser, PrintsBackToTheSameGrammar) {
 }
 
 TEST(EbnfParser, ErrorsNameLineAndColumn) {
-  EXPECT_NE(ErrorOf("root ::= \"a\"\nx ::= (\"b\"").find("at 2:7: unbalanced '('"), std::string::npos)
+  EXPECT_NE(ErrorOf("root ::= \"a\"\nx ::= (\"b\"").find("line 2, column 7: unbalanced '('"), std::string::npos)
       << ErrorOf("root ::= \"a\"\nx ::= (\"b\"");
   EXPECT_NE(ErrorOf("root ::= foo").find("undefined rule 'foo'"), std::string::npos);
   EXPECT_NE(ErrorOf("root ::= \"\\q\"").find("unknown escape '\\q'"), std::string::npos);

@@ -235,7 +235,7 @@ TEST(Regex, EbnfReportsRegexErrorsAtTheirSourceColumn) {
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(),
-                 "EBNF syntax error at 2:14: in the Regex(...) pattern at position 2: Backreference '\\1' is not "
+                 "EBNF parser error at line 2, column 14: in the Regex(...) pattern at position 2: Backreference '\\1' is not "
                  "supported\n    | Regex(\"ab\\\\1\")\n               ^");
   }
 }

@@ -51,10 +51,10 @@ TEST(UntrustedGrammarTest, DeeplyNestedGroupsAreAnErrorNotAStackOverflow) {
 }
 
 TEST(UntrustedGrammarTest, StackedRepetitionOperatorsAreAnError) {
+  // A second quantifier is refused at once (as xgrammar does), so 30,000 of them cost one error, not a deep tree.
   const std::string text = "root ::= \"a\"" + std::string(30000, '?');
   const std::string err = ErrorOf([&] { ParseEbnf(text); });
-  EXPECT_NE(err.find("rule 'root' nests expressions 30001 levels deep"), std::string::npos) << err;
-  EXPECT_NE(err.find("the limit is 1000 (Limits.max_nesting_depth)"), std::string::npos) << err;
+  EXPECT_NE(err.find("EBNF parser error at line 1, column 14: Expect element, but got ?"), std::string::npos) << err;
 }
 
 TEST(UntrustedGrammarTest, NestingAtTheLimitCompilesPrintsAndMatches) {
