@@ -47,7 +47,8 @@ CASES = {
     # 10^4 nested groups: the parser recursed once per group and overflowed the stack.
     "nested_groups": """
         n = 10_000
-        e = error_of(lambda: xgr.Grammar.from_ebnf("root ::= " + "(" * n + '"a"' + ")" * n))
+        with xgr.max_recursion_depth(1000):
+            e = error_of(lambda: xgr.Grammar.from_ebnf("root ::= " + "(" * n + '"a"' + ")" * n))
         assert e.startswith("EBNF parser error at line 1, column 1010: groups nest more than 1000 deep (Limits.max_nesting_depth)"), e
         excerpt, caret = e.split("\\n")[1:]
         assert len(excerpt) < 110 and excerpt.startswith("  ..."), excerpt  # a window of a 20 kB line
@@ -86,6 +87,27 @@ CASES = {
         c = xgr.GrammarCompiler(tok("a"), limits=xgr.Limits(max_nesting_depth=50))
         e = error_of(lambda: c.compile_grammar("root ::= " + nested))
         assert "groups nest more than 50 deep (Limits.max_nesting_depth)" in e, e
+        print("ok")
+    """,
+    # Within max_recursion_depth (10000 by default, as xgrammar) but deeper than a thread's stack holds: the recursive
+    # passes check the stack they have left, so a 256 KB thread gets a LimitError, not a crash.
+    "deeper_than_the_thread_stack": """
+        import threading
+        text = "root ::= " + "(" * 9000 + '"a"' + ")?" * 9000
+        results = {}
+        def run(key):
+            try:
+                results[key] = xgr.GrammarMatcher(xgr.GrammarCompiler(tok("a", "b")).compile_grammar(text)).accept_string("a")
+            except xgr.LimitError as e:
+                results[key] = str(e)
+        threading.stack_size(256 * 1024)
+        t = threading.Thread(target=run, args=("small",))
+        t.start()
+        t.join()
+        threading.stack_size(0)
+        assert "needs more stack than this thread has left" in results["small"], results
+        run("main")  # 8 MB: room for it, except in a sanitizer build, where frames are larger
+        assert results["main"] is True or "needs more stack" in results["main"], results
         print("ok")
     """,
     # 4x10^4 chained rules overflowed the stack while normalising: now linear, and exact.
@@ -241,7 +263,7 @@ def test_limits_are_validated():
         xgr.GrammarCompiler(tok, limits={"max_nesting_depth": 3})
     with pytest.raises(TypeError):
         xgr.Limits(5)  # keyword-only
-    assert xgr.GrammarCompiler(tok).limits.max_nesting_depth == 1000
+    assert xgr.GrammarCompiler(tok).limits.max_nesting_depth == 10000
     assert xgr.Limits(max_subset_members=7).max_subset_members == 7
     assert "max_subset_members=16777216" in repr(xgr.Limits())
 
@@ -317,7 +339,7 @@ def _nested(depth: int) -> str:
 def test_process_wide_recursion_depth():
     """xgrammar's get/set_max_recursion_depth and max_recursion_depth(): the nesting depth every Limits follows
     unless it sets its own, read when a grammar is parsed or compiled."""
-    assert xgr.get_max_recursion_depth() == 1000
+    assert xgr.get_max_recursion_depth() == 10000  # xgrammar's default
     tok = xgr.TokenizerInfo([b"a"])
     deep = _nested(60)
     xgr.Grammar.from_ebnf(deep)
@@ -334,14 +356,16 @@ def test_process_wide_recursion_depth():
         xgr.Grammar.from_ebnf(_nested(50))
         assert own.limits.max_nesting_depth == 100  # a Limits with its own depth keeps it
         own.compile_grammar(deep)
-    assert xgr.get_max_recursion_depth() == 1000
+    assert xgr.get_max_recursion_depth() == 10000
     compiler.compile_grammar(deep)
+    xgr.Grammar.from_ebnf(_nested(2000))
     try:
-        xgr.set_max_recursion_depth(10000)
-        assert xgr.get_max_recursion_depth() == 10000
-        xgr.Grammar.from_ebnf(_nested(2000))
-    finally:
         xgr.set_max_recursion_depth(1000)
+        assert xgr.get_max_recursion_depth() == 1000
+        with pytest.raises(xgr.InputError, match="groups nest more than 1000 deep"):
+            xgr.Grammar.from_ebnf(_nested(2000))
+    finally:
+        xgr.set_max_recursion_depth(10000)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 10001, 100000000, 2**70])
@@ -349,10 +373,10 @@ def test_process_wide_recursion_depth_is_bounded(bad):
     with pytest.raises(xgr.InputError, match="max recursion depth must be between 1 and 10000") as e:
         xgr.set_max_recursion_depth(bad)
     assert isinstance(e.value, RuntimeError)  # as xgrammar raises
-    assert xgr.get_max_recursion_depth() == 1000
+    assert xgr.get_max_recursion_depth() == 10000
     with pytest.raises(TypeError, match="expected an int"):
         xgr.set_max_recursion_depth(True)
     with pytest.raises(xgr.InputError):
         with xgr.max_recursion_depth(bad):
             pass
-    assert xgr.get_max_recursion_depth() == 1000
+    assert xgr.get_max_recursion_depth() == 10000

@@ -27,10 +27,11 @@ into a :class:`LimitError` (a ``ValueError``) that names the limit. Defaults fit
 Parameters
 ----------
 max_nesting_depth : int, default 0
-    Expression nesting (groups and repetition operators) in one rule; parsers and every pass that walks
-    an expression recursively use ~0.2 KB of stack per level. 0 follows the process-wide setting,
-    :func:`get_max_recursion_depth` (1000 unless set), read whenever a grammar is parsed or checked; the
-    attribute reads the depth in force.
+    Expression nesting (groups and repetition operators) in one rule. 0 follows the process-wide setting,
+    :func:`get_max_recursion_depth` (10000 unless set), read whenever a grammar is parsed or checked; the
+    attribute reads the depth in force. Parsers and every pass that walks an expression recursively take a
+    stack frame per level and check the calling thread's stack as they go: a grammar within the depth but
+    too deep for that stack raises :class:`LimitError` ("needs more stack than this thread has left").
 max_items_per_set : int, default 2**20
     Earley items in one set of a parse (16 bytes each).
 max_work_per_byte : int, default 2**24
@@ -73,8 +74,8 @@ again until ``reset()``.
 
 def get_max_recursion_depth() -> int:
     """The process-wide nesting depth (xgrammar's name): what :class:`Limits` ``max_nesting_depth`` is unless a
-    ``Limits`` sets its own. 1000 unless :func:`set_max_recursion_depth` changed it (xgrammar's default is 10000;
-    here the bound is on expression nesting in one rule, which real grammars keep far below 100)."""
+    ``Limits`` sets its own. 10000 (xgrammar's default) unless :func:`set_max_recursion_depth` changed it; here the
+    bound is on expression nesting in one rule, which real grammars keep far below 100."""
     return _core.get_max_recursion_depth()
 
 
@@ -85,8 +86,7 @@ def set_max_recursion_depth(max_recursion_depth: int) -> None:
     Raises
     ------
     InputError
-        Unless ``1 <= max_recursion_depth <= 10000`` (the stack of the deepest recursive pass grows ~0.2 KB per
-        level, so the cap needs ~2 MB); also a ``RuntimeError``, as xgrammar raises.
+        Unless ``1 <= max_recursion_depth <= 10000``; also a ``RuntimeError``, as xgrammar raises.
     """
     if isinstance(max_recursion_depth, bool) or not isinstance(max_recursion_depth, int):
         raise TypeError(f"set_max_recursion_depth: expected an int, got {type(max_recursion_depth).__name__}")

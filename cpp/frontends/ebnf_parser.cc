@@ -16,6 +16,7 @@
 #include "frontends/regex.h"
 #include "grammar/nesting_depth.h"
 #include "support/check.h"
+#include "support/stack_guard.h"
 #include "support/utf8.h"
 
 // Functions kept out of the parser's recursive path (see ParsePrimary).
@@ -541,8 +542,8 @@ class EbnfParser {
     }
     if (cut > line_start) excerpt = "..." + excerpt;
     std::string caret(col - caret_from + (cut > line_start ? 3 : 0), ' ');
-    XG_USER_ERROR() << "EBNF parser error at line " << line << ", column " << col << ": " << msg << "\n  " << excerpt << "\n  "
-                    << caret << "^";
+    XG_USER_ERROR() << "EBNF parser error at line " << line << ", column " << col << ": " << msg << "\n  " << excerpt
+                    << "\n  " << caret << "^";
   }
 
   std::string RuleNames() const {
@@ -1026,6 +1027,7 @@ class EbnfParser {
       size_t open = pos_;
       // The parser recurses once per group: bound it before it can exhaust the stack.
       if (nesting_ >= nesting_limit_) FailNestedTooDeep();
+      CheckStackHeadroom("parsing EBNF groups");
       ++pos_;
       ++nesting_;
       SkipSpace();

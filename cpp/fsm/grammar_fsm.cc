@@ -15,6 +15,7 @@
 #include "support/check.h"
 #include "support/limits.h"
 #include "support/sequence_interner.h"
+#include "support/stack_guard.h"
 #include "support/utf8.h"
 
 namespace xg {
@@ -104,6 +105,7 @@ class Nfa {
 
   // Adds transitions from `from` to `to` that read exactly the language of expr `id`.
   void Build(const Grammar& g, int32_t id, int32_t from, int32_t to) {
+    CheckStackHeadroom("building rule automata");
     const Expr& e = g.exprs[id];
     switch (e.kind) {
       case ExprKind::kEmpty: Eps(from, to); return;
@@ -242,6 +244,7 @@ struct BodyKeyWriter {
 };
 void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std::vector<int32_t>* refs,
              BodyKeyWriter* out) {
+  CheckStackHeadroom("building rule automata");
   const Expr& e = g.exprs[id];
   out->Put(static_cast<int64_t>(e.kind));
   switch (e.kind) {
@@ -285,6 +288,7 @@ void BodyKey(const Grammar& g, int32_t id, std::vector<int32_t>* local_ref, std:
 // `a_ref` and b's by `b_ref` (each filled by BodyKey).
 bool SameBody(const Grammar& g, int32_t a, int32_t b, const std::vector<int32_t>& a_ref,
               const std::vector<int32_t>& b_ref) {
+  CheckStackHeadroom("building rule automata");
   const Expr& x = g.exprs[a];
   const Expr& y = g.exprs[b];
   if (x.kind != y.kind || x.children.size() != y.children.size()) return false;

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "support/check.h"
+#include "support/stack_guard.h"
 #include "support/utf8.h"
 
 namespace xg {
@@ -35,6 +36,7 @@ int64_t CodePointCount(const Expr& e) {
 
 template <typename F>
 void ForEachRef(const Grammar& g, int32_t id, F& f) {
+  CheckStackHeadroom("walking grammar expressions");
   const Expr& e = g.exprs[id];
   if (e.kind == ExprKind::kRuleRef) f(e.rule);
   for (int32_t c : e.children) ForEachRef(g, c, f);
@@ -117,6 +119,7 @@ std::vector<bool> LoopBreakers(const Grammar& g) {
 // Nullable rules on the IR (least fixpoint). Used only to decide whether a repetition may be counted,
 // so it may say "nullable" too often but never too rarely; here it is exact on the expression forms.
 bool ExprNullable(const Grammar& g, int32_t id, const std::vector<uint8_t>& rule_nullable) {
+  CheckStackHeadroom("normalising the grammar");
   const Expr& e = g.exprs[id];
   switch (e.kind) {
     case ExprKind::kEmpty: return true;
@@ -210,6 +213,7 @@ void CompressRepetitions(Grammar* g, int32_t unroll_limit) {
   };
   // Post-order, so an inner repetition is a counted rule before its parent is looked at.
   std::function<void(int32_t, int32_t, bool)> visit = [&](int32_t id, int32_t rule, bool is_body) {
+    CheckStackHeadroom("normalising the grammar");
     for (int32_t c : std::vector<int32_t>(g->exprs[id].children)) visit(c, rule, false);
     if (g->exprs[id].kind != ExprKind::kRepeat || !big(g->exprs[id])) return;
     if (ExprNullable(*g, g->exprs[id].children[0], nullable)) {
@@ -268,6 +272,7 @@ void LiftAnyOrder(Grammar* g) {
     return g->Add(std::move(ref));
   };
   std::function<void(int32_t, int32_t, bool)> visit = [&](int32_t id, int32_t rule, bool is_body) {
+    CheckStackHeadroom("normalising the grammar");
     for (size_t i = 0; i < g->exprs[id].children.size(); ++i) visit(g->exprs[id].children[i], rule, false);
     if (g->exprs[id].kind != ExprKind::kAnyOrder) return;
     const std::string base = g->rules[rule].name;
@@ -312,6 +317,7 @@ void LiftTagDispatch(Grammar* g) {
   int serial = 0;
   // Post-order by index (a lifted node's children are rule references and literals: nothing below to lift).
   auto visit = [&](auto&& self, int32_t id, int32_t rule, bool is_body, bool in_lookahead) -> void {
+    CheckStackHeadroom("normalising the grammar");
     for (size_t i = 0; i < g->exprs[id].children.size(); ++i) self(self, g->exprs[id].children[i], rule, false, in_lookahead);
     if (g->exprs[id].kind != ExprKind::kTagDispatch || is_body) return;
     XG_USER_CHECK(!in_lookahead) << "TagDispatch(...) is not allowed in the lookahead of rule '" << g->rules[rule].name << "'";
@@ -407,6 +413,7 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
     bool holds_wide_class = false, repeats_wide_class = false;
   };
   auto body_facts = [&](auto&& self, int32_t id) -> BodyFacts {
+    CheckStackHeadroom("normalising the grammar");
     const Expr& e = g->exprs[id];
     BodyFacts f;
     if (e.kind == ExprKind::kCharClass) {
@@ -483,6 +490,7 @@ void InlineSmallRules(Grammar* g, int max_inline_nodes) {
   // left.
   std::vector<uint8_t> done(g->exprs.size(), 0);
   auto rewrite = [&](auto&& self, int32_t id, int depth) -> void {
+    CheckStackHeadroom("normalising the grammar");
     if (done[id]) return;
     Expr& e = g->exprs[id];
     if (e.kind == ExprKind::kRuleRef && inlinable[e.rule] && depth < 64) {
@@ -515,6 +523,7 @@ void FuseBytes(Grammar* g) {
   std::vector<int32_t> out;
   std::string run;
   std::function<void(int32_t)> fuse = [&](int32_t id) {
+    CheckStackHeadroom("normalising the grammar");
     if (static_cast<size_t>(id) < fused.size()) {
       if (fused[id]) return;
       fused[id] = 1;

@@ -1,4 +1,5 @@
 #include "grammar/printer.h"
+#include "support/stack_guard.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,7 @@ std::string ShortestFloat(float v) {
 
 // Precedence: 0 = choice, 1 = sequence, 2 = postfix operand.
 void Print(const Grammar& g, int32_t id, int prec, std::string* out) {
+  CheckStackHeadroom("printing the grammar");
   const Expr& e = g.exprs[id];
   switch (e.kind) {
     case ExprKind::kEmpty: *out += "\"\""; return;

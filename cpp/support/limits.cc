@@ -17,8 +17,7 @@ int32_t ProcessNestingDepth() { return process_nesting_depth.load(std::memory_or
 
 void SetProcessNestingDepth(int64_t depth) {
   XG_USER_CHECK(depth >= 1 && depth <= kMaxProcessNestingDepth)
-      << "max recursion depth must be between 1 and " << kMaxProcessNestingDepth << " (the stack of the deepest "
-      << "recursive pass grows ~0.2 KB per level), got " << depth;
+      << "max recursion depth must be between 1 and " << kMaxProcessNestingDepth << ", got " << depth;
   process_nesting_depth.store(static_cast<int32_t>(depth), std::memory_order_relaxed);
 }
 

@@ -6,10 +6,13 @@
 // (JSONSchemaBench, BFCL tool sets, llama.cpp / Lark grammars) with a wide margin.
 //
 // Where each applies:
-//   max_nesting_depth       parsing (EBNF groups and stacked repetition operators, regex groups);
-//                           every pass, printer and automaton builder that walks an expression tree
-//                           recursively relies on it (their stack use is linear in it). Checked on
-//                           every Grammar a CompiledGrammar is built from, whatever its front end.
+//   max_nesting_depth       parsing (EBNF groups, regex groups); every pass, printer and automaton
+//                           builder that walks an expression tree recursively relies on it (their stack
+//                           use is linear in it). Checked on every Grammar a CompiledGrammar is built
+//                           from, whatever its front end. The bytes a level takes depend on the build
+//                           and the thread's stack on the caller, so those passes also check the
+//                           stack left (support/stack_guard.h): a grammar within the depth but too
+//                           deep for the calling thread's stack raises LimitError, never crashes.
 //   max_items_per_set       the Earley sets of a parse (memory): `root ::= root root | "a"` grows one
 //   max_work_per_byte       item per byte read, and reading a byte scans the sets its completions
 //                           reach back to, so one byte costs O(n) items and O(n^2) work (time). A
@@ -43,18 +46,19 @@
 namespace xg {
 
 // The process-wide nesting depth (xgrammar's "max recursion depth"): what a Limits with max_nesting_depth ==
-// kFollowProcessNestingDepth uses, read when a grammar is parsed or checked. 1000 unless set; SetProcessNestingDepth
-// takes 1..kMaxProcessNestingDepth (InputError otherwise), where stack use stays within 2 MB.
-constexpr int32_t kDefaultProcessNestingDepth = 1000;
+// kFollowProcessNestingDepth uses, read when a grammar is parsed or checked. 10000 unless set (xgrammar's
+// default); SetProcessNestingDepth takes 1..kMaxProcessNestingDepth (InputError otherwise).
+constexpr int32_t kDefaultProcessNestingDepth = 10000;
 constexpr int32_t kMaxProcessNestingDepth = 10000;
 int32_t ProcessNestingDepth();
 void SetProcessNestingDepth(int64_t depth);
 
 struct Limits {
   static constexpr int32_t kFollowProcessNestingDepth = 0;
-  // Expression nesting, in tree levels (a group or a repetition operator each adds one). Stack use
-  // is ~0.2 KB per level in the deepest recursive pass, so 1000 levels need ~0.2 MB of stack. By default
-  // (kFollowProcessNestingDepth) the process-wide setting above; read it through NestingDepth().
+  // Expression nesting, in tree levels (a group or a repetition operator each adds one). The deepest
+  // recursive pass takes ~0.1 KB of stack per level in an LTO build, ~0.8 KB without LTO and more under
+  // sanitizers; past the stack the calling thread has, it raises LimitError (support/stack_guard.h). By
+  // default (kFollowProcessNestingDepth) the process-wide setting above; read it through NestingDepth().
   int32_t max_nesting_depth = kFollowProcessNestingDepth;
   // Earley items in one set (16 bytes each, plus the set's share of the dedup table): 16 MiB.
   int64_t max_items_per_set = 1 << 20;

@@ -2,7 +2,10 @@
 // shared between threads: each must end in a precise InputError or a bounded, exact result, never a
 // crash, a hang or a corrupted matcher.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +30,32 @@ std::shared_ptr<const TokenizerInfo> Vocab(const std::vector<std::string>& toks)
   return std::make_shared<TokenizerInfo>(all, n, std::vector<int32_t>{n - 1}, std::vector<int32_t>{n - 1});
 }
 
+// Sets the process-wide nesting depth for one test and restores it after.
+class ScopedProcessNestingDepth {
+ public:
+  explicit ScopedProcessNestingDepth(int32_t depth) : before_(ProcessNestingDepth()) { SetProcessNestingDepth(depth); }
+  ~ScopedProcessNestingDepth() { SetProcessNestingDepth(before_); }
+
+ private:
+  int32_t before_;
+};
+
+// Runs `f` on a new thread whose stack is `bytes` (std::thread cannot set it) and waits for it.
+void RunOnThreadWithStack(size_t bytes, const std::function<void()>& f) {
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, bytes), 0);
+  pthread_t thread;
+  auto* task = new std::function<void()>(f);
+  ASSERT_EQ(pthread_create(&thread, &attr, [](void* p) -> void* {
+              std::unique_ptr<std::function<void()>> run(static_cast<std::function<void()>*>(p));
+              (*run)();
+              return nullptr;
+            }, task), 0);
+  pthread_attr_destroy(&attr);
+  pthread_join(thread, nullptr);
+}
+
 std::string ErrorOf(const std::function<void()>& f) {
   try {
     f();
@@ -44,6 +73,7 @@ void ExpectMaskEqualsOracle(GrammarMatcher* m, const TokenizerInfo& tok) {
 }
 
 TEST(UntrustedGrammarTest, DeeplyNestedGroupsAreAnErrorNotAStackOverflow) {
+  ScopedProcessNestingDepth depth(1000);
   const int n = 10000;
   const std::string text = "root ::= " + std::string(n, '(') + "\"a\"" + std::string(n, ')');
   const std::string err = ErrorOf([&] { ParseEbnf(text); });
@@ -60,6 +90,7 @@ TEST(UntrustedGrammarTest, StackedRepetitionOperatorsAreAnError) {
 TEST(UntrustedGrammarTest, NestingAtTheLimitCompilesPrintsAndMatches) {
   // 999 groups, each with a `?`: a group of one element adds no node, its `?` one level, so the
   // depth is exactly the limit (the literal is level 1).
+  ScopedProcessNestingDepth depth(1000);
   std::string body = "\"a\"";
   for (int i = 0; i < 999; ++i) body = "(" + body + ")?";
   Grammar g = ParseEbnf("root ::= " + body);
@@ -75,6 +106,7 @@ TEST(UntrustedGrammarTest, NestingAtTheLimitCompilesPrintsAndMatches) {
 
 TEST(UntrustedGrammarTest, GrammarFromAnyFrontEndIsCheckedBeforeCompiling) {
   // A Grammar built in code, bypassing the parser's check.
+  ScopedProcessNestingDepth depth(1000);
   Grammar g;
   int32_t e = g.AddBytes("a");
   for (int i = 0; i < 5000; ++i) {
@@ -90,6 +122,46 @@ TEST(UntrustedGrammarTest, GrammarFromAnyFrontEndIsCheckedBeforeCompiling) {
   auto tok = Vocab({"a"});
   const std::string err = ErrorOf([&] { CompiledGrammar cg(g, tok); });
   EXPECT_NE(err.find("nests expressions 5001 levels deep"), std::string::npos) << err;
+}
+
+// Within the nesting depth but deeper than the calling thread's stack holds: every recursive pass checks the stack
+// it has left (support/stack_guard.h), so 9000 levels raise LimitError on a 256 KB thread instead of crashing (on
+// 1 MB they may do either: a level's frames differ between builds), and 1500 levels compile and match on 64 MB
+// (an AddressSanitizer build's automaton builder takes several KB per level).
+TEST(UntrustedGrammarTest, NestingDeeperThanTheThreadStackIsALimitError) {
+  ScopedProcessNestingDepth depth(kMaxProcessNestingDepth);
+  const auto nested = [](const std::string& open, const std::string& close, int n) {
+    std::string body = "\"a\"";
+    for (int i = 0; i < n; ++i) body = open + body + close;
+    return "root ::= " + body;
+  };
+  struct Case {
+    std::string open, close;
+    int32_t first;  // a token the grammar accepts first: 0 is "a", 1 is "b"
+  };
+  const std::vector<Case> shapes = {{"(", ")?", 0}, {"(\"b\" | ", ")", 1}, {"(\"b\" ", ")", 1}, {"(\"b\" ", ")*", 1}};
+  for (const Case& shape : shapes) {
+    for (const size_t stack_kb : {256, 1024, 65536}) {
+      const int levels = stack_kb == 65536 ? 1500 : shape.close == ")*" ? 4900 : 9000;
+      const std::string text = nested(shape.open, shape.close, levels);
+      std::string err;
+      bool matched = false;
+      RunOnThreadWithStack(stack_kb * 1024, [&] {
+        try {
+          auto cg = std::make_shared<const CompiledGrammar>(ParseEbnf(text), Vocab({"a", "b"}));
+          GrammarMatcher m(cg);
+          matched = m.AcceptToken(shape.first);
+        } catch (const LimitError& e) {
+          err = e.what();
+        }
+      });
+      const std::string where = text.substr(0, 40) + "... on " + std::to_string(stack_kb) + " KB: " + err;
+      if (stack_kb == 256)
+        EXPECT_NE(err.find("needs more stack than this thread has left"), std::string::npos) << where;
+      if (stack_kb == 1024 && !err.empty()) EXPECT_NE(err.find("needs more stack"), std::string::npos) << where;
+      if (stack_kb == 65536) EXPECT_TRUE(err.empty() && matched) << where;
+    }
+  }
 }
 
 TEST(UntrustedGrammarTest, LongRuleChainCompilesAndMatches) {
