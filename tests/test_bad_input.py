@@ -133,6 +133,12 @@ SYNTAX_ERRORS = [
     ("lookahead_in_group", 'root ::= ("a" (= "b"))', "must come last in a rule, outside any group", (1, 15)),
     ("lookahead_twice", 'root ::= "a" (= "b") (= "c")', "must come last in a rule", (1, 14)),
     ("lookahead_unclosed", 'root ::= "a" (= "b"', "expected ')' to close the lookahead assertion '(='", (1, 20)),
+    ("substring_in_lookahead", 'root ::= "a" (=Substring("b"))', "Substring should not be in lookahead assertion",
+     (1, 25)),
+    # one quantifier per element (as xgrammar): a second is refused where it starts
+    ("stacked_quantifiers", 'root ::= "a"+*', "Expect element, but got * (a quantifier cannot follow another",
+     (1, 14)),
+    ("stacked_braces", 'root ::= "a"{1,3} {2}', "Expect element, but got {", (1, 19)),
     # control characters in the text
     ("nul_byte", 'root ::= "a"\x00', "unexpected character '\\x00'", (1, 13)),
     ("class_matches_nothing", "root ::= [^\\x00-\\U0010FFFF]", "character class matches no character", (1, 10)),

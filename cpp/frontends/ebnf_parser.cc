@@ -83,6 +83,9 @@ class EbnfParser {
   // the empty run included. Written as one helper rule per chunk, S_i ::= c_i S_{i+1}? (the runs that
   // start at chunk i), and the choice "" | S_0 | ... | S_{n-1}: linear in the chunks, no nesting.
   int32_t ParseSubstringCall() {
+    // Its helper rules would be referenced from the lookahead (which the matcher keeps but does not enforce);
+    // xgrammar refuses it there too.
+    if (in_lookahead_) Fail("Substring should not be in lookahead assertion");
     ++pos_;  // '('
     std::vector<std::string> chunks;
     SkipSpace();
@@ -913,7 +916,9 @@ class EbnfParser {
         size_t la_pos = pos_;
         pos_ += 2;
         SkipSpace();
+        in_lookahead_ = true;
         int32_t la = ParseChoice();
+        in_lookahead_ = false;
         SkipSpace();
         if (Peek() != ')') Fail("expected ')' to close the lookahead assertion '(='");
         ++pos_;
@@ -1362,6 +1367,7 @@ class EbnfParser {
   size_t pos_ = 0;
   int nesting_ = 0;
   int32_t last_lookahead_ = -1;
+  bool in_lookahead_ = false;  // parsing the body of a lookahead assertion '(= ...)'
   Grammar g_;
   // Rule name -> id; the names are views into s_, or into helper_names_ for the names NameHelperRules makes.
   std::unordered_map<std::string_view, int32_t> rule_index_;
