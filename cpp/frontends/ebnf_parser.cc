@@ -504,7 +504,7 @@ class EbnfParser {
     size_t pos;
   };
 
-  [[noreturn]] void Fail(const std::string& msg) const {
+  [[noreturn]] XG_PARSER_OUT_OF_LINE void Fail(const std::string& msg) const {
     size_t line = 1, line_start = 0;
     for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
       if (s_[i] == '\n') {
@@ -788,7 +788,7 @@ class EbnfParser {
   }
 
   // True if the text at pos_ is `NAME ::=` (the start of the next rule).
-  bool AtRuleStart() {
+  XG_PARSER_OUT_OF_LINE bool AtRuleStart() {
     size_t save = pos_;
     bool ok = false;
     if (IsNameStart(Peek())) {
@@ -879,7 +879,7 @@ class EbnfParser {
   // The children parsed so far of the choices and sequences being parsed, innermost last: a node's
   // children are pushed above its parent's and taken off when the node is made (one buffer for the whole
   // text instead of a vector per node, most of which would hold one child).
-  int32_t MakeNode(ExprKind kind, size_t first) {
+  XG_PARSER_OUT_OF_LINE int32_t MakeNode(ExprKind kind, size_t first) {
     std::vector<int32_t> children(open_children_.begin() + static_cast<std::ptrdiff_t>(first), open_children_.end());
     open_children_.resize(first);
     return g_.AddNode(kind, std::move(children));
@@ -904,6 +904,8 @@ class EbnfParser {
     return MakeNode(ExprKind::kChoice, first);
   }
 
+  XG_PARSER_OUT_OF_LINE int32_t AddEmpty() { return g_.Add(Expr{}); }
+
   int32_t ParseSequence() {
     const size_t first = open_children_.size();
     while (true) {
@@ -912,29 +914,14 @@ class EbnfParser {
       // (',' ends an argument of a builtin call; anywhere else the caller reports it.)
       if (AtEnd() || c == '|' || c == ')' || c == ',' || AtRuleStart()) break;
       if (c == '(' && Peek(1) == '=') {
-        // Lookahead assertion: must be the last element of the rule.
-        size_t la_pos = pos_;
-        pos_ += 2;
-        SkipSpace();
-        in_lookahead_ = true;
-        int32_t la = ParseChoice();
-        in_lookahead_ = false;
-        SkipSpace();
-        if (Peek() != ')') Fail("expected ')' to close the lookahead assertion '(='");
-        ++pos_;
-        SkipSpace();
-        if (nesting_ != 0 || !(AtEnd() || AtRuleStart())) {
-          pos_ = la_pos;
-          Fail("a lookahead assertion '(= ...)' must come last in a rule, outside any group");
-        }
-        last_lookahead_ = la;
+        last_lookahead_ = ParseLookahead();
         break;
       }
       const int32_t item = ParsePostfix();
       open_children_.push_back(item);
     }
     const size_t n = open_children_.size() - first;
-    if (n == 0) return g_.Add(Expr{});
+    if (n == 0) return AddEmpty();
     if (n == 1) {
       const int32_t only = open_children_.back();
       open_children_.resize(first);
@@ -943,12 +930,36 @@ class EbnfParser {
     return MakeNode(ExprKind::kSequence, first);
   }
 
+  // A lookahead assertion `(= ...)`, which must be the last element of the rule. Out of line, as the error
+  // messages below: ParseSequence's frame is on the stack once per level of nesting (see ParsePrimary).
+  XG_PARSER_OUT_OF_LINE int32_t ParseLookahead() {
+    const size_t la_pos = pos_;
+    pos_ += 2;
+    SkipSpace();
+    in_lookahead_ = true;
+    const int32_t la = ParseChoice();
+    in_lookahead_ = false;
+    SkipSpace();
+    if (Peek() != ')') Fail("expected ')' to close the lookahead assertion '(='");
+    ++pos_;
+    SkipSpace();
+    if (nesting_ != 0 || !(AtEnd() || AtRuleStart())) {
+      pos_ = la_pos;
+      Fail("a lookahead assertion '(= ...)' must come last in a rule, outside any group");
+    }
+    return la;
+  }
+
   // An element and at most one quantifier. A second quantifier ("a"++, "a"{1,3}{1,3}) is refused as xgrammar and
   // GBNF do: it is far likelier a typo (or a regex habit: `*?` is not lazy here) than a wish to repeat a
   // repetition, which a group says plainly.
   int32_t ParsePostfix() {
-    int32_t e = ParsePrimary();
-    if (!SkipToQuantifier()) return e;
+    const int32_t e = ParsePrimary();
+    return SkipToQuantifier() ? ParseQuantifier(e) : e;
+  }
+
+  // The quantifier after element `e` (the parser is at it). Out of line: it is not on the recursion's path.
+  XG_PARSER_OUT_OF_LINE int32_t ParseQuantifier(int32_t e) {
     const char c = Peek();
     int32_t mn, mx;
     if (c == '*') {
@@ -966,10 +977,13 @@ class EbnfParser {
     r.min = mn;
     r.max = mx;
     e = g_.Add(std::move(r));
-    if (SkipToQuantifier())
-      Fail(std::string("Expect element, but got ") + Peek() + " (a quantifier cannot follow another; to repeat a " +
-           "repetition, group it: (x{1,3}){1,3})");
+    if (SkipToQuantifier()) FailStackedQuantifier();
     return e;
+  }
+
+  [[noreturn]] XG_PARSER_OUT_OF_LINE void FailStackedQuantifier() const {
+    Fail(std::string("Expect element, but got ") + Peek() + " (a quantifier cannot follow another; to repeat a " +
+         "repetition, group it: (x{1,3}){1,3})");
   }
 
   // Moves past whitespace when a quantifier follows it ("a" {2,3}); otherwise leaves pos_ where it was.
@@ -994,7 +1008,7 @@ class EbnfParser {
     return static_cast<int32_t>(v);
   }
 
-  void ParseBraces(int32_t* mn, int32_t* mx) {
+  XG_PARSER_OUT_OF_LINE void ParseBraces(int32_t* mn, int32_t* mx) {
     size_t open = pos_;
     ++pos_;
     SkipSpace();
