@@ -103,12 +103,10 @@ class Nfa {
   }
   void Ref(int32_t a, int32_t rule, int32_t b) { Add(a, -1, -1, rule, b); }
 
-  // Adds transitions from `from` to `to` that read exactly the language of expr `id`.
-  void Build(const Grammar& g, int32_t id, int32_t from, int32_t to) {
-    CheckStackHeadroom("building rule automata");
-    const Expr& e = g.exprs[id];
+  // The leaves of Build: a byte string, a character class (UTF-8 sequences), a token's sentinel, the sentinels of
+  // every id but some (ExcludeToken). Out of line: their locals stay off the recursion's frames.
+  [[gnu::noinline]] void BuildLeaf(const Expr& e, int32_t from, int32_t to) {
     switch (e.kind) {
-      case ExprKind::kEmpty: Eps(from, to); return;
       case ExprKind::kBytes: {
         int32_t cur = from;
         for (size_t i = 0; i < e.bytes.size(); ++i) {
@@ -142,6 +140,48 @@ class Nfa {
         }
         return;
       }
+      case ExprKind::kToken: {  // its sentinel (grammar.h)
+        const std::string sentinel = TokenSentinel(e.min);
+        int32_t cur = from;
+        for (size_t i = 0; i < sentinel.size(); ++i) {
+          const int32_t nxt = i + 1 == sentinel.size() ? to : NewState();
+          const uint8_t b = static_cast<uint8_t>(sentinel[i]);
+          Byte(cur, b, b, nxt);
+          cur = nxt;
+        }
+        return;
+      }
+      case ExprKind::kExcludeToken: {  // the sentinels of every id outside e.ranges (grammar.h)
+        // free[k]: a state from which any k digits lead to `to`, shared by every subtree without an excluded id.
+        std::array<int32_t, kSentinelDigits + 1> free;
+        free[0] = to;
+        for (int k = 1; k <= kSentinelDigits; ++k) {
+          free[k] = NewState();
+          Byte(free[k], kFirstReservedByte, 0xFF, free[k - 1]);
+        }
+        const int32_t digits = NewState();
+        Byte(from, 0xFF, 0xFF, digits);
+        SentinelDigitTrie(e.ranges.data(), e.ranges.data() + e.ranges.size(), digits, 0, 0, free,
+                          [&] { return NewState(); },
+                          [&](int32_t a, int lo, int hi, int32_t b) { Byte(a, lo, hi, b); },
+                          [](int32_t, int, int64_t, int) {});  // every id under this digit is excluded: no edge
+        return;
+      }
+      default: XG_ICHECK(false) << "BuildLeaf on an inner node"; return;
+    }
+  }
+
+  // Adds transitions from `from` to `to` that read exactly the language of expr `id`. Recursive once per level of
+  // nesting, so its frame holds only what the inner nodes need; the leaves are built out of line (BuildLeaf).
+  void Build(const Grammar& g, int32_t id, int32_t from, int32_t to) {
+    CheckStackHeadroom("building rule automata");
+    const Expr& e = g.exprs[id];
+    switch (e.kind) {
+      case ExprKind::kEmpty: Eps(from, to); return;
+      case ExprKind::kBytes:
+      case ExprKind::kCharClass:
+      case ExprKind::kToken:
+      case ExprKind::kExcludeToken: BuildLeaf(e, from, to); return;
       case ExprKind::kRuleRef: Ref(from, local_ref_[e.rule], to); return;
       case ExprKind::kSequence: {
         int32_t cur = from;
@@ -181,39 +221,16 @@ class Nfa {
         return;
       }
       case ExprKind::kAnyOrder:
-        XG_ICHECK(false) << "AnyOrder(...) must be a rule's whole body (LiftAnyOrder) and is built by GrammarFsm::Build";
-        return;
-      case ExprKind::kTagDispatch:
-        XG_ICHECK(false) << "TagDispatch(...) must be a rule's whole body (LiftTagDispatch) and is built by TagDispatchDfa";
-        return;
-      case ExprKind::kToken: {  // its sentinel (grammar.h)
-        const std::string sentinel = TokenSentinel(e.min);
-        int32_t cur = from;
-        for (size_t i = 0; i < sentinel.size(); ++i) {
-          const int32_t nxt = i + 1 == sentinel.size() ? to : NewState();
-          const uint8_t b = static_cast<uint8_t>(sentinel[i]);
-          Byte(cur, b, b, nxt);
-          cur = nxt;
-        }
-        return;
-      }
-      case ExprKind::kExcludeToken: {  // the sentinels of every id outside e.ranges (grammar.h)
-        // free[k]: a state from which any k digits lead to `to`, shared by every subtree without an excluded id.
-        std::array<int32_t, kSentinelDigits + 1> free;
-        free[0] = to;
-        for (int k = 1; k <= kSentinelDigits; ++k) {
-          free[k] = NewState();
-          Byte(free[k], kFirstReservedByte, 0xFF, free[k - 1]);
-        }
-        const int32_t digits = NewState();
-        Byte(from, 0xFF, 0xFF, digits);
-        SentinelDigitTrie(e.ranges.data(), e.ranges.data() + e.ranges.size(), digits, 0, 0, free,
-                          [&] { return NewState(); },
-                          [&](int32_t a, int lo, int hi, int32_t b) { Byte(a, lo, hi, b); },
-                          [](int32_t, int, int64_t, int) {});  // every id under this digit is excluded: no edge
-        return;
-      }
+      case ExprKind::kTagDispatch: FailWholeBodyOnly(e.kind); return;
     }
+  }
+
+  // (Out of line: an error message's stream would otherwise take room in every recursive frame of Build.)
+  [[noreturn]] [[gnu::noinline]] static void FailWholeBodyOnly(ExprKind kind) {
+    if (kind == ExprKind::kAnyOrder)
+      XG_ICHECK(false) << "AnyOrder(...) must be a rule's whole body (LiftAnyOrder) and is built by GrammarFsm::Build";
+    XG_ICHECK(false) << "TagDispatch(...) must be a rule's whole body (LiftTagDispatch) and is built by TagDispatchDfa";
+    __builtin_unreachable();
   }
 
  private:
