@@ -1,9 +1,9 @@
 #include "grammar/printer.h"
-#include "support/stack_guard.h"
 
 #include <cstdio>
 #include <cstdlib>
 
+#include "support/stack_guard.h"
 #include "support/utf8.h"
 
 namespace xg {

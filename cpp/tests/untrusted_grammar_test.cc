@@ -46,13 +46,13 @@ void RunOnThreadWithStack(size_t bytes, const std::function<void()>& f) {
   ASSERT_EQ(pthread_attr_init(&attr), 0);
   ASSERT_EQ(pthread_attr_setstacksize(&attr, bytes), 0);
   pthread_t thread;
-  auto* task = new std::function<void()>(f);
-  ASSERT_EQ(pthread_create(&thread, &attr, [](void* p) -> void* {
-              std::unique_ptr<std::function<void()>> run(static_cast<std::function<void()>*>(p));
-              (*run)();
-              return nullptr;
-            }, task), 0);
+  std::function<void()> task = f;
+  const int rc = pthread_create(&thread, &attr, [](void* p) -> void* {
+    (*static_cast<std::function<void()>*>(p))();
+    return nullptr;
+  }, &task);
   pthread_attr_destroy(&attr);
+  ASSERT_EQ(rc, 0);
   pthread_join(thread, nullptr);
 }
 
