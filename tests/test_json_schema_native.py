@@ -130,6 +130,23 @@ HANDLED = {
         {"exclusiveMinimum": 1, "exclusiveMaximum": 1.0}, {"minimum": 1e2, "maximum": 12.5e1},
         {"minimum": 3, "exclusiveMaximum": 3}, {"minimum": 0.001, "exclusiveMaximum": 0.0015},
         {"minimum": 99.99, "maximum": 100.01}, {"exclusiveMinimum": -7.25})]},
+    "multiple_of_integers": {"anyOf": [{"type": t, "multipleOf": k, **b} for t in ("integer", "number")
+                                       for k in (1, 3, 7, 2.5, 4.0) for b in (
+        {}, {"minimum": 0}, {"minimum": 12}, {"maximum": -30}, {"minimum": -40, "maximum": 45},
+        {"minimum": 1, "maximum": 100000}, {"exclusiveMinimum": 0, "maximum": 1e6}, {"minimum": 8, "maximum": 9})]},
+    "multiple_of_decimals": {"anyOf": [{"type": "number", "multipleOf": k, **b} for k in (0.01, 0.25, 1.5, 1e-5)
+                                       for b in ({}, {"minimum": 0}, {"minimum": -2.5, "maximum": 3},
+                                                 {"exclusiveMinimum": 0.125, "maximum": 100000},
+                                                 {"maximum": -0.5}, {"minimum": 7.3, "maximum": 7.4})]},
+    "multiple_of_untyped_and_listed": {"type": "array", "prefixItems": [
+        {"multipleOf": 5}, {"type": ["number", "null"], "multipleOf": 0.1}, {"enum": [1, 2, 3, 4, 6], "multipleOf": 2},
+        {"const": 9, "not": {"multipleOf": 3}}]},
+    "multiple_of_complements": {"anyOf": [
+        {"type": "integer", "not": {"multipleOf": 3}}, {"not": {"multipleOf": 2}, "minimum": -20, "maximum": 20},
+        {"type": "integer", "multipleOf": 2, "not": {"anyOf": [{"multipleOf": 3}, {"multipleOf": 5}]}, "minimum": 1},
+        {"not": {"not": {"multipleOf": 4}}}, {"type": "number", "not": {"multipleOf": 1}, "maximum": 10}]},
+    "multiple_of_merged": {"allOf": [{"multipleOf": 4}, {"type": "integer", "multipleOf": 6},
+                                     {"type": "number", "anyOf": [{"multipleOf": 0.75}, {"multipleOf": 2.0}]}]},
     "draft4_exclusive_flags": {
         "$schema": "http://json-schema.org/draft-04/schema#", "type": "array", "items": {"anyOf": [
             {"type": "integer", "minimum": 1, "exclusiveMinimum": True, "maximum": 9, "exclusiveMaximum": False},
@@ -409,6 +426,11 @@ DECLINED = {
     "not_contains_counted": ('{"type": "array", "not": {"contains": {"type": "string"}, "minContains": 2}}',
                              "the complement of 'contains' with counts"),
     "one_of_repeated_empty_enums": ('{"oneOf": [{"enum": []}, {"enum": []}]}', "'oneOf' with a repeated branch"),
+    "multiple_of_beyond_limit": ('{"type": "integer", "multipleOf": 123457}',
+                                 "needs more grammar rules than MAX_MULTIPLE_OF_RULES allows"),
+    "multiple_of_negative": ('{"type": "number", "multipleOf": -2}', "'multipleOf' that is not a positive number"),
+    "not_decimal_multiple_of": ('{"type": "number", "not": {"multipleOf": 0.5}}',
+                                "the complement of a non-integer 'multipleOf'"),
     "unique_items_true": ('{"type": "array", "uniqueItems": true}', "'uniqueItems' other than false"),
     "not_additional": ('{"type": "object", "not": {"additionalProperties": false}}',
                        "the complement of 'additionalProperties'"),
@@ -567,7 +589,7 @@ def test_compile_json_schema_compiles_natively_in_one_call(monkeypatch):
     real = js.python_json_schema_to_ebnf
     monkeypatch.setattr(js, "python_json_schema_to_ebnf", lambda *a, **k: python_calls.append(a[0]) or real(*a, **k))
     native = json.dumps(obj({"a": {"type": "integer"}}, ["a"]))
-    declined = json.dumps({"type": "integer", "multipleOf": 3})
+    declined = json.dumps({"type": "array", "items": {"enum": [1, 2]}, "maxItems": 2, "uniqueItems": True})
     for text in (native, declined, native, declined):
         compiler.compile_json_schema(text)
     assert python_calls == [declined]  # the second time both are cache hits
@@ -640,9 +662,9 @@ def test_shared_data_schemas_all_options():
     converted, mismatches = _differential(schemas, [name for name in OPTIONS if name != "any_order_compact"])
     assert converted > 5000
     assert not mismatches, mismatches[:5]
-    # docs/json_schema.md: the native front end converts 94% of JSONSchemaBench's (maskbench) schemas.
+    # docs/json_schema.md: the native front end converts 95% of JSONSchemaBench's (maskbench) schemas.
     maskbench = [text for src, text in schemas if "/" not in src]
-    assert sum(native(text)[0] is not None for text in maskbench) >= 0.94 * len(maskbench)
+    assert sum(native(text)[0] is not None for text in maskbench) >= 0.945 * len(maskbench)
 
 
 def _rule_names(ebnf: str) -> set[str]:

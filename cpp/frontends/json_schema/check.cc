@@ -122,6 +122,9 @@ void Check(const JsonValue& s, int draft, bool is_root) {
     } else if (kw == "minimum" || kw == "maximum" || kw == "exclusiveMinimum" || kw == "exclusiveMaximum") {
       bool draft4_flag = draft <= 4 && kw.rfind("exclusive", 0) == 0 && v.is_bool();
       if (!draft4_flag && !Bound(v)) Stop("'" + kw + "' that is not a number read exactly");
+    } else if (kw == "multipleOf") {
+      std::optional<Decimal> k = Bound(v);
+      if (!k || k->negative || k->IsZero()) Stop("'multipleOf' that is not a positive number read exactly");
     } else if (kw == "pattern") {
       if (!v.is_string()) Stop("'pattern' that is not a string");
       if (auto problem = RegexSyntaxError(v.text)) Stop("a 'pattern' the regex parser rejects (" + *problem + ")");

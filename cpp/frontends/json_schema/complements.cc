@@ -403,6 +403,28 @@ std::vector<const JsonValue*> SchemaMerger::NegateKeyword(const std::string& kw,
     }
     return out;
   }
+  if (kw == "multipleOf") {  // numbers with a fraction (never a multiple of an integer), integers with a remainder
+    std::optional<Decimal> k = Bound(value);
+    if (!k || k->negative || k->IsZero()) Stop("the complement of a 'multipleOf' that is not a positive number");
+    if (!k->fraction.empty()) Stop("the complement of a non-integer 'multipleOf'");
+    JsonValue fraction = Typed({"number"}, false);
+    fraction.members.emplace_back(kFractionOnly, Bool(true));
+    JsonValue rest = Typed({"integer"}, false);
+    JsonValue divisors = Array();
+    divisors.items.push_back(Integer(k->whole));
+    rest.members.emplace_back(kNotMultipleOf, std::move(divisors));
+    out.push_back(Make(std::move(fraction)));
+    out.push_back(Make(std::move(rest)));
+    return out;
+  }
+  if (kw == kNotMultipleOf) {
+    for (const auto& divisor : value.items) {
+      JsonValue piece = Typed({"integer"}, false);
+      piece.members.emplace_back("multipleOf", Share(divisor));
+      out.push_back(Make(std::move(piece)));
+    }
+    return out;
+  }
   if (kw == kFractionOnly) {
     out.push_back(Make(Typed({"object", "array", "string", "integer", "boolean", "null"}, true)));
     out.push_back(Make(Typed({"integer"}, false)));

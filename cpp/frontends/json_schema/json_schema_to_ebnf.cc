@@ -15,6 +15,7 @@
 #include <functional>
 #include <tuple>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 #include <string>
@@ -30,6 +31,7 @@
 #include "frontends/json_schema/key_trie.h"
 #include "frontends/json_schema/keywords.h"
 #include "frontends/json_schema/merge.h"
+#include "frontends/json_schema/multiples.h"
 #include "frontends/json_schema/numbers.h"
 #include "frontends/json_schema/references.h"
 #include "frontends/json_schema/schema_nodes.h"
@@ -700,25 +702,78 @@ class Converter {
     return "";
   }
 
-  // _visit_types with one type name.
-  // _type_integer without multipleOf: j_integer, or the range's digits (bounds rounded inward).
+  // _type_integer: j_integer, the range's digits (bounds rounded inward), or the multiples of multipleOf's integer
+  // step within them (multiples.h).
   std::string Integer(const JsonValue& s) {
     Bounds b = ReadBounds(s, draft_);
     std::optional<int64_t> lo, hi;
     if (b.lo) lo = b.lo_strict ? b.lo->Floor() + 1 : b.lo->Ceil();
     if (b.hi) hi = b.hi_strict ? b.hi->Ceil() - 1 : b.hi->Floor();
-    if (!lo && !hi) return "j_integer";
-    std::optional<std::string> digits = IntegerRange(lo, hi, !plain_integers_);
-    if (!digits) throw Unsatisfiable{"no integer within the bounds"};
+    const JsonValue* k = s.Find("multipleOf");
+    const JsonValue* excluded = s.Find(kNotMultipleOf);
+    std::string digits;
+    if (excluded && !excluded->items.empty()) {
+      // Remainders modulo lcm(step, excluded...): divisible by the step and by none of the excluded.
+      const int64_t step = k ? IntegerStep(StepOf(*Bound(*k))) : 1;
+      std::vector<int64_t> divisors;
+      __int128 modulus = step;
+      for (const JsonValue& e : excluded->items) {
+        const int64_t n = std::stoll(e.text);  // written by complements.cc: a positive integer
+        divisors.push_back(n);
+        modulus = modulus / std::gcd(static_cast<int64_t>(modulus), n) * n;
+        if (modulus > kMaxNotMultipleModulus) Stop("the complement of 'multipleOf' with too large a modulus");
+      }
+      digits = IntegerMultiples(static_cast<int64_t>(modulus), lo, hi, &rules_, !plain_integers_, [&](int64_t r) {
+        return r % step == 0 && std::all_of(divisors.begin(), divisors.end(), [&](int64_t e) { return r % e != 0; });
+      });
+    } else if (k) {
+      digits = IntegerMultiples(IntegerStep(StepOf(*Bound(*k))), lo, hi, &rules_, !plain_integers_);
+    } else {
+      if (!lo && !hi) return "j_integer";
+      std::optional<std::string> range = IntegerRange(lo, hi, !plain_integers_);
+      if (!range) throw Unsatisfiable{"no integer within the bounds"};
+      digits = std::move(*range);
+    }
     auto text = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string("None"); };
-    return rules_.Add("integer_" + text(lo) + "_" + text(hi) + "_None",
-                      plain_integers_ ? *digits : *digits + " ( \".\" \"0\"+ )?");
+    return rules_.Add("integer_" + text(lo) + "_" + text(hi) + "_" + (k ? PythonNumberText(k->text) : "None"),
+                      plain_integers_ ? digits : digits + " ( \".\" \"0\"+ )?");
   }
 
-  // _type_number without multipleOf: j_number, or the range's spellings (without an exponent).
+  // _type_number: j_number, the range's spellings (without an exponent), or multipleOf's multiples (an integral
+  // step: Integer's; else those of multiples.h, within the bounds where there are any).
   std::string Number(const JsonValue& s) {
     Bounds b = ReadBounds(s, draft_);
-    if (FractionOnly(s)) return NonIntegral(b);
+    const JsonValue* k = s.Find("multipleOf");
+    const std::optional<Decimal> step = k ? Bound(*k) : std::nullopt;
+    if (FractionOnly(s)) {
+      if (step && step->fraction.empty()) throw Unsatisfiable{"a number with a fraction is no multiple of an integer"};
+      if (k) Stop("non-integral numbers (a complement of integer) with a non-integer 'multipleOf'");
+      return NonIntegral(b);
+    }
+    if (s.Find(kNotMultipleOf) && !(step && step->fraction.empty())) {
+      // Integers that are no multiple of the listed ones, or numbers with a fraction (never such a multiple).
+      if (k || (b.lo && !b.lo->fraction.empty()) || (b.hi && !b.hi->fraction.empty())) {
+        Stop("the complement of 'multipleOf' next to a non-integer 'multipleOf' or non-integer bounds");
+      }
+      std::vector<std::string> options;
+      try {
+        options.push_back(Integer(s));
+      } catch (const Unsatisfiable&) {
+      }
+      try {
+        options.push_back(NonIntegral(b));
+      } catch (const Unsatisfiable&) {
+      }
+      if (options.empty()) throw Unsatisfiable{"no number within the bounds"};
+      return Choice(options);
+    }
+    if (step) {
+      if (step->fraction.empty()) return Integer(s);  // multiples of an integer are integers
+      if (b.lo || b.hi) return BoundedDecimalMultiples(StepOf(*step), b.lo, b.lo_strict, b.hi, b.hi_strict, &rules_);
+      // Approximation (as the Python front end's, documented): the multiples are spelled without an exponent.
+      return rules_.Add("number_multiple", DecimalMultipleOf(StepOf(*step).p, StepOf(*step).d, &rules_,
+                                                             MultipleSign::kAny));
+    }
     if (!b.lo && !b.hi) return "j_number";
     std::optional<std::string> digits = NumberRange(b.lo, b.lo_strict, b.hi, b.hi_strict, &rules_);
     if (!digits) throw Unsatisfiable{"no number within the bounds"};

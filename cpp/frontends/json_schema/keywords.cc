@@ -68,7 +68,7 @@ constexpr KeywordRow kRows[] = {
     {"minLength", kw::kHandled},
     {"minProperties", kw::kHandled | kw::kNotForStrings},
     {"minimum", kw::kHandled | kw::kNotForStrings},
-    {"multipleOf", kw::kNotForStrings},
+    {"multipleOf", kw::kHandled | kw::kNotForStrings},
     {"not", kw::kHandled},
     {"oneOf", kw::kHandled},
     {"pattern", kw::kHandled},

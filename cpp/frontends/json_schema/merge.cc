@@ -11,6 +11,7 @@
 #include "frontends/json_schema/ebnf_text.h"
 #include "frontends/json_schema/formats.h"
 #include "frontends/json_schema/keywords.h"
+#include "frontends/json_schema/multiples.h"
 #include "frontends/json_schema/schema_nodes.h"
 
 namespace xg::json_schema {
@@ -373,7 +374,7 @@ bool SchemaMerger::MergeKeyword(const std::string& kw, JsonValue* va, const Json
     JsonValue list = Array();
     for (const auto& t : both) list.items.push_back(String(t));
     *va = std::move(list);
-  } else if (kw == "required" || kw == kAbsent || kw == kNotStrings || kw == kNotPatterns) {
+  } else if (kw == "required" || kw == kAbsent || kw == kNotStrings || kw == kNotPatterns || kw == kNotMultipleOf) {
     for (const auto& name : vb.items) {
       bool listed = std::any_of(va->items.begin(), va->items.end(),
                                 [&](const JsonValue& x) { return x.text == name.text; });
@@ -427,6 +428,14 @@ bool SchemaMerger::MergeKeyword(const std::string& kw, JsonValue* va, const Json
     *va = std::move(kept);
   } else if (kw == "const") {
     if (Text(*va) != Text(vb)) return false;
+  } else if (kw == "multipleOf") {
+    // The common multiples of two numbers are the multiples of their least common multiple.
+    std::optional<std::string> lcm = DecimalLcm(bound(*va), bound(vb));
+    if (!lcm) Stop("allOf merging two 'multipleOf' whose least common multiple is not written exactly");
+    JsonValue merged;
+    merged.kind = JsonValue::Kind::kNumber;
+    merged.text = *lcm;
+    *va = std::move(merged);
   } else if (Text(*va) != Text(vb)) {
     Stop("allOf: two different '" + kw + "' keywords");
   }

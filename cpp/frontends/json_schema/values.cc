@@ -2,6 +2,8 @@
 #include "frontends/json_schema/values.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <vector>
 
@@ -21,7 +23,8 @@ const std::unordered_set<std::string_view> kValidated = {
     "exclusiveMaximum", kFractionOnly, "minLength",   "maxLength",   "pattern",  kNotStrings, kNotPatterns, "minItems",
     "maxItems",      "prefixItems",   "items",        "additionalItems", "uniqueItems", "required", kAbsent,
     "properties",    "additionalProperties", "minProperties", "maxProperties", "dependentRequired", "$ref",
-    "contains",      "minContains",   "maxContains", "patternProperties", "propertyNames"};
+    "contains",      "minContains",   "maxContains", "patternProperties", "propertyNames", "multipleOf",
+    kNotMultipleOf};
 
 // Nested validations (subschemas, references) one value check may take: a reference cycle that never reaches a
 // value would otherwise recurse without end.
@@ -187,6 +190,21 @@ bool ValueValidator::Holds(const JsonValue& value, const JsonValue& s, bool skip
     if (b.lo && (b.lo_strict ? Compare(*x, *b.lo) <= 0 : Compare(*x, *b.lo) < 0)) return false;
     if (b.hi && (b.hi_strict ? Compare(*x, *b.hi) >= 0 : Compare(*x, *b.hi) > 0)) return false;
     if (const JsonValue* f = s.Find(kFractionOnly); f && f->is_bool() && f->boolean) return false;  // an integer
+    constexpr int64_t kExactInDouble = int64_t{1} << 53;
+    if (const JsonValue* k = s.Find("multipleOf")) {
+      // As the Python validator: float(value / k).is_integer(), a division of doubles (both operands exact below
+      // 2^53, and strtod reads a decimal literal as Python's float() does).
+      if (x->whole >= kExactInDouble || (IsPlainInteger(k->text) && std::strtod(k->text.c_str(), nullptr) >= 0x1p53)) {
+        Stop("a listed number next to 'multipleOf' beyond 2^53");
+      }
+      const double q = (x->negative ? -1.0 : 1.0) * static_cast<double>(x->whole) / std::strtod(k->text.c_str(), nullptr);
+      if (!std::isfinite(q) || std::floor(q) != q) return false;
+    }
+    if (const JsonValue* excluded = s.Find(kNotMultipleOf)) {
+      for (const auto& e : excluded->items) {
+        if (x->whole % std::stoll(e.text) == 0) return false;  // complements.cc writes positive integers
+      }
+    }
   }
   if (t == "string") {
     if (const JsonValue* excluded = s.Find(kNotStrings)) {
