@@ -12,11 +12,12 @@ namespace xg::json_schema {
 
 namespace {
 
-// JSON values (enum / const) whose spelling this front end reproduces: every number a plain integer.
+// JSON values (enum / const) whose spelling and value this front end reproduces: every number a plain integer or
+// a number read exactly (Decimal::Parse: a double's repr is the same decimal).
 void CheckValue(const JsonValue& v) {
   switch (v.kind) {
     case JsonValue::Kind::kNumber:
-      if (!IsPlainInteger(v.text)) Stop("a non-integer number in 'enum' / 'const'");
+      if (!IsPlainInteger(v.text) && !Decimal::Parse(v.text)) Stop("a number in 'enum' / 'const' not read exactly");
       break;
     case JsonValue::Kind::kArray:
       for (const auto& x : v.items) CheckValue(x);

@@ -645,7 +645,7 @@ class Converter {
     if (c) {
       // const next to enum: the const if the enum lists it
       if (!e || std::any_of(e->items.begin(), e->items.end(),
-                            [&](const JsonValue& x) { return merger_.Text(x) == merger_.Text(*c); })) {
+                            [&](const JsonValue& x) { return merger_.ValueText(x) == merger_.ValueText(*c); })) {
         listed.push_back(c);
       }
     } else {
@@ -672,7 +672,16 @@ class Converter {
       case JsonValue::Kind::kNull: return "\"null\"";
       case JsonValue::Kind::kBool: return v.boolean ? "\"true\"" : "\"false\"";
       case JsonValue::Kind::kNumber: {
-        std::string lit = Literal(v.text == "-0" ? "0" : v.text);
+        // An integral value is spelled as the int (1.0 as "1"); any other as json.dumps writes the float.
+        std::string integral;
+        if (IsPlainInteger(v.text)) {
+          integral = v.text == "-0" ? "0" : v.text;
+        } else if (std::optional<Decimal> d = Decimal::Parse(v.text); d && d->fraction.empty()) {
+          integral = d->IsZero() ? "0" : (d->negative ? "-" : "") + std::to_string(d->whole);
+        } else {
+          return Literal(NumberText(v));
+        }
+        std::string lit = Literal(integral);
         return plain_integers_ ? lit : Seq({lit, "( \".\" \"0\"+ )?"});
       }
       case JsonValue::Kind::kObject: {
@@ -735,7 +744,7 @@ class Converter {
       digits = std::move(*range);
     }
     auto text = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string("None"); };
-    return rules_.Add("integer_" + text(lo) + "_" + text(hi) + "_" + (k ? PythonNumberText(k->text) : "None"),
+    return rules_.Add("integer_" + text(lo) + "_" + text(hi) + "_" + (k ? NumberText(*k) : "None"),
                       plain_integers_ ? digits : digits + " ( \".\" \"0\"+ )?");
   }
 

@@ -162,11 +162,21 @@ Bounds ReadBounds(const JsonValue& s, int draft) {
   return b;
 }
 
+std::string NumberText(const JsonValue& v) {
+  std::optional<std::string> text = PythonNumberText(v.text);
+  if (!text) Stop("a number that is not read exactly");
+  return *text;
+}
+
 std::string JsonType(const JsonValue& v) {
   switch (v.kind) {
     case JsonValue::Kind::kNull: return "null";
     case JsonValue::Kind::kBool: return "boolean";
-    case JsonValue::Kind::kNumber: return "integer";  // CheckValue admits integers only
+    case JsonValue::Kind::kNumber: {  // json_type: a float with an integral value is an integer too
+      if (IsPlainInteger(v.text)) return "integer";
+      std::optional<Decimal> d = Decimal::Parse(v.text);  // CheckValue admits numbers read exactly only
+      return d && !d->fraction.empty() ? "number" : "integer";
+    }
     case JsonValue::Kind::kString: return "string";
     case JsonValue::Kind::kArray: return "array";
     case JsonValue::Kind::kObject: return "object";

@@ -82,6 +82,8 @@ inline bool IsAnnotation(std::string_view k, bool enforce_formats) {
 [[noreturn]] void Stop(std::string why);
 // A plain JSON integer literal (-?(0|[1-9][0-9]*)) of a size Python reads exactly.
 bool IsPlainInteger(const std::string& t);
+// PythonNumberText of a number value; stops the conversion when it is not read exactly.
+std::string NumberText(const JsonValue& v);
 // A non-negative count keyword (minLength, ...) as a plain integer literal up to kMaxCount; Stop otherwise.
 int64_t Count(const JsonValue& v, std::string_view kw);
 // A bound keyword (`minimum`, ...) read exactly (Decimal::Parse), else nullopt.
@@ -93,7 +95,7 @@ struct Bounds {
   bool lo_strict = false, hi_strict = false;
 };
 Bounds ReadBounds(const JsonValue& s, int draft);
-// _common.json_type of an enum / const value (numbers there are plain integers: "integer").
+// _common.json_type of an enum / const value ("integer" for a number with an integral value, 1.0 too).
 std::string JsonType(const JsonValue& v);
 
 }  // namespace xg::json_schema

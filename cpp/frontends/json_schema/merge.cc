@@ -88,7 +88,7 @@ JsonValue SchemaMerger::Share(const JsonValue& v) {
   return out;
 }
 
-void SchemaMerger::AppendText(const JsonValue& v, std::string* out, int depth) {
+void SchemaMerger::AppendText(const JsonValue& v, std::string* out, int depth, bool by_value) {
   if (depth > kMaxMergedDepth) Stop("allOf merges nested beyond the native limit");
   switch (v.kind) {
     case JsonValue::Kind::kNull: *out += "null"; return;
@@ -99,6 +99,9 @@ void SchemaMerger::AppendText(const JsonValue& v, std::string* out, int depth) {
       // floats share their 17-digit spelling, and the "f" keeps 1 and 1.0 apart as json.dumps does.
       if (v.text.find_first_of(".eE") == std::string::npos) {
         *out += v.text == "-0" ? "0" : v.text;
+      } else if (std::optional<Decimal> d = by_value ? Decimal::Parse(v.text) : std::nullopt;
+                 d && d->fraction.empty()) {  // an integral float equals the int
+        *out += d->IsZero() ? "0" : (d->negative ? "-" : "") + std::to_string(d->whole);
       } else {
         char buffer[40];
         std::snprintf(buffer, sizeof buffer, "f%.17g", std::strtod(v.text.c_str(), nullptr));
@@ -110,7 +113,7 @@ void SchemaMerger::AppendText(const JsonValue& v, std::string* out, int depth) {
       out->push_back('[');
       for (size_t i = 0; i < v.items.size(); ++i) {
         if (i) out->push_back(',');
-        AppendText(v.items[i], out, depth + 1);
+        AppendText(v.items[i], out, depth + 1, by_value);
       }
       out->push_back(']');
       return;
@@ -123,7 +126,7 @@ void SchemaMerger::AppendText(const JsonValue& v, std::string* out, int depth) {
         if (i) out->push_back(',');
         *out += JsonString(sorted[i]->first);
         out->push_back(':');
-        AppendText(sorted[i]->second, out, depth + 1);
+        AppendText(sorted[i]->second, out, depth + 1, by_value);
       }
       out->push_back('}');
       return;
@@ -135,6 +138,13 @@ std::string SchemaMerger::Text(const JsonValue& v) {
   std::string out;
   AppendText(v, &out, 0);
   Charge(out.size() / 64);  // text is work too: charge it against the same budget
+  return out;
+}
+
+std::string SchemaMerger::ValueText(const JsonValue& v) {
+  std::string out;
+  AppendText(v, &out, 0, true);
+  Charge(out.size() / 64);
   return out;
 }
 
@@ -420,14 +430,14 @@ bool SchemaMerger::MergeKeyword(const std::string& kw, JsonValue* va, const Json
     *va = Share(*both);
   } else if (kw == "enum") {
     std::unordered_set<std::string> listed;
-    for (const auto& x : vb.items) listed.insert(Text(x));
+    for (const auto& x : vb.items) listed.insert(ValueText(x));
     JsonValue kept = Array();
     for (const auto& x : va->items) {
-      if (listed.count(Text(x))) kept.items.push_back(Share(x));
+      if (listed.count(ValueText(x))) kept.items.push_back(Share(x));
     }
     *va = std::move(kept);
   } else if (kw == "const") {
-    if (Text(*va) != Text(vb)) return false;
+    if (ValueText(*va) != ValueText(vb)) return false;
   } else if (kw == "multipleOf") {
     // The common multiples of two numbers are the multiples of their least common multiple.
     std::optional<std::string> lcm = DecimalLcm(bound(*va), bound(vb));

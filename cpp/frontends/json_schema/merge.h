@@ -70,6 +70,9 @@ class SchemaMerger {
   const JsonValue* Strip(const JsonValue* s);
   // A JSON text that two values share exactly when the Python front end's json.dumps(sort_keys=True) does.
   std::string Text(const JsonValue& v);
+  // A JSON text that two values share exactly when they are equal as JSON Schema values (_common.json_key: 1 and
+  // 1.0 are one number).
+  std::string ValueText(const JsonValue& v);
 
   // A node in the arena; its identity is its own.
   const JsonValue* Make(JsonValue v);
@@ -91,7 +94,7 @@ class SchemaMerger {
                        std::unordered_set<std::string>* merged);
   // Merges b's value of kw into *va (a's value, in out); false: the two contradict each other.
   bool MergeKeyword(const std::string& kw, JsonValue* va, const JsonValue& vb);
-  void AppendText(const JsonValue& v, std::string* out, int depth);
+  void AppendText(const JsonValue& v, std::string* out, int depth, bool by_value = false);
   void Charge(size_t nodes);
   // {**s less `drop`, "allOf": s's allOf + conjuncts} (complements.cc).
   JsonValue WithConjuncts(const JsonValue& s, std::initializer_list<const char*> drop, std::vector<JsonValue> conjuncts);

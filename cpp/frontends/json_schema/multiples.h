@@ -69,9 +69,6 @@ struct DecimalStep {
 DecimalStep StepOf(const Decimal& k);
 // The integers that are multiples of k: those divisible by p / gcd(p, 10^d).
 int64_t IntegerStep(const DecimalStep& k);
-// str() of the number Python's json module reads from this literal (an int, or a float's repr): the text the
-// Python front end puts into rule names.
-std::string PythonNumberText(const std::string& literal);
 
 // _integer_multiples: the integers in [lo, hi] (nullopt ends are open) divisible by k >= 1 (or whose remainder
 // modulo k passes `ok`); throws Unsatisfiable when there are none. `negative_zero`: whether "-0" spells 0

@@ -331,4 +331,30 @@ std::optional<std::string> NumberRange(const std::optional<Decimal>& lo, bool lo
   return Group(options);
 }
 
+std::optional<std::string> PythonNumberText(const std::string& literal) {
+  if (literal.find_first_of(".eE") == std::string::npos) return literal == "-0" ? "0" : literal;  // an int
+  std::optional<Decimal> v = Decimal::Parse(literal);
+  if (!v) return std::nullopt;
+  // A float's repr: its shortest round-trip digits (those of the literal within 15 significant digits), fixed
+  // notation for decimal exponents -4 <= x < 16, else scientific.
+  std::string digits = (v->whole ? std::to_string(v->whole) : std::string()) + v->fraction;
+  const size_t first = digits.find_first_not_of('0');
+  if (first == std::string::npos) return "0.0";
+  const int x = v->whole ? static_cast<int>(std::to_string(v->whole).size()) - 1
+                         : -static_cast<int>(v->fraction.find_first_not_of('0')) - 1;
+  digits = digits.substr(first);
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  const std::string sign = v->negative ? "-" : "";
+  if (x >= 0 && x < 16) {
+    const size_t whole_digits = static_cast<size_t>(x) + 1;
+    std::string whole = digits.substr(0, std::min(whole_digits, digits.size()));
+    whole += std::string(whole_digits - whole.size(), '0');
+    return sign + whole + "." + (digits.size() > whole_digits ? digits.substr(whole_digits) : "0");
+  }
+  if (x < 0 && x >= -4) return sign + "0." + std::string(static_cast<size_t>(-x - 1), '0') + digits;
+  const std::string mantissa = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+  const int e = x < 0 ? -x : x;
+  return sign + mantissa + "e" + (x < 0 ? "-" : "+") + (e < 10 ? "0" : "") + std::to_string(e);
+}
+
 }  // namespace xg::json_schema

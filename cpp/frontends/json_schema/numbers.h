@@ -33,6 +33,11 @@ struct Decimal {
 };
 int Compare(const Decimal& a, const Decimal& b);  // -1, 0, 1
 
+// str() of the number Python's json module reads from this literal (an int, or a float's repr, which is also
+// json.dumps' spelling): the text the Python front end writes for it; nullopt when the literal is not read
+// exactly (Decimal::Parse).
+std::optional<std::string> PythonNumberText(const std::string& literal);
+
 // number_range of _numbers.py: spellings -?I(.F)? (no exponent) of the numbers x with lo <(=) x <(=) hi (nullopt
 // ends are open), adding its fraction rules to `rules`; nullopt if the range is empty.
 std::optional<std::string> NumberRange(const std::optional<Decimal>& lo, bool lo_strict,

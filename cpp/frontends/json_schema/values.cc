@@ -161,10 +161,10 @@ bool ValueValidator::Holds(const JsonValue& value, const JsonValue& s, bool skip
     };
     if (!allows(t) && !(t == "integer" && allows("number"))) return false;
   }
-  if (const JsonValue* c = s.Find("const"); c && merger_->Text(*c) != merger_->Text(value)) return false;
+  if (const JsonValue* c = s.Find("const"); c && merger_->ValueText(*c) != merger_->ValueText(value)) return false;
   if (const JsonValue* e = s.Find("enum")) {
-    const std::string text = merger_->Text(value);
-    if (std::none_of(e->items.begin(), e->items.end(), [&](const JsonValue& x) { return merger_->Text(x) == text; })) {
+    const std::string text = merger_->ValueText(value);
+    if (std::none_of(e->items.begin(), e->items.end(), [&](const JsonValue& x) { return merger_->ValueText(x) == text; })) {
       return false;
     }
   }
@@ -183,24 +183,25 @@ bool ValueValidator::Holds(const JsonValue& value, const JsonValue& s, bool skip
     for (const auto& x : one->items) matched += Holds(value, x, false) ? 1 : 0;
     if (matched != 1) return false;
   }
-  if (t == "integer") {
+  if (t == "integer" || t == "number") {
     std::optional<Decimal> x = Decimal::Parse(value.text);
     if (!x) Stop("a listed number the native front end does not read exactly");
+    const bool integral = x->fraction.empty();
     Bounds b = ReadBounds(s, draft_);
     if (b.lo && (b.lo_strict ? Compare(*x, *b.lo) <= 0 : Compare(*x, *b.lo) < 0)) return false;
     if (b.hi && (b.hi_strict ? Compare(*x, *b.hi) >= 0 : Compare(*x, *b.hi) > 0)) return false;
-    if (const JsonValue* f = s.Find(kFractionOnly); f && f->is_bool() && f->boolean) return false;  // an integer
+    if (const JsonValue* f = s.Find(kFractionOnly); f && f->is_bool() && f->boolean && integral) return false;
     constexpr int64_t kExactInDouble = int64_t{1} << 53;
     if (const JsonValue* k = s.Find("multipleOf")) {
-      // As the Python validator: float(value / k).is_integer(), a division of doubles (both operands exact below
-      // 2^53, and strtod reads a decimal literal as Python's float() does).
+      // As the Python validator: float(value / k).is_integer(), a division of doubles (an integer operand is exact
+      // below 2^53, and strtod reads a decimal literal as Python's float() does).
       if (x->whole >= kExactInDouble || (IsPlainInteger(k->text) && std::strtod(k->text.c_str(), nullptr) >= 0x1p53)) {
         Stop("a listed number next to 'multipleOf' beyond 2^53");
       }
-      const double q = (x->negative ? -1.0 : 1.0) * static_cast<double>(x->whole) / std::strtod(k->text.c_str(), nullptr);
+      const double q = std::strtod(value.text.c_str(), nullptr) / std::strtod(k->text.c_str(), nullptr);
       if (!std::isfinite(q) || std::floor(q) != q) return false;
     }
-    if (const JsonValue* excluded = s.Find(kNotMultipleOf)) {
+    if (const JsonValue* excluded = s.Find(kNotMultipleOf); excluded && integral) {
       for (const auto& e : excluded->items) {
         if (x->whole % std::stoll(e.text) == 0) return false;  // complements.cc writes positive integers
       }
