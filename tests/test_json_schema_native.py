@@ -135,6 +135,12 @@ HANDLED = {
         {"const": 1.0, "type": "integer"}, {"enum": [0.5, 1.5, 2.0, 3], "multipleOf": 0.5, "maximum": 2.25},
         {"allOf": [{"enum": [1, 1.5, 2]}, {"enum": [1.0, 1.50]}]}, {"oneOf": [{"const": 1.5}, {"type": "integer"}]},
         {"const": {"a": [2.0, 0.25]}}, {"enum": [7.5, 8], "not": {"multipleOf": 2}}]},
+    "contains_merged": {"type": "object", "properties": {
+        "two": {"allOf": [{"type": "array", "contains": {"type": "string"}}, {"contains": {"type": "integer"}}]},
+        "three_bounded": {"allOf": [{"type": "array", "maxItems": 3, "prefixItems": [{"type": "string"}],
+                                     "contains": {"const": "x"}},
+                                    {"allOf": [{"contains": {"type": "null"}}, {"contains": {"type": "boolean"}}]}]},
+        "same_twice": {"allOf": [{"contains": {"minimum": 2}, "minItems": 2}, {"contains": {"minimum": 2}}]}}},
     "multiple_of_integers": {"anyOf": [{"type": t, "multipleOf": k, **b} for t in ("integer", "number")
                                        for k in (1, 3, 7, 2.5, 4.0) for b in (
         {}, {"minimum": 0}, {"minimum": 12}, {"maximum": -30}, {"minimum": -40, "maximum": 45},

@@ -980,6 +980,70 @@ class Converter {
     return rules_.Add("array_contains", Seq({"\"[\"", ws_, body, ws_, "\"]\""}));
   }
 
+  // _array_contains_all: arrays in which each schema of `wanted` (CONTAINS_ALL) matches some item: one rule per
+  // (position, set of schemas matched so far); an item may count for any set of schemas it matches.
+  std::string ArrayContainsAll(const JsonValue& wanted, const JsonValue* prefix, const JsonValue* rest, int64_t lo,
+                               std::optional<int64_t> hi, int depth) {
+    const size_t k = wanted.items.size();
+    constexpr size_t kMaxContainsAll = 4;  // MAX_CONTAINS_ALL
+    if (k > kMaxContainsAll) Stop("allOf with more than MAX_CONTAINS_ALL different 'contains'");
+    const int64_t n = prefix ? static_cast<int64_t>(prefix->items.size()) : 0;
+    const int64_t length_cap = hi ? *hi : std::max<int64_t>({n, lo, 1});
+    constexpr int64_t kMaxContainsRules = 2000;  // MAX_CONTAINS_RULES
+    if ((int64_t{1} << k) * (length_cap + 1) > kMaxContainsRules) Stop("'contains' beyond MAX_CONTAINS_RULES");
+    auto accepts_all = [](const JsonValue& x) {
+      return (x.is_bool() && x.boolean) || (x.is_object() && x.members.empty());
+    };
+    std::map<std::pair<int64_t, uint32_t>, std::optional<std::string>> cache;
+    auto item = [&](int64_t pos, uint32_t subset) -> std::optional<std::string> {
+      const std::pair<int64_t, uint32_t> key{std::min(pos, n), subset};
+      auto it = cache.find(key);
+      if (it != cache.end()) return it->second;
+      const JsonValue& base = pos < n ? prefix->items[static_cast<size_t>(pos)] : *rest;
+      std::vector<JsonValue> parts;
+      if (!accepts_all(base)) parts.push_back(merger_.Share(base));
+      for (size_t j = 0; j < k; ++j) {
+        if (subset >> j & 1) parts.push_back(merger_.Share(wanted.items[j]));
+      }
+      const JsonValue* schema =
+          parts.empty() ? SchemaMerger::True() : merger_.Make(Keyword("allOf", List(std::move(parts))));
+      std::optional<std::string> out;
+      try {
+        out = Visit(*schema, depth + 1);
+      } catch (const Unsatisfiable&) {
+      }
+      cache[key] = out;
+      return out;
+    };
+    const uint32_t full = (uint32_t{1} << k) - 1;
+    std::map<std::pair<int64_t, uint32_t>, std::string> names;
+    std::function<std::string(int64_t, uint32_t)> state = [&](int64_t pos, uint32_t done) -> std::string {
+      auto it = names.find({pos, done});
+      if (it != names.end()) return it->second;
+      const std::string name = rules_.Reserve("contains_all_" + std::to_string(pos) + "_" + std::to_string(done));
+      names[{pos, done}] = name;
+      std::vector<std::string> options;
+      if (pos >= lo && done == full) options.emplace_back(kEmpty);
+      if (!hi || pos < *hi) {
+        const std::string lead = pos > 0 ? item_sep_ : "";
+        const int64_t next = hi || pos < length_cap ? pos + 1 : pos;
+        for (uint32_t subset = 0; subset <= full; ++subset) {
+          if (subset && (subset & done) == subset) continue;  // counting an item again for matched schemas: no change
+          std::optional<std::string> expr = item(pos, subset);
+          if (expr) {
+            std::string after = state(next, done | subset);
+            options.push_back(Seq({lead, *expr, after}));
+          }
+        }
+      }
+      std::string body;
+      for (const auto& o : options) body += (body.empty() ? "" : " | ") + o;
+      return rules_.Define(name, options.empty() ? "j_never" : body);
+    };
+    std::string body = state(0, 0);
+    return rules_.Add("array_contains", Seq({"\"[\"", ws_, body, ws_, "\"]\""}));
+  }
+
   // _type_array: positional items (prefixItems, or draft 7's array `items`), then the rest (`items`, or draft
   // 7's additionalItems), within the item counts. Position k is reachable only if every position before it is.
   std::string Array(const JsonValue& s, int depth) {
@@ -996,6 +1060,7 @@ class Converter {
     }
     if (!rest) rest = SchemaMerger::True();
     if (prefix && prefix->items.size() > kMaxPositionalItems) Stop("more positional items than the native limit");
+    if (const JsonValue* all = s.Find(kContainsAll)) return ArrayContainsAll(*all, prefix, rest, lo, hi, depth);
     if (s.Find("contains")) return ArrayContains(s, prefix, rest, lo, hi, depth);
     std::vector<std::string> items;
     std::optional<std::string> rest_expr;

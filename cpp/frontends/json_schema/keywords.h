@@ -41,14 +41,16 @@ struct Unsatisfiable {
 // Internal keywords (_common.py) that complements write and the visitor reads: a number with a non-zero fraction
 // (FRACTION_ONLY), names an object must not have (ABSENT), strings other than the listed ones (NOT_STRINGS) or in
 // which none of the listed patterns finds a match (NOT_PATTERNS), integers that none of the listed integers divides
-// (NOT_MULTIPLE_OF). The others (some member, contains-all) this front end never writes.
+// (NOT_MULTIPLE_OF), arrays in which each of several schemas matches some item (CONTAINS_ALL, from merging
+// `contains`). The other (some member) this front end never writes.
 constexpr const char* kFractionOnly = "x-xg2jax-non-integral";
 constexpr const char* kAbsent = "x-xg2jax-absent";
 constexpr const char* kNotStrings = "x-xg2jax-not-strings";
 constexpr const char* kNotPatterns = "x-xg2jax-not-patterns";  // strings in which none of the patterns matches
 constexpr const char* kNotMultipleOf = "x-xg2jax-not-multiple-of";
+constexpr const char* kContainsAll = "x-xg2jax-contains-all";  // allOf of several `contains`: the schemas
 // Internal keywords this front end does not visit: a schema holding one stops the conversion.
-constexpr const char* kUnvisitedInternal[] = {"x-xg2jax-some-member", "x-xg2jax-contains-all"};
+constexpr const char* kUnvisitedInternal[] = {"x-xg2jax-some-member"};
 
 // What a keyword is to the front ends, as flags of KeywordFlags.
 namespace kw {

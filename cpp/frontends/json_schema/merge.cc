@@ -319,16 +319,36 @@ const JsonValue* SchemaMerger::Merge(const JsonValue* a, const JsonValue* b) {
   for (const auto& [k, v] : a->members) out.members.emplace_back(k, Share(v));
   std::unordered_set<std::string> merged;  // b's keywords merged here already
   MergePositional(*a, *b, &out, &merged);
-  const JsonValue *contains_a = a->Find("contains"), *contains_b = b->Find("contains");
-  if (contains_a && contains_b) {  // every `contains` must find its own item: one, when they are the same
+  // Every `contains` must find its own item (or one item matching several): two or more distinct ones become
+  // CONTAINS_ALL, one (the same twice) stays `contains`.
+  std::vector<const JsonValue*> wanted;
+  for (const JsonValue* side : {a, b}) {
+    if (const JsonValue* c = side->Find("contains")) wanted.push_back(c);
+    if (const JsonValue* all = side->Find(kContainsAll)) {
+      for (const auto& x : all->items) wanted.push_back(&x);
+    }
+  }
+  if (wanted.size() > 1) {
     if (draft_ >= 2019 && (HasAny(*a, {"minContains", "maxContains"}) || HasAny(*b, {"minContains", "maxContains"}))) {
       Stop("allOf merging two 'contains' with minContains / maxContains");
     }
-    if (Text(*contains_a) != Text(*contains_b)) Stop("allOf merging two different 'contains'");
+    std::vector<const JsonValue*> unique;
+    std::unordered_set<std::string> texts;
+    for (const JsonValue* x : wanted) {
+      if (texts.insert(Text(*x)).second) unique.push_back(x);
+    }
     auto& m = out.members;
-    m.erase(std::remove_if(m.begin(), m.end(), [](const auto& x) { return x.first == "contains"; }), m.end());
-    m.emplace_back("contains", Share(*contains_a));
+    m.erase(std::remove_if(m.begin(), m.end(), [](const auto& x) { return x.first == "contains" || x.first == kContainsAll; }),
+            m.end());
+    if (unique.size() == 1) {
+      m.emplace_back("contains", Share(*unique[0]));
+    } else {
+      JsonValue list = Array();
+      for (const JsonValue* x : unique) list.items.push_back(Share(*x));
+      m.emplace_back(kContainsAll, std::move(list));
+    }
     merged.insert("contains");
+    merged.insert(kContainsAll);
   }
   static const std::initializer_list<const char*> kTrio = {"properties", "patternProperties",
                                                            "additionalProperties"};
