@@ -135,6 +135,8 @@ HANDLED = {
         {"const": 1.0, "type": "integer"}, {"enum": [0.5, 1.5, 2.0, 3], "multipleOf": 0.5, "maximum": 2.25},
         {"allOf": [{"enum": [1, 1.5, 2]}, {"enum": [1.0, 1.50]}]}, {"oneOf": [{"const": 1.5}, {"type": "integer"}]},
         {"const": {"a": [2.0, 0.25]}}, {"enum": [7.5, 8], "not": {"multipleOf": 2}}]},
+    "integral_float_counts_and_content": {"type": "array", "minItems": 1.0, "maxItems": 3.0, "items": {
+        "type": "string", "maxLength": 2.0, "contentMediaType": "application/json", "contentEncoding": "base64"}},
     "contains_merged": {"type": "object", "properties": {
         "two": {"allOf": [{"type": "array", "contains": {"type": "string"}}, {"contains": {"type": "integer"}}]},
         "three_bounded": {"allOf": [{"type": "array", "maxItems": 3, "prefixItems": [{"type": "string"}],
@@ -461,7 +463,7 @@ DECLINED = {
     "false_schema": ('{"type": "array", "items": false, "minItems": 1}', "an unsatisfiable schema"),
     "empty_anyof": ('{"anyOf": []}', "'anyOf' that is not a non-empty array"),
     "float_enum": ('{"enum": [0.30000000000000004]}', "a number in 'enum' / 'const' not read exactly"),
-    "float_count": ('{"type": "string", "maxLength": 2.0}', "'maxLength' other than a plain"),
+    "float_count": ('{"type": "string", "maxLength": 2.5}', "'maxLength' other than a non-negative integer"),
     "bad_required": ('{"type": "object", "required": "a"}', "'required' that is not an array of strings"),
     "empty_enum_after_type": ('{"type": "string", "enum": [1]}', "no listed value satisfies the sibling keywords"),
     "required_against_false": ('{"type": "object", "required": ["a"], "additionalProperties": false}',

@@ -123,6 +123,8 @@ void Check(const JsonValue& s, int draft, bool is_root) {
     } else if (kw == "minimum" || kw == "maximum" || kw == "exclusiveMinimum" || kw == "exclusiveMaximum") {
       bool draft4_flag = draft <= 4 && kw.rfind("exclusive", 0) == 0 && v.is_bool();
       if (!draft4_flag && !Bound(v)) Stop("'" + kw + "' that is not a number read exactly");
+    } else if (kw == "contentMediaType" || kw == "contentEncoding") {  // annotations
+      if (!v.is_string()) Stop("'" + kw + "' that is not a string");
     } else if (kw == "multipleOf") {
       std::optional<Decimal> k = Bound(v);
       if (!k || k->negative || k->IsZero()) Stop("'multipleOf' that is not a positive number read exactly");

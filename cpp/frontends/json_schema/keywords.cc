@@ -39,8 +39,8 @@ constexpr KeywordRow kRows[] = {
     {"anyOf", kw::kHandled},
     {"const", kw::kHandled | kw::kValue},
     {"contains", kw::kHandled | kw::kNotForStrings},
-    {"contentEncoding", kw::kAnnotation},
-    {"contentMediaType", kw::kAnnotation},
+    {"contentEncoding", kw::kHandled | kw::kAnnotation},
+    {"contentMediaType", kw::kHandled | kw::kAnnotation},
     {"contentSchema", kw::kAnnotation},
     {"default", N | kw::kValue},
     {"definitions", kw::kHandled | kw::kAnnotation | kw::kSchemaMap},
@@ -131,12 +131,11 @@ bool IsPlainInteger(const std::string& t) {
 }
 
 int64_t Count(const JsonValue& v, std::string_view kw) {
-  if (!v.is_number() || !IsPlainInteger(v.text) || v.text[0] == '-' || v.text.size() > 8) {
-    Stop("'" + std::string(kw) + "' other than a plain non-negative integer");
-  }
-  int64_t n = std::stoll(v.text);
-  if (n > kMaxCount) Stop("'" + std::string(kw) + "' above MAX_REPETITION");
-  return n;
+  // A non-negative integer, or a float with an integral value (2.0), as _int_keyword reads it.
+  std::optional<Decimal> d = v.is_number() && v.text[0] != '-' ? Decimal::Parse(v.text) : std::nullopt;
+  if (!d || !d->fraction.empty()) Stop("'" + std::string(kw) + "' other than a non-negative integer read exactly");
+  if (d->whole > kMaxCount) Stop("'" + std::string(kw) + "' above MAX_REPETITION");
+  return d->whole;
 }
 
 std::optional<Decimal> Bound(const JsonValue& v) {

@@ -86,7 +86,8 @@ inline bool IsAnnotation(std::string_view k, bool enforce_formats) {
 bool IsPlainInteger(const std::string& t);
 // PythonNumberText of a number value; stops the conversion when it is not read exactly.
 std::string NumberText(const JsonValue& v);
-// A non-negative count keyword (minLength, ...) as a plain integer literal up to kMaxCount; Stop otherwise.
+// A non-negative count keyword (minLength, ...): an integer, or a float with an integral value, up to kMaxCount;
+// Stop otherwise.
 int64_t Count(const JsonValue& v, std::string_view kw);
 // A bound keyword (`minimum`, ...) read exactly (Decimal::Parse), else nullopt.
 std::optional<Decimal> Bound(const JsonValue& v);
