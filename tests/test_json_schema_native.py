@@ -137,6 +137,10 @@ HANDLED = {
         {"const": {"a": [2.0, 0.25]}}, {"enum": [7.5, 8], "not": {"multipleOf": 2}}]},
     "integral_float_counts_and_content": {"type": "array", "minItems": 1.0, "maxItems": 3.0, "items": {
         "type": "string", "maxLength": 2.0, "contentMediaType": "application/json", "contentEncoding": "base64"}},
+    "one_of_repeated_branches": {"type": "object", "properties": {
+        "a": {"oneOf": [{"type": "string"}, {"type": "integer"}, {"type": "string"}, {"minimum": 3}]},
+        "b": {"type": "integer", "allOf": [{"maximum": 10}], "oneOf": [{"const": 1}, {"const": 1}, {"minimum": 2}]},
+        "c": {"oneOf": [{"enum": ["x", "y"]}, {"const": "x"}, {"enum": ["x", "y"]}, {"const": "x"}, True]}}},
     "contains_merged": {"type": "object", "properties": {
         "two": {"allOf": [{"type": "array", "contains": {"type": "string"}}, {"contains": {"type": "integer"}}]},
         "three_bounded": {"allOf": [{"type": "array", "maxItems": 3, "prefixItems": [{"type": "string"}],
@@ -438,7 +442,7 @@ DECLINED = {
                            '{"maxProperties": 2}]}', "the complement of 'patternProperties'"),
     "not_contains_counted": ('{"type": "array", "not": {"contains": {"type": "string"}, "minContains": 2}}',
                              "the complement of 'contains' with counts"),
-    "one_of_repeated_empty_enums": ('{"oneOf": [{"enum": []}, {"enum": []}]}', "'oneOf' with a repeated branch"),
+    "one_of_repeated_empty_enums": ('{"oneOf": [{"enum": []}, {"enum": []}]}', "an unsatisfiable schema"),
     "multiple_of_beyond_limit": ('{"type": "integer", "multipleOf": 123457}',
                                  "needs more grammar rules than MAX_MULTIPLE_OF_RULES allows"),
     "multiple_of_negative": ('{"type": "number", "multipleOf": -2}', "'multipleOf' that is not a positive number"),

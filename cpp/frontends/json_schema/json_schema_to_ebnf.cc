@@ -364,13 +364,46 @@ class Converter {
   }
 
   // _visit_alternatives: each branch merged with the siblings; oneOf taken as anyOf where the merged branches are
-  // proven disjoint (and none repeats another).
+  // proven disjoint; a oneOf with repeated branches is first rewritten without them.
   std::string VisitAlternatives(const JsonValue& s, const std::string& kw, int depth) {
     const JsonValue& branches = *s.Find(kw);
     if (kw == "oneOf") {
-      std::unordered_set<std::string> texts;
-      for (const auto& b : branches.items) {
-        if (!texts.insert(merger_.Text(b)).second) Stop("'oneOf' with a repeated branch");
+      // _once_only: a value matching a branch written twice matches two branches, so oneOf [A, A, B...] is
+      // oneOf [B...] and not A (and oneOf [A, A] matches nothing).
+      std::vector<std::string> texts;
+      std::unordered_map<std::string, int> counts;
+      for (const auto& b : branches.items) ++counts[texts.emplace_back(merger_.Text(b))];
+      std::vector<JsonValue> once, repeated;
+      std::unordered_set<std::string> listed;
+      for (size_t i = 0; i < texts.size(); ++i) {
+        if (counts[texts[i]] == 1) {
+          once.push_back(merger_.Share(branches.items[i]));
+        } else if (listed.insert(texts[i]).second) {
+          repeated.push_back(merger_.Share(branches.items[i]));
+        }
+      }
+      if (once.empty()) throw Unsatisfiable{"every branch of 'oneOf' appears twice"};
+      if (!repeated.empty()) {
+        // {**rest, "allOf": rest's allOf + [{"oneOf": once}, {"not": the repeated ones}]}
+        JsonValue rewritten = json_schema::Object();
+        std::vector<JsonValue> conjuncts;
+        for (const auto& [k, v] : s.members) {
+          if (k == "oneOf") continue;
+          if (k == "allOf") {
+            if (v.is_array()) {
+              for (const auto& x : v.items) conjuncts.push_back(merger_.Share(x));
+            } else {
+              conjuncts.push_back(merger_.Share(v));
+            }
+            continue;
+          }
+          rewritten.members.emplace_back(k, merger_.Share(v));
+        }
+        conjuncts.push_back(Keyword("oneOf", List(std::move(once))));
+        conjuncts.push_back(Keyword("not", repeated.size() == 1 ? std::move(repeated[0])
+                                                                : Keyword("anyOf", List(std::move(repeated)))));
+        rewritten.members.emplace_back("allOf", List(std::move(conjuncts)));
+        return Visit(*merger_.Make(std::move(rewritten)), depth + 1);
       }
     }
     const JsonValue* rest = Without(s, {kw}, false);
