@@ -813,8 +813,8 @@ class Converter {
       if (step->fraction.empty()) return Integer(s);  // multiples of an integer are integers
       if (b.lo || b.hi) return BoundedDecimalMultiples(StepOf(*step), b.lo, b.lo_strict, b.hi, b.hi_strict, &rules_);
       // Approximation (as the Python front end's, documented): the multiples are spelled without an exponent.
-      return rules_.Add("number_multiple", DecimalMultipleOf(StepOf(*step).p, StepOf(*step).d, &rules_,
-                                                             MultipleSign::kAny));
+      const DecimalStep k_step = StepOf(*step);
+      return rules_.Add("number_multiple", DecimalMultipleOf(k_step.p, k_step.d, &rules_, MultipleSign::kAny));
     }
     if (!b.lo && !b.hi) return "j_number";
     std::optional<std::string> digits = NumberRange(b.lo, b.lo_strict, b.hi, b.hi_strict, &rules_);
@@ -952,7 +952,6 @@ class Converter {
     }
     const int64_t cap = c_hi ? *c_hi : c_lo;
     const int64_t length_cap = hi ? *hi : std::max<int64_t>({static_cast<int64_t>(n), lo, 1});
-    constexpr int64_t kMaxContainsRules = 2000;  // MAX_CONTAINS_RULES
     if ((cap + 1) * (length_cap + 1) > kMaxContainsRules) Stop("counting 'contains' beyond MAX_CONTAINS_RULES");
     // Without maxContains, "at least c_lo matches" needs no complement.
     std::vector<const JsonValue*> negated;
@@ -1018,11 +1017,9 @@ class Converter {
   std::string ArrayContainsAll(const JsonValue& wanted, const JsonValue* prefix, const JsonValue* rest, int64_t lo,
                                std::optional<int64_t> hi, int depth) {
     const size_t k = wanted.items.size();
-    constexpr size_t kMaxContainsAll = 4;  // MAX_CONTAINS_ALL
     if (k > kMaxContainsAll) Stop("allOf with more than MAX_CONTAINS_ALL different 'contains'");
     const int64_t n = prefix ? static_cast<int64_t>(prefix->items.size()) : 0;
     const int64_t length_cap = hi ? *hi : std::max<int64_t>({n, lo, 1});
-    constexpr int64_t kMaxContainsRules = 2000;  // MAX_CONTAINS_RULES
     if ((int64_t{1} << k) * (length_cap + 1) > kMaxContainsRules) Stop("'contains' beyond MAX_CONTAINS_RULES");
     auto accepts_all = [](const JsonValue& x) {
       return (x.is_bool() && x.boolean) || (x.is_object() && x.members.empty());

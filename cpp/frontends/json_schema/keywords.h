@@ -25,6 +25,8 @@ constexpr size_t kMaxIntegerDigits = 300;   // Python's int <-> str conversion l
 constexpr size_t kMaxGrammarBytes = 16 << 20;  // MAX_GRAMMAR_BYTES is 32 MiB
 constexpr int64_t kMaxVisits = 100000;      // MAX_WORK (the Python budget grows from there)
 constexpr size_t kMaxPositionalItems = 1000;
+constexpr int64_t kMaxContainsRules = 2000;     // MAX_CONTAINS_RULES: states of a counted / merged `contains`
+constexpr size_t kMaxContainsAll = 4;           // MAX_CONTAINS_ALL: different `contains` merged by allOf
 constexpr size_t kMaxPropertyCountStates = 4096;  // MAX_PROPERTY_COUNT_STATES  // the Python front end recurses once per position
 
 // The schema is outside what this front end converts: the caller runs the Python front end.
